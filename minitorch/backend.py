@@ -1,0 +1,121 @@
+"""The array backend: NumPy on the CPU, CuPy on the GPU, behind one small interface.
+
+This is the only file that imports cupy. Every other file asks here for the array module (`xp`) of a device or of an
+array, so the same op code runs on both.
+"""
+import numpy as np
+
+try:  # CuPy is an optional extra; without it only the CPU exists.
+    import cupy as _cp
+except Exception:  # ImportError, or a broken CUDA install that fails at import
+    _cp = None
+
+DEVICES = ("cpu", "cuda")
+_cuda_checked = None  # None: not tried yet; True: usable; str: why not
+
+
+def _cuda_problem():
+    """None when CuPy and a GPU are usable, else a sentence saying what is missing."""
+    global _cuda_checked
+    if _cuda_checked is None:
+        if _cp is None:
+            _cuda_checked = ("CuPy is not installed; install the GPU extra, e.g. "
+                             "`pip install -e '.[gpu]'` (cupy-cuda12x) or the cupy wheel for your CUDA version")
+        else:
+            try:
+                n = _cp.cuda.runtime.getDeviceCount()
+                _cuda_checked = True if n > 0 else "CuPy is installed but no GPU was found"
+            except Exception as e:  # no driver, no device
+                _cuda_checked = f"CuPy is installed but no usable GPU was found ({type(e).__name__}: {e})"
+    return None if _cuda_checked is True else _cuda_checked
+
+
+def cuda_available():
+    """True when device='cuda' can be used."""
+    return _cuda_problem() is None
+
+
+def check_device(device):
+    """Normalise a device name ('cpu', 'cuda', 'cuda:0') and raise a clear error when it cannot be used."""
+    device = str(device)
+    if device.startswith("cuda"):
+        device = "cuda"
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; expected one of {DEVICES}")
+    if device == "cuda":
+        problem = _cuda_problem()
+        if problem:
+            raise RuntimeError(f"device='cuda' is not available: {problem}")
+    return device
+
+
+def xp_of_device(device):
+    """The array module (numpy or cupy) for a device name."""
+    return _cp if device == "cuda" else np
+
+
+def device_of(array):
+    """'cuda' for a cupy array, else 'cpu'."""
+    return "cuda" if _cp is not None and isinstance(array, _cp.ndarray) else "cpu"
+
+
+def xp_of(array):
+    """The array module (numpy or cupy) that owns an array."""
+    return _cp if _cp is not None and isinstance(array, _cp.ndarray) else np
+
+
+def is_array(obj):
+    return isinstance(obj, np.ndarray) or (_cp is not None and isinstance(obj, _cp.ndarray))
+
+
+def to_device(array, device):
+    """Move an array to a device (no copy when it is already there)."""
+    if device == "cuda":
+        check_device("cuda")
+        return _cp.asarray(array)
+    if _cp is not None and isinstance(array, _cp.ndarray):
+        return _cp.asnumpy(array)
+    return np.asarray(array)
+
+
+def to_numpy(array):
+    """A host NumPy array (a copy when the array lives on the GPU)."""
+    return _cp.asnumpy(array) if device_of(array) == "cuda" else np.asarray(array)
+
+
+def scatter_add(target, indices, values):
+    """target[indices] += values, where repeated indices add up (unlike plain fancy assignment)."""
+    if device_of(target) == "cuda":
+        import cupyx  # ships with cupy
+        cupyx.scatter_add(target, indices, values)
+    else:
+        np.add.at(target, indices, values)
+    return target
+
+
+# Random numbers: one generator per device, reseeded together by manual_seed.
+_generators = {}
+_seed = None
+
+
+def manual_seed(seed):
+    """Seed the random generators of every device (parameter init, dropout, randn)."""
+    global _seed
+    _seed = int(seed)
+    _generators.clear()
+
+
+def rng(device="cpu"):
+    """The random Generator of a device (numpy.random.Generator or cupy.random.Generator)."""
+    if device not in _generators:
+        _generators[device] = xp_of_device(device).random.default_rng(_seed)
+    return _generators[device]
+
+
+def get_rng_state():
+    """The CPU generator's state as a plain dict (for checkpoints that resume exactly)."""
+    return rng("cpu").bit_generator.state
+
+
+def set_rng_state(state):
+    rng("cpu").bit_generator.state = state

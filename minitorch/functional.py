@@ -1,0 +1,73 @@
+"""minitorch.functional (imported as F): activations, dropout, linear, embedding, and the fused ops.
+
+The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention) live in
+`minitorch/fused/`, each one Function with a hand-written backward; this module re-exports them.
+"""
+import numpy as np
+
+from . import backend
+from .autograd import Function
+from .ops import Dropout
+from .tensor import Tensor
+
+
+def relu(x):
+    """max(x, 0), any shape."""
+    return x.relu()
+
+
+def gelu(x):
+    """GELU (tanh approximation), any shape."""
+    return x.gelu()
+
+
+def dropout(x, p=0.5, training=True):
+    """Zero each element with probability p and scale the rest by 1/(1-p); identity when not training or p == 0."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1), got {p}")
+    if not training or p == 0.0:
+        return x
+    return Dropout.apply(x, p)
+
+
+def linear(x, weight, bias=None):
+    """x (..., in) @ weight (out, in)^T + bias (out,) -> (..., out)."""
+    if x.shape[-1] != weight.shape[-1]:
+        raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1]} features but the weight of shape "
+                         f"{weight.shape} expects {weight.shape[-1]}")
+    y = x @ weight.T
+    return y if bias is None else y + bias
+
+
+class Embedding(Function):
+    """out = weight[ids].  dweight = scatter-add of g into the rows named by ids (repeated ids add up)."""
+
+    def forward(self, ids, weight, padding_idx=None):
+        self.ids, self.weight_shape, self.padding_idx = ids, weight.shape, padding_idx
+        return weight[ids]
+
+    def backward(self, g):
+        xp = backend.xp_of(g)
+        dw = xp.zeros(self.weight_shape, dtype=g.dtype)
+        backend.scatter_add(dw, self.ids.reshape(-1), g.reshape(-1, self.weight_shape[-1]))
+        if self.padding_idx is not None:  # the padding row is a constant, never trained
+            dw[self.padding_idx] = 0
+        return None, dw, None
+
+
+def embedding(ids, weight, padding_idx=None):
+    """ids (...) int, weight (n, d) -> (..., d)."""
+    ids_data = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
+    if ids_data.dtype.kind not in "iu":
+        raise TypeError(f"embedding: ids must be integers, got dtype {ids_data.dtype}")
+    if ids_data.size and (ids_data.min() < 0 or ids_data.max() >= weight.shape[0]):
+        raise IndexError(f"embedding: ids must lie in [0, {weight.shape[0]}), got values from {int(ids_data.min())} "
+                         f"to {int(ids_data.max())}")
+    return Embedding.apply(backend.to_device(ids_data, weight.device), weight, padding_idx=padding_idx)
+
+
+from .fused import (cross_entropy, layer_norm, log_softmax, scaled_dot_product_attention,  # noqa: E402
+                    softmax)
+
+__all__ = ["relu", "gelu", "dropout", "linear", "embedding", "softmax", "log_softmax", "cross_entropy", "layer_norm",
+           "scaled_dot_product_attention"]

@@ -1,0 +1,69 @@
+"""gradcheck: compare the analytic gradient from backward() with central finite differences, in float64."""
+import numpy as np
+
+from . import backend
+
+from .autograd import no_grad
+from .tensor import Tensor
+
+
+class GradcheckError(AssertionError):
+    """An analytic gradient differs from its finite-difference estimate."""
+
+
+def _as_outputs(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
+    """Check d fn(*inputs) / d input for every input with requires_grad, raising GradcheckError on a mismatch.
+
+    fn returns a tensor (or a tuple of tensors) of any shape. It is reduced to a scalar with fixed random weights
+    w, L = sum(w * fn(x)), so one backward gives the full vector-Jacobian product; each input element's entry is
+    compared with (L(x + eps) - L(x - eps)) / (2 eps). Inputs are copied to float64 first. Returns True.
+    """
+    inputs = tuple(inputs)
+    x64 = [Tensor._make(backend.to_device(np.array(x.numpy(), dtype=np.float64), x.device))
+           .requires_grad_(x.requires_grad)
+           if isinstance(x, Tensor) and x.dtype.kind == "f" else x for x in inputs]
+    checked = [i for i, x in enumerate(x64) if isinstance(x, Tensor) and x.requires_grad]
+    if not checked:
+        raise ValueError("gradcheck: no input has requires_grad=True")
+
+    rng = np.random.default_rng(seed)
+    outs = _as_outputs(fn(*x64))
+    weights = [rng.standard_normal(o.shape) for o in outs]
+
+    def scalar(args):
+        with no_grad():
+            return sum(float((o.numpy().astype(np.float64) * w).sum()) for o, w in zip(_as_outputs(fn(*args)), weights))
+
+    # analytic: one backward of L = sum(w * out)
+    loss = None
+    for o, w in zip(outs, weights):
+        if o.requires_grad:
+            term = (o * Tensor._make(backend.to_device(w, o.device))).sum()
+            loss = term if loss is None else loss + term
+    if loss is not None:
+        loss.backward()
+
+    for i in checked:
+        x = x64[i]
+        analytic = x.grad.numpy() if x.grad is not None else np.zeros(x.shape)
+        if analytic.shape != x.shape:
+            raise GradcheckError(f"input {i}: gradient shape {analytic.shape} differs from input shape {x.shape}")
+        flat = x.data.reshape(-1)  # a view into x.data: nudging it changes the input that fn sees
+        for j in range(flat.size):
+            original = flat[j].item()
+            flat[j] = original + eps
+            up = scalar(x64)
+            flat[j] = original - eps
+            down = scalar(x64)
+            flat[j] = original
+            numeric = (up - down) / (2 * eps)
+            a = analytic.reshape(-1)[j]
+            if not abs(a - numeric) <= atol + rtol * abs(numeric):
+                index = np.unravel_index(j, x.shape) if x.ndim else ()
+                raise GradcheckError(f"gradcheck failed for input {i} at index {tuple(int(k) for k in index)}: "
+                                     f"analytic {a:.10g}, numerical {numeric:.10g} (shape {x.shape})")
+    return True

@@ -1,0 +1,80 @@
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout."""
+import math
+
+from .. import functional as F
+from ..tensor import zeros
+from . import init
+from .module import Module, Parameter
+
+
+class Linear(Module):
+    """y = x W^T + b, x (..., in_features) -> (..., out_features).
+
+    Initialised as PyTorch does: W and b from U(-1/sqrt(in_features), 1/sqrt(in_features)).
+    """
+
+    def __init__(self, in_features, out_features, bias=True, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1.0 / math.sqrt(in_features)
+        self.weight = Parameter(init.uniform_(zeros((out_features, in_features), dtype=dtype), -bound, bound))
+        self.bias = Parameter(init.uniform_(zeros((out_features,), dtype=dtype), -bound, bound)) if bias else None
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """ids (...) int -> vectors (..., embedding_dim). Initialised N(0, 1); the padding_idx row is zero and not trained."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.weight = Parameter(init.normal_(zeros((num_embeddings, embedding_dim), dtype=dtype)))
+        if padding_idx is not None:
+            self.weight.data[padding_idx] = 0
+
+    def forward(self, ids):
+        return F.embedding(ids, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}, padding_idx={self.padding_idx}"
+
+
+class LayerNorm(Module):
+    """Normalise over the last dim(s) to mean 0, variance 1, then scale by weight (ones) and shift by bias (zeros)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=None):
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        if elementwise_affine:
+            self.weight = Parameter(init.ones_(zeros(self.normalized_shape, dtype=dtype)))
+            self.bias = Parameter(init.zeros_(zeros(self.normalized_shape, dtype=dtype)))
+        else:
+            self.weight = self.bias = None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class Dropout(Module):
+    """Zero elements with probability p while training (scaling the rest by 1/(1-p)); identity in eval mode."""
+
+    def __init__(self, p=0.1):
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"Dropout: p must be in [0, 1), got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"

@@ -1,0 +1,144 @@
+"""Module and Parameter: the containers that hold a model's weights and find them for the optimizer."""
+from collections import OrderedDict
+
+from .. import backend
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor that a Module registers as trainable (requires_grad=True)."""
+
+    __slots__ = ()
+
+    def __init__(self, data, requires_grad=True):
+        super().__init__(data.data if isinstance(data, Tensor) else data,
+                         dtype=data.dtype if isinstance(data, Tensor) else None)
+        self.requires_grad_(requires_grad)
+
+
+class Module:
+    """Base class of layers and models. Parameters, buffers and submodules assigned as attributes are registered."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() before assigning "
+                                 f"attributes")
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def register_buffer(self, name, tensor):
+        """A tensor that belongs to the state (saved, moved with .to()) but is not trained."""
+        self._buffers[name] = tensor
+        object.__setattr__(self, name, tensor)
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    # ----- traversal -----
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, m in self._modules.items():
+            yield from m.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def children(self):
+        return iter(self._modules.values())
+
+    def named_parameters(self):
+        """(name, Parameter) pairs, each parameter once even if it is shared (tied weights)."""
+        seen = set()
+        for prefix, m in self.named_modules():
+            for name, p in m._parameters.items():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{prefix}.{name}" if prefix else name), p
+
+    def parameters(self):
+        return [p for _, p in self.named_parameters()]
+
+    def named_buffers(self):
+        for prefix, m in self.named_modules():
+            for name, b in m._buffers.items():
+                yield (f"{prefix}.{name}" if prefix else name), b
+
+    # ----- modes and devices -----
+    def train(self, mode=True):
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def zero_grad(self):
+        for p in self.parameters():
+            p.grad = None
+
+    def to(self, device):
+        """Move every parameter and buffer to device, in place; returns self."""
+        device = backend.check_device(device)
+        for m in self.modules():
+            for t in list(m._parameters.values()) + list(m._buffers.values()):
+                t.data = backend.to_device(t.data, device)
+                if t.grad is not None:
+                    t.grad.data = backend.to_device(t.grad.data, device)
+        return self
+
+    def num_parameters(self):
+        return sum(p.numel() for p in self.parameters())
+
+    # ----- state -----
+    def state_dict(self):
+        """name -> tensor for every parameter and buffer (the tensors themselves, not copies)."""
+        state = OrderedDict(self.named_parameters())
+        state.update(self.named_buffers())
+        return state
+
+    def load_state_dict(self, state, strict=True):
+        """Copy values from state into this module's parameters and buffers, checking names and shapes."""
+        own = self.state_dict()
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        if strict and (missing or unexpected):
+            parts = []
+            if missing:
+                parts.append(f"missing keys: {', '.join(missing)}")
+            if unexpected:
+                parts.append(f"unexpected keys: {', '.join(unexpected)}")
+            raise KeyError(f"load_state_dict for {type(self).__name__}: " + "; ".join(parts))
+        for name, value in state.items():
+            if name not in own:
+                continue
+            target = own[name]
+            array = value.data if isinstance(value, Tensor) else value
+            if tuple(array.shape) != target.shape:
+                raise ValueError(f"load_state_dict for {type(self).__name__}: {name} has shape "
+                                 f"{tuple(array.shape)} in the state but {target.shape} in the model")
+            target.data = backend.to_device(array, target.device).astype(target.dtype, copy=True)
+        return self
+
+    def __repr__(self):
+        lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        extra = self.extra_repr()
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+    def extra_repr(self):
+        return ""

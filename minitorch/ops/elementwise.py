@@ -1,0 +1,225 @@
+"""Elementwise ops. Each forward sits next to its local derivative; broadcasting is undone by the engine.
+
+Inputs may be Tensors or plain numbers; a number gets a gradient computed for it only if that is cheap, and the
+engine drops it.
+"""
+import math
+
+from .. import backend
+from ..autograd import Function
+
+
+class Add(Function):
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, g):  # d(a+b) = da + db
+        return g, g
+
+
+class Sub(Function):
+    def forward(self, a, b):
+        return a - b
+
+    def backward(self, g):  # d(a-b) = da - db
+        return g, -g
+
+
+class Mul(Function):
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return a * b
+
+    def backward(self, g):  # d(ab) = b da + a db
+        need_a, need_b = self.needs_input_grad
+        return (g * self.b if need_a else None), (g * self.a if need_b else None)
+
+
+class Div(Function):
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return a / b
+
+    def backward(self, g):  # d(a/b) = da / b - a db / b^2
+        need_a, need_b = self.needs_input_grad
+        ga = g / self.b if need_a else None
+        gb = -g * self.a / (self.b * self.b) if need_b else None
+        return ga, gb
+
+
+class Pow(Function):
+    needs_float = True
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        self.out = a ** b
+        return self.out
+
+    def backward(self, g):  # d(a^b) = b a^(b-1) da + a^b log(a) db
+        need_a, need_b = self.needs_input_grad
+        a, b = self.a, self.b
+        ga = g * b * a ** (b - 1) if need_a else None
+        if need_b:
+            log_a = math.log(a) if isinstance(a, (int, float)) else backend.xp_of(a).log(a)
+            gb = g * self.out * log_a
+        else:
+            gb = None
+        return ga, gb
+
+
+class Neg(Function):
+    def forward(self, a):
+        return -a
+
+    def backward(self, g):  # d(-a) = -da
+        return -g
+
+
+class Exp(Function):
+    needs_float = True
+
+    def forward(self, a):
+        self.out = backend.xp_of(a).exp(a)
+        return self.out
+
+    def backward(self, g):  # d exp(a) = exp(a) da
+        return g * self.out
+
+
+class Log(Function):
+    needs_float = True
+
+    def forward(self, a):
+        self.a = a
+        return backend.xp_of(a).log(a)
+
+    def backward(self, g):  # d log(a) = da / a
+        return g / self.a
+
+
+class Sqrt(Function):
+    needs_float = True
+
+    def forward(self, a):
+        self.out = backend.xp_of(a).sqrt(a)
+        return self.out
+
+    def backward(self, g):  # d sqrt(a) = da / (2 sqrt(a))
+        return g / (2 * self.out)
+
+
+class Tanh(Function):
+    needs_float = True
+
+    def forward(self, a):
+        self.out = backend.xp_of(a).tanh(a)
+        return self.out
+
+    def backward(self, g):  # d tanh(a) = (1 - tanh(a)^2) da
+        return g * (1 - self.out * self.out)
+
+
+class Sigmoid(Function):
+    needs_float = True
+
+    def forward(self, a):
+        # 0.5 (1 + tanh(a/2)) equals 1 / (1 + exp(-a)) and never overflows
+        self.out = 0.5 * (1 + backend.xp_of(a).tanh(0.5 * a))
+        return self.out
+
+    def backward(self, g):  # d s(a) = s(a) (1 - s(a)) da
+        return g * self.out * (1 - self.out)
+
+
+class Relu(Function):
+    def forward(self, a):
+        self.positive = a > 0
+        return a * self.positive
+
+    def backward(self, g):  # d relu(a) = [a > 0] da  (0 at a = 0)
+        return g * self.positive
+
+
+class Gelu(Function):
+    """GELU, tanh approximation (Hendrycks & Gimpel; PyTorch's gelu(approximate='tanh')).
+
+    y = 0.5 a (1 + t),  t = tanh(u),  u = c (a + 0.044715 a^3),  c = sqrt(2/pi)
+    dy/da = 0.5 (1 + t) + 0.5 a (1 - t^2) c (1 + 3 * 0.044715 a^2)
+    """
+    needs_float = True
+    C = math.sqrt(2.0 / math.pi)
+
+    def forward(self, a):
+        self.a = a
+        self.t = backend.xp_of(a).tanh(self.C * (a + 0.044715 * a * a * a))
+        return 0.5 * a * (1 + self.t)
+
+    def backward(self, g):
+        a, t = self.a, self.t
+        return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * self.C * (1 + 3 * 0.044715 * a * a))
+
+
+class Abs(Function):
+    def forward(self, a):
+        self.sign = backend.xp_of(a).sign(a)
+        return backend.xp_of(a).abs(a)
+
+    def backward(self, g):  # d|a| = sign(a) da  (0 at a = 0)
+        return g * self.sign
+
+
+class MaskedFill(Function):
+    """out = value where mask else a. mask is a bool array broadcastable to a."""
+
+    def forward(self, a, mask, value):
+        self.keep = ~mask
+        return backend.xp_of(a).where(mask, backend.xp_of(a).asarray(value, dtype=a.dtype), a)
+
+    def backward(self, g):  # filled places do not depend on a
+        return g * self.keep, None, None
+
+
+class Where(Function):
+    """out = a where cond else b (a, b broadcast against cond)."""
+
+    def forward(self, cond, a, b):
+        self.cond = cond
+        return backend.xp_of(cond).where(cond, a, b)
+
+    def backward(self, g):  # each side gets the gradient where it was chosen
+        return None, g * self.cond, g * ~self.cond
+
+
+class Dropout(Function):
+    """out = a * m / (1 - p), m ~ Bernoulli(1 - p); the same scaled mask multiplies the gradient."""
+
+    def forward(self, a, p):
+        xp = backend.xp_of(a)
+        keep = backend.rng(backend.device_of(a)).random(a.shape, dtype=a.dtype) >= p
+        self.scaled_mask = keep * xp.asarray(1.0 / (1.0 - p), dtype=a.dtype)
+        return a * self.scaled_mask
+
+    def backward(self, g):
+        return g * self.scaled_mask, None
+
+
+class Cast(Function):
+    """Change the dtype (float32 <-> float64); the gradient is cast back."""
+
+    def forward(self, a, dtype):
+        self.in_dtype = a.dtype
+        return a.astype(dtype)
+
+    def backward(self, g):
+        return g.astype(self.in_dtype), None
+
+
+class ToDevice(Function):
+    """Move to another device; the gradient moves back."""
+
+    def forward(self, a, device):
+        self.in_device = backend.device_of(a)
+        return backend.to_device(a, device)
+
+    def backward(self, g):
+        return backend.to_device(g, self.in_device), None

@@ -1,0 +1,39 @@
+"""Matrix product with NumPy's @ semantics (batched, broadcast batch dims, 1-D operands)."""
+from ..autograd import Function
+
+
+def _swap(x):
+    return x.swapaxes(-1, -2)
+
+
+class MatMul(Function):
+    """out = a @ b.  da = g @ b^T,  db = a^T @ g  (batch dims summed back by the engine's unbroadcast)."""
+
+    def forward(self, a, b):
+        if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+            raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not fit "
+                             f"(the last dim of the first must equal the {'first' if b.ndim == 1 else 'second-to-last'} "
+                             f"dim of the second)")
+        self.a, self.b = a, b
+        return a @ b
+
+    def backward(self, g):
+        a, b = self.a, self.b
+        # 1-D operands act as a row (a) or a column (b); restore those axes so one formula serves every case
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        if a.ndim == 1:
+            g = g[..., None, :]
+        if b.ndim == 1:
+            g = g[..., None]
+        need_a, need_b = self.needs_input_grad
+        ga = gb = None
+        if need_a:
+            ga = g @ _swap(b2)
+            if a.ndim == 1:
+                ga = ga.reshape(-1, a.shape[0]).sum(axis=0)
+        if need_b:
+            gb = _swap(a2) @ g
+            if b.ndim == 1:
+                gb = gb.reshape(-1, b.shape[0]).sum(axis=0)
+        return ga, gb

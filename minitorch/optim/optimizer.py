@@ -1,0 +1,50 @@
+"""Optimizer base: holds the parameters, per-parameter state arrays, and (de)serialises them."""
+from .. import backend
+
+
+class Optimizer:
+    """Subclasses implement update(i, p, g, state) that changes p.data in place using the gradient array g."""
+
+    def __init__(self, params, lr, **hyper):
+        self.params = list(params)
+        if not self.params:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        if lr < 0:
+            raise ValueError(f"{type(self).__name__}: lr must be >= 0, got {lr}")
+        self.lr = lr
+        self.hyper = hyper
+        self.step_count = 0
+        self.state = [{} for _ in self.params]
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        """Apply one update to every parameter that has a gradient."""
+        self.step_count += 1
+        for p, state in zip(self.params, self.state):
+            if p.grad is not None:
+                self.update(p.data, p.grad.data, state)
+
+    def update(self, p, g, state):
+        raise NotImplementedError
+
+    def state_dict(self):
+        return {"lr": self.lr, "step": self.step_count, "hyper": dict(self.hyper),
+                "state": [dict(s) for s in self.state]}
+
+    def load_state_dict(self, sd):
+        if len(sd["state"]) != len(self.params):
+            raise ValueError(f"{type(self).__name__}.load_state_dict: the state holds {len(sd['state'])} parameters, "
+                             f"the optimizer has {len(self.params)}")
+        for i, (p, s) in enumerate(zip(self.params, sd["state"])):
+            for k, v in s.items():
+                if tuple(v.shape) != p.shape:
+                    raise ValueError(f"{type(self).__name__}.load_state_dict: state {k!r} of parameter {i} has shape "
+                                     f"{tuple(v.shape)}, the parameter has {p.shape}")
+        self.lr = sd["lr"]
+        self.step_count = int(sd["step"])
+        self.hyper.update(sd.get("hyper", {}))
+        self.state = [{k: backend.to_device(getattr(v, "data", v), p.device).astype(p.dtype, copy=True)
+                       for k, v in s.items()} for p, s in zip(self.params, sd["state"])]

@@ -1,0 +1,389 @@
+"""Tensor: an array (NumPy or CuPy) plus the graph edge that produced it, and the factories that make tensors."""
+import numpy as np
+
+from . import backend, ops
+from .autograd import no_grad, run_backward
+
+float32, float64 = np.float32, np.float64
+int64, bool_ = np.int64, np.bool_
+
+
+def resolve_dtype(dtype):
+    """A NumPy dtype from a dtype, a name ('float32') or an alias (mt.float64); None stays None."""
+    if dtype is None:
+        return None
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"unknown dtype {dtype!r}; use e.g. 'float32', 'float64', mt.float32") from None
+
+
+class Tensor:
+    """An n-dimensional array that records the ops applied to it, so that backward() can compute gradients."""
+
+    __slots__ = ("data", "requires_grad", "grad", "_ctx", "_retains_grad", "__weakref__")
+    __array_priority__ = 1000  # numpy_array + tensor calls Tensor.__radd__, not NumPy's elementwise loop
+
+    def __init__(self, data, requires_grad=False, dtype=None, device=None):
+        self.data = _to_array(data, dtype, device)
+        self.grad = None
+        self._ctx = None
+        self._retains_grad = False
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, array, requires_grad=False):
+        """Wrap an array as is (internal: no dtype conversion, no copy)."""
+        t = object.__new__(Tensor)
+        t.data, t.requires_grad, t.grad, t._ctx, t._retains_grad = array, requires_grad, None, None, False
+        return t
+
+    # ----- properties -----
+    @property
+    def shape(self):
+        return tuple(self.data.shape)
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def device(self):
+        return backend.device_of(self.data)
+
+    @property
+    def size(self):
+        return self.data.size
+
+    @property
+    def is_leaf(self):
+        return self._ctx is None
+
+    def numel(self):
+        return int(self.data.size)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self):
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        dev = ", device='cuda'" if self.device == "cuda" else ""
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        return f"tensor({body}, dtype={self.dtype}{dev}{grad})"
+
+    def __hash__(self):  # == is elementwise, so hash by identity like PyTorch
+        return id(self)
+
+    def __bool__(self):
+        if self.size != 1:
+            raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
+        return bool(self.data)
+
+    # ----- autograd -----
+    def requires_grad_(self, flag=True):
+        if flag and self.dtype.kind not in "fc":
+            raise TypeError(f"only floating-point tensors can require gradients, got dtype {self.dtype}")
+        self.requires_grad = bool(flag)
+        return self
+
+    def retain_grad(self):
+        """Keep .grad on this non-leaf tensor after backward (leaves always keep theirs)."""
+        self._retains_grad = True
+        return self
+
+    def backward(self, grad=None, retain_graph=False):
+        """Accumulate d(self)/d(leaf) into each leaf's .grad. grad is required unless self is a scalar."""
+        if not self.requires_grad:
+            raise RuntimeError("backward() on a tensor that does not require grad (no input had requires_grad=True, "
+                               "or it was computed under no_grad())")
+        if grad is None:
+            if self.size != 1:
+                raise RuntimeError(f"backward() without a gradient needs a scalar; this tensor has shape {self.shape}: "
+                                   f"pass backward(grad) with a gradient of that shape")
+            g = backend.xp_of(self.data).ones_like(self.data)
+        else:
+            g = grad.data if isinstance(grad, Tensor) else backend.xp_of(self.data).asarray(grad, dtype=self.dtype)
+            if tuple(g.shape) != self.shape:
+                raise ValueError(f"backward(grad): grad has shape {tuple(g.shape)} but the tensor has shape "
+                                 f"{self.shape}")
+        run_backward(self, g, retain_graph=retain_graph)
+
+    def detach(self):
+        """The same data, cut from the graph."""
+        return Tensor._make(self.data)
+
+    def zero_grad(self):
+        self.grad = None
+
+    # ----- conversion -----
+    def numpy(self):
+        """A NumPy array on the host (a copy for GPU tensors; the same memory for CPU tensors)."""
+        return backend.to_numpy(self.data)
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
+        return self.data.item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def to(self, device=None, dtype=None):
+        """Move to a device ('cpu'/'cuda') and/or convert dtype; differentiable."""
+        out = self
+        if device is not None and backend.check_device(device) != self.device:
+            out = ops.ToDevice.apply(out, backend.check_device(device))
+        if dtype is not None and resolve_dtype(dtype) != self.dtype:
+            out = ops.Cast.apply(out, resolve_dtype(dtype))
+        return out
+
+    def float(self):
+        return self.to(dtype=np.float32)
+
+    def double(self):
+        return self.to(dtype=np.float64)
+
+    def long(self):
+        return Tensor._make(self.data.astype(np.int64))
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self):
+        return self.to("cuda")
+
+    # ----- arithmetic -----
+    def _binary(self, fn, other, reverse=False):
+        if backend.is_array(other):
+            other = Tensor._make(other)
+        a, b = (other, self) if reverse else (self, other)
+        try:
+            return fn.apply(a, b)
+        except ValueError as e:
+            shape_a, shape_b = (getattr(x, "shape", ()) for x in (a, b))
+            if "broadcast" in str(e):
+                raise ValueError(f"{fn.__name__}: shapes {tuple(shape_a)} and {tuple(shape_b)} cannot be "
+                                 f"broadcast together") from None
+            raise
+
+    def __add__(self, other): return self._binary(ops.Add, other)
+    def __radd__(self, other): return self._binary(ops.Add, other, reverse=True)
+    def __sub__(self, other): return self._binary(ops.Sub, other)
+    def __rsub__(self, other): return self._binary(ops.Sub, other, reverse=True)
+    def __mul__(self, other): return self._binary(ops.Mul, other)
+    def __rmul__(self, other): return self._binary(ops.Mul, other, reverse=True)
+    def __truediv__(self, other): return self._binary(ops.Div, other)
+    def __rtruediv__(self, other): return self._binary(ops.Div, other, reverse=True)
+    def __pow__(self, other): return self._binary(ops.Pow, other)
+    def __rpow__(self, other): return self._binary(ops.Pow, other, reverse=True)
+    def __matmul__(self, other): return self._binary(ops.MatMul, other)
+    def __rmatmul__(self, other): return self._binary(ops.MatMul, other, reverse=True)
+    def __neg__(self): return ops.Neg.apply(self)
+
+    # comparisons give bool tensors that are not part of the graph
+    def _compare(self, other, fn):
+        other = other.data if isinstance(other, Tensor) else other
+        return Tensor._make(fn(self.data, other))
+
+    def __lt__(self, other): return self._compare(other, lambda a, b: a < b)
+    def __le__(self, other): return self._compare(other, lambda a, b: a <= b)
+    def __gt__(self, other): return self._compare(other, lambda a, b: a > b)
+    def __ge__(self, other): return self._compare(other, lambda a, b: a >= b)
+    def __eq__(self, other): return self._compare(other, lambda a, b: a == b)
+    def __ne__(self, other): return self._compare(other, lambda a, b: a != b)
+
+    def __invert__(self):
+        if self.dtype != np.bool_:
+            raise TypeError(f"~ needs a bool tensor, got dtype {self.dtype}")
+        return Tensor._make(~self.data)
+
+    def __and__(self, other): return self._compare(other, lambda a, b: a & b)
+    def __or__(self, other): return self._compare(other, lambda a, b: a | b)
+
+    # ----- elementwise functions -----
+    def exp(self): return ops.Exp.apply(self)
+    def log(self): return ops.Log.apply(self)
+    def sqrt(self): return ops.Sqrt.apply(self)
+    def tanh(self): return ops.Tanh.apply(self)
+    def sigmoid(self): return ops.Sigmoid.apply(self)
+    def relu(self): return ops.Relu.apply(self)
+    def gelu(self): return ops.Gelu.apply(self)
+    def abs(self): return ops.Abs.apply(self)
+
+    def masked_fill(self, mask, value):
+        """Replace the elements where mask (bool, broadcastable to self) is True by value."""
+        mask = mask.data if isinstance(mask, Tensor) else mask
+        if mask.dtype != np.bool_:
+            raise TypeError(f"masked_fill: mask must be a bool tensor, got dtype {mask.dtype}")
+        try:
+            return ops.MaskedFill.apply(self, mask, value)
+        except ValueError:
+            raise ValueError(f"masked_fill: mask of shape {tuple(mask.shape)} does not broadcast to the tensor's "
+                             f"shape {self.shape}") from None
+
+    # ----- reductions -----
+    def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
+    def mean(self, dim=None, keepdim=False): return ops.Mean.apply(self, dim=dim, keepdim=keepdim)
+    def max(self, dim=None, keepdim=False): return ops.Max.apply(self, dim=dim, keepdim=keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        """Indices of the maxima (not differentiable)."""
+        return Tensor._make(self.data.argmax(axis=dim, keepdims=keepdim))
+
+    # ----- shape -----
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return ops.Reshape.apply(self, tuple(shape))
+
+    view = reshape
+
+    def permute(self, *dims):
+        dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        return ops.Permute.apply(self, tuple(dims))
+
+    def transpose(self, dim0, dim1):
+        dims = list(range(self.ndim))
+        dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+        return ops.Permute.apply(self, tuple(dims))
+
+    @property
+    def T(self):
+        """All dims reversed (the matrix transpose for 2-D)."""
+        return ops.Permute.apply(self, tuple(range(self.ndim))[::-1])
+
+    def unsqueeze(self, dim):
+        dim = dim if dim >= 0 else dim + self.ndim + 1
+        return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return self.reshape(tuple(n for n in self.shape if n != 1))
+        dims = ops.normalize_dims(dim, self.ndim)
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
+
+    def __getitem__(self, index):
+        if isinstance(index, tuple):
+            index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
+        elif isinstance(index, Tensor):
+            index = index.data
+        if isinstance(index, list):
+            index = np.asarray(index) if backend.device_of(self.data) == "cpu" else backend.to_device(index, "cuda")
+        return ops.GetItem.apply(self, index)
+
+
+def _to_array(data, dtype, device):
+    """Convert user data to a backend array. Python and NumPy floats become float32 unless dtype says otherwise."""
+    dtype = resolve_dtype(dtype)
+    if isinstance(data, Tensor):
+        data = data.data
+    if not backend.is_array(data):
+        data = np.asarray(data)
+    if dtype is None and data.dtype.kind == "f" and data.dtype != np.float32:
+        dtype = np.float32
+    xp = backend.xp_of(data)
+    if device is not None:
+        device = backend.check_device(device)
+        data = backend.to_device(data, device)
+        xp = backend.xp_of_device(device)
+    return xp.array(data, dtype=dtype, copy=True)
+
+
+# ----- factories -----
+def tensor(data, dtype=None, requires_grad=False, device=None):
+    """A new tensor (copying data). Floats default to float32; bool and integer data keep their kind."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+
+def from_numpy(array, requires_grad=False):
+    """A tensor that shares memory and dtype with a NumPy array."""
+    t = Tensor._make(np.asarray(array))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _shape_args(shape):
+    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+
+
+def _factory(fill, shape, dtype, device, requires_grad):
+    device = backend.check_device(device or "cpu")
+    t = Tensor._make(fill(backend.xp_of_device(device), _shape_args(shape), resolve_dtype(dtype) or np.float32))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def zeros(*shape, dtype=None, device=None, requires_grad=False):
+    return _factory(lambda xp, s, d: xp.zeros(s, dtype=d), shape, dtype, device, requires_grad)
+
+
+def ones(*shape, dtype=None, device=None, requires_grad=False):
+    return _factory(lambda xp, s, d: xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
+
+
+def full(shape, value, dtype=None, device=None, requires_grad=False):
+    return _factory(lambda xp, s, d: xp.full(s, value, dtype=d), (shape,), dtype, device, requires_grad)
+
+
+def randn(*shape, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples from the device's seeded generator (see manual_seed)."""
+    dev = backend.check_device(device or "cpu")
+    return _factory(lambda xp, s, d: backend.rng(dev).standard_normal(s, dtype=d), shape, dtype, device,
+                    requires_grad)
+
+
+def rand(*shape, dtype=None, device=None, requires_grad=False):
+    """Uniform [0, 1) samples from the device's seeded generator."""
+    dev = backend.check_device(device or "cpu")
+    return _factory(lambda xp, s, d: backend.rng(dev).random(s, dtype=d), shape, dtype, device, requires_grad)
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None):
+    """Like numpy.arange; integer arguments give int64."""
+    device = backend.check_device(device or "cpu")
+    xp = backend.xp_of_device(device)
+    return Tensor._make(xp.arange(start, stop, step, dtype=resolve_dtype(dtype)) if stop is not None
+                        else xp.arange(start, dtype=resolve_dtype(dtype)))
+
+
+def zeros_like(t, dtype=None):
+    return Tensor._make(backend.xp_of(t.data).zeros(t.shape, dtype=resolve_dtype(dtype) or t.dtype))
+
+
+def ones_like(t, dtype=None):
+    return Tensor._make(backend.xp_of(t.data).ones(t.shape, dtype=resolve_dtype(dtype) or t.dtype))
+
+
+def where(cond, a, b):
+    """a where cond else b, elementwise with broadcasting; a and b may be tensors or numbers."""
+    cond = cond if isinstance(cond, Tensor) else Tensor._make(np.asarray(cond))
+    if cond.dtype != np.bool_:
+        raise TypeError(f"where: cond must be a bool tensor, got dtype {cond.dtype}")
+    try:
+        return ops.Where.apply(cond, a, b)
+    except ValueError:
+        shapes = [tuple(getattr(x, "shape", ())) for x in (cond, a, b)]
+        raise ValueError(f"where: shapes {shapes} cannot be broadcast together") from None
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dim."""
+    if not tensors:
+        raise ValueError("cat: needs at least one tensor")
+    return ops.Cat.apply(*tensors, dim=dim)
+
+
+def stack(tensors, dim=0):
+    """Join tensors of one shape along a new dim."""
+    if not tensors:
+        raise ValueError("stack: needs at least one tensor")
+    return ops.Stack.apply(*tensors, dim=dim)
+
+
+__all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "randn", "rand", "arange", "zeros_like",
+           "ones_like", "where", "cat", "stack", "no_grad", "float32", "float64", "int64", "bool_"]
