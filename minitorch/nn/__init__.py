@@ -1,8 +1,8 @@
 """minitorch.nn: modules, parameters, layers, initialisers, gradient clipping."""
 from . import init, utils
 from .containers import ModuleList, Sequential
-from .layers import Dropout, Embedding, LayerNorm, Linear
+from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
 from .module import Module, Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ModuleList", "Sequential", "init",
+__all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "ModuleList", "Sequential", "init",
            "utils"]

@@ -78,3 +78,17 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}"
+
+
+class ReLU(Module):
+    """max(x, 0) as a module, for Sequential."""
+
+    def forward(self, x):
+        return F.relu(x)
+
+
+class GELU(Module):
+    """GELU (tanh approximation) as a module, for Sequential."""
+
+    def forward(self, x):
+        return F.gelu(x)
