@@ -164,6 +164,8 @@ class Tensor:
     def _binary(self, fn, other, reverse=False):
         if backend.is_array(other):
             other = Tensor._make(other)
+        elif isinstance(other, np.generic):  # a NumPy scalar acts like a Python number: float32 stays float32
+            other = other.item()
         a, b = (other, self) if reverse else (self, other)
         try:
             return fn.apply(a, b)
@@ -250,6 +252,9 @@ class Tensor:
         return ops.Permute.apply(self, tuple(dims))
 
     def transpose(self, dim0, dim1):
+        for d in (dim0, dim1):
+            if not -self.ndim <= d < self.ndim:
+                raise IndexError(f"transpose: dim {d} is out of range for a tensor of shape {self.shape}")
         dims = list(range(self.ndim))
         dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
         return ops.Permute.apply(self, tuple(dims))
@@ -260,6 +265,9 @@ class Tensor:
         return ops.Permute.apply(self, tuple(range(self.ndim))[::-1])
 
     def unsqueeze(self, dim):
+        if not -self.ndim - 1 <= dim <= self.ndim:
+            raise IndexError(f"unsqueeze: dim {dim} is out of range for a tensor of shape {self.shape} "
+                             f"(allowed: {-self.ndim - 1} to {self.ndim})")
         dim = dim if dim >= 0 else dim + self.ndim + 1
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 

@@ -22,10 +22,10 @@ class MatMul(Function):
         # 1-D operands act as a row (a) or a column (b); restore those axes so one formula serves every case
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
+        if b.ndim == 1:  # first the column axis, so that a 0-d g (1-D @ 1-D) gains the row axis after it
+            g = g[..., None]
         if a.ndim == 1:
             g = g[..., None, :]
-        if b.ndim == 1:
-            g = g[..., None]
         need_a, need_b = self.needs_input_grad
         ga = gb = None
         if need_a:

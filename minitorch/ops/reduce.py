@@ -15,6 +15,8 @@ def normalize_dims(dim, ndim):
         out.append(d % max(ndim, 1))
     if len(set(out)) != len(out):
         raise ValueError(f"dim {dim} names an axis twice")
+    if ndim == 0:  # a 0-d tensor accepts dim 0 / -1 (as PyTorch does) but has no axis to reduce
+        return ()
     return tuple(sorted(out))
 
 

@@ -20,7 +20,7 @@ class Reshape(Function):
 
 class Permute(Function):
     def forward(self, a, dims):
-        if sorted(d % max(a.ndim, 1) for d in dims) != list(range(a.ndim)):
+        if sorted(d + a.ndim if d < 0 else d for d in dims) != list(range(a.ndim)):
             raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {a.ndim} dims of {tuple(a.shape)}")
         self.dims = tuple(d % a.ndim for d in dims)
         return a.transpose(self.dims)

@@ -8,7 +8,8 @@ from .optimizer import Optimizer
 class Adam(Optimizer):
     """m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2;  p <- p - lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps).
 
-    weight_decay adds wd * p to g (L2 regularisation); AdamW instead decays p directly.
+    weight_decay adds wd * p to g (L2 regularisation); AdamW instead decays p directly. t counts this parameter's
+    own updates (as in PyTorch), so a parameter that first gets a gradient late is still bias-corrected from t = 1.
     """
 
     decoupled = False
@@ -18,7 +19,8 @@ class Adam(Optimizer):
 
     def update(self, p, g, state):
         b1, b2 = self.hyper["betas"]
-        wd, eps, t = self.hyper["weight_decay"], self.hyper["eps"], self.step_count
+        wd, eps = self.hyper["weight_decay"], self.hyper["eps"]
+        state["step"] = t = state.get("step", 0) + 1
         if wd and self.decoupled:
             p *= 1 - self.lr * wd
         elif wd:

@@ -40,11 +40,12 @@ class Optimizer:
                              f"the optimizer has {len(self.params)}")
         for i, (p, s) in enumerate(zip(self.params, sd["state"])):
             for k, v in s.items():
-                if tuple(v.shape) != p.shape:
+                if hasattr(v, "shape") and tuple(v.shape) != p.shape:
                     raise ValueError(f"{type(self).__name__}.load_state_dict: state {k!r} of parameter {i} has shape "
                                      f"{tuple(v.shape)}, the parameter has {p.shape}")
         self.lr = sd["lr"]
         self.step_count = int(sd["step"])
         self.hyper.update(sd.get("hyper", {}))
         self.state = [{k: backend.to_device(getattr(v, "data", v), p.device).astype(p.dtype, copy=True)
+                       if hasattr(v, "shape") else v  # arrays go to the parameter's device; counts stay numbers
                        for k, v in s.items()} for p, s in zip(self.params, sd["state"])]
