@@ -15,10 +15,19 @@ class MatMul(Function):
                              f"(the last dim of the first must equal the {'first' if b.ndim == 1 else 'second-to-last'} "
                              f"dim of the second)")
         self.a, self.b = a, b
+        if a.ndim > 2 and b.ndim == 2:  # x @ W: fold the batch dims into rows, one large GEMM instead of many small
+            self.a_rows = a.reshape(-1, a.shape[-1])
+            return (self.a_rows @ b).reshape(a.shape[:-1] + b.shape[1:])
         return a @ b
 
     def backward(self, g):
         a, b = self.a, self.b
+        if a.ndim > 2 and b.ndim == 2:  # rows again: db = a^T g is one GEMM, with no (batch, in, out) intermediate
+            need_a, need_b = self.needs_input_grad
+            g_rows = g.reshape(-1, g.shape[-1])
+            ga = (g_rows @ b.T).reshape(a.shape) if need_a else None
+            gb = self.a_rows.T @ g_rows if need_b else None
+            return ga, gb
         # 1-D operands act as a row (a) or a column (b); restore those axes so one formula serves every case
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
