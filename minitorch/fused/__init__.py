@@ -1,3 +1,11 @@
-"""The fused ops: one Function each, with the backward derived by hand in its docstring."""
-# Placeholder until the hand-written versions land: the composed reference versions.
-from .composed import cross_entropy, layer_norm, log_softmax, scaled_dot_product_attention, softmax
+"""The fused ops: one Function each, with the backward derived by hand in its docstring.
+
+`composed.py` holds the same ops built from primitive ops (autograd derives their backward): the reference that
+tests and `python -m minitorch.bench_ops` compare these against. docs/backprop.md walks through the derivations.
+"""
+from .attention import scaled_dot_product_attention
+from .cross_entropy import cross_entropy
+from .layer_norm import layer_norm
+from .softmax import log_softmax, softmax
+
+__all__ = ["softmax", "log_softmax", "cross_entropy", "layer_norm", "scaled_dot_product_attention"]

@@ -1,0 +1,46 @@
+"""How many bytes a graph keeps alive for its backward pass: the arrays its Functions saved.
+
+Each Function instance (a tensor's `_ctx`) stores what its backward needs as attributes. `saved_bytes` walks the
+graph from an output and sums the sizes of those arrays, counting each underlying buffer once: a view (a transpose,
+a reshape, a slice) keeps its whole base buffer alive, so it counts as that base. Inputs that are only reachable as
+`parents` (Tensors, not saved arrays) are not counted: they are the inputs, not something the op chose to keep.
+"""
+from . import backend
+from .tensor import Tensor
+
+
+def _saved_arrays(ctx):
+    """The arrays among a Function's attributes, looking one level into tuples and lists (e.g. an index tuple)."""
+    for name, value in vars(ctx).items():
+        if name == "parents":
+            continue
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for item in items:
+            if backend.is_array(item):
+                yield item
+
+
+def _buffer(array):
+    """The array that owns the memory behind a view."""
+    while getattr(array, "base", None) is not None and backend.is_array(array.base):
+        array = array.base
+    return array
+
+
+def saved_bytes(output):
+    """Bytes of the distinct buffers saved for backward by every Function in the graph that produced `output`."""
+    buffers, seen_ctx, stack = {}, set(), [output]
+    while stack:
+        t = stack.pop()
+        ctx = t._ctx
+        if ctx is None or id(ctx) in seen_ctx:
+            continue
+        seen_ctx.add(id(ctx))
+        for array in _saved_arrays(ctx):
+            base = _buffer(array)
+            buffers[id(base)] = base.nbytes
+        stack.extend(p for p in getattr(ctx, "parents", ()) if isinstance(p, Tensor))
+    return sum(buffers.values())
+
+
+__all__ = ["saved_bytes"]
