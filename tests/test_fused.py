@@ -304,6 +304,24 @@ def test_cross_entropy_accepts_a_target_tensor_and_keeps_its_shape_for_none():
     np.testing.assert_allclose(F.cross_entropy(x, ids, reduction="sum").item(), nll[valid].sum(), rtol=1e-12)
 
 
+def test_backward_leaves_saved_arrays_intact_for_a_second_pass():
+    """With retain_graph=True a second backward adds the same gradient again: no backward overwrote what it saved."""
+    rng = np.random.default_rng(3)
+    mask = np.tril(np.ones((4, 4), bool))
+    calls = [lambda x: F.softmax(x, -1), lambda x: F.log_softmax(x, 0),
+             lambda x: F.cross_entropy(x.reshape(8, 4), np.array([0, 1, 2, 3, -100, 1, 0, 2]), label_smoothing=0.2),
+             lambda x: F.layer_norm(x, 4, mt.tensor(np.arange(4.0), dtype=np.float64)),
+             lambda x: F.scaled_dot_product_attention(x, x * 2, x, mask, dropout_p=0.3)]
+    for call in calls:
+        x = leaf(rng, (2, 4, 4))
+        out = call(x)
+        g = mt.tensor(rng.standard_normal(out.shape), dtype=np.float64)
+        out.backward(g, retain_graph=True)
+        once = x.grad.numpy().copy()
+        out.backward(g)
+        np.testing.assert_allclose(x.grad.numpy(), 2 * once, rtol=1e-12, atol=1e-14)
+
+
 # ----- what is saved for backward -----
 def test_softmax_and_log_softmax_save_only_their_output():
     x = mt.randn(3, 7, requires_grad=True)
