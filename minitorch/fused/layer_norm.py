@@ -57,4 +57,4 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         if p is not None and (not isinstance(p, Tensor) or p.shape != shape):
             raise ValueError(f"layer_norm: {name} must be a Tensor of shape {shape}, got "
                              f"{getattr(p, 'shape', type(p).__name__)}")
-    return LayerNorm.apply(x, weight, bias, normalized_ndim=len(shape), eps=eps)
+    return LayerNorm.apply(x, weight, bias, normalized_ndim=len(shape), eps=float(eps))  # a float: no float64 upcast

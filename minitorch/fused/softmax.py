@@ -13,7 +13,8 @@ def _one_dim(dim, ndim, op):
 class Softmax(Function):
     """y = exp(x - max(x)) / sum(exp(x - max(x))) along dim; x any shape, y the same shape.
 
-    Subtracting the row max changes nothing (softmax is shift-invariant) and keeps exp from overflowing.
+    Subtracting the row max changes nothing (softmax is shift-invariant) and keeps exp from overflowing. A row that
+    is all -inf gives nan, as in PyTorch; for masks use scaled_dot_product_attention's, which gives such rows zeros.
     Backward, with <a, b> summed along dim:
         dy_i = y_i dx_i - y_i sum_j y_j dx_j            (d y_i / d x_j = y_i ([i = j] - y_j))
         dx   = y * (g - <g, y>)                          (vector-Jacobian product with the incoming g)
