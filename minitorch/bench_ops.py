@@ -10,9 +10,8 @@ import time
 
 import numpy as np
 
-from . import backend
+from . import backend, fused
 from .autograd import no_grad
-from . import fused
 from .fused import composed
 from .graph_memory import saved_bytes
 from .tensor import Tensor
@@ -23,7 +22,7 @@ COMPOSED = {name: getattr(composed, name) for name in OPS}
 
 
 def cases(batch, heads, length, d_model, vocab, dtype, device):
-    """(name, shape text, make inputs, call(impl, inputs)) for each op, with inputs drawn once per case."""
+    """(name, shape text, make inputs, call(ops, inputs)) for each op; ops is FUSED or COMPOSED; inputs drawn once."""
     rng = np.random.default_rng(0)
     d_head = d_model // heads
 
@@ -43,16 +42,16 @@ def cases(batch, heads, length, d_model, vocab, dtype, device):
     q, k, v = (leaf(batch, heads, length, d_head) for _ in range(3))
     return [
         ("softmax", f"({batch}, {heads}, {length}, {length}) dim=-1",
-         lambda: [scores()], lambda F, t: F["softmax"](t[0], dim=-1)),
+         lambda: [scores()], lambda ops, t: ops["softmax"](t[0], dim=-1)),
         ("log_softmax", f"({batch}, {length}, {vocab}) dim=-1",
-         lambda: [logits()], lambda F, t: F["log_softmax"](t[0], dim=-1)),
+         lambda: [logits()], lambda ops, t: ops["log_softmax"](t[0], dim=-1)),
         ("cross_entropy", f"({batch}, {length}, {vocab}) smoothing 0.1, padding ignored",
-         lambda: [logits()], lambda F, t: F["cross_entropy"](t[0], target, label_smoothing=0.1)),
+         lambda: [logits()], lambda ops, t: ops["cross_entropy"](t[0], target, label_smoothing=0.1)),
         ("layer_norm", f"({batch}, {length}, {d_model}) affine",
-         lambda: [x(), w(), b()], lambda F, t: F["layer_norm"](t[0], d_model, t[1], t[2])),
+         lambda: [x(), w(), b()], lambda ops, t: ops["layer_norm"](t[0], d_model, t[1], t[2])),
         ("attention", f"({batch}, {heads}, {length}, {d_head}) padding mask, dropout 0.1",
          lambda: [q(), k(), v()],
-         lambda F, t: F["scaled_dot_product_attention"](t[0], t[1], t[2], pad_mask, dropout_p=0.1, training=True)),
+         lambda ops, t: ops["scaled_dot_product_attention"](t[0], t[1], t[2], pad_mask, dropout_p=0.1, training=True)),
     ]
 
 
