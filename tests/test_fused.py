@@ -411,3 +411,23 @@ def test_fused_ops_on_cuda_match_cpu():
             results.append([out.numpy()] + [t.grad.numpy() if t.grad is not None else 0 for t in ts])
         for a, b in zip(*results):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_rows_of_all_minus_inf_stay_finite(dtype):
+    x = mt.tensor([[-np.inf, -np.inf, -np.inf], [0.5, -np.inf, 2.0]], dtype=dtype, requires_grad=True)
+    y = F.softmax(x, dim=-1)
+    assert np.array_equal(y.numpy()[0], np.zeros(3))
+    e = np.exp(np.array([0.5, 2.0]) - 2.0)
+    np.testing.assert_allclose(y.numpy()[1], [e[0] / e.sum(), 0.0, e[1] / e.sum()], rtol=1e-6)
+    y.backward(mt.tensor(np.arange(6.0).reshape(2, 3), dtype=dtype))
+    assert np.isfinite(x.grad.numpy()).all()
+    assert np.array_equal(x.grad.numpy()[0], np.zeros(3))
+
+
+def test_log_softmax_row_of_all_minus_inf_gives_minus_inf_and_finite_grad():
+    x = mt.tensor([[-np.inf, -np.inf], [1.0, 3.0]], dtype=np.float64, requires_grad=True)
+    y = F.log_softmax(x, dim=-1)
+    assert np.isneginf(y.numpy()[0]).all() and not np.isnan(y.numpy()).any()
+    y[1].sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
