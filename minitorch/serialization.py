@@ -17,12 +17,12 @@ _FORMAT = "minitorch-npz-1"
 
 
 def _encode(obj, arrays, where):
-    if isinstance(obj, Tensor):
-        arrays.append(obj.numpy())
-        return {"__tensor__": len(arrays) - 1}
-    if backend.is_array(obj):
-        arrays.append(backend.to_numpy(obj))
-        return {"__array__": len(arrays) - 1}
+    if isinstance(obj, Tensor) or backend.is_array(obj):
+        array = obj.numpy() if isinstance(obj, Tensor) else backend.to_numpy(obj)
+        if array.dtype.hasobject:  # NumPy would pickle it, and load() refuses pickles
+            raise TypeError(f"save: cannot store an array of Python objects at {where or 'the top'}")
+        arrays.append(array)
+        return {"__tensor__" if isinstance(obj, Tensor) else "__array__": len(arrays) - 1}
     if isinstance(obj, dict):
         for k in obj:
             if not isinstance(k, str):
