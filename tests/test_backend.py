@@ -1,0 +1,200 @@
+"""The array backend: devices and their errors, scatter-add, random generators, and every op on the GPU (where one
+is usable; those tests skip with the reason otherwise)."""
+import numpy as np
+import pytest
+from conftest import requires_gpu
+
+import minitorch as mt
+import minitorch.functional as F
+from minitorch import backend, nn, optim
+
+no_gpu_only = pytest.mark.skipif(mt.cuda_available(), reason="a GPU is usable here, so the missing-GPU error can't occur")
+
+
+# ----- device="cuda" without CuPy or a GPU -----
+@no_gpu_only
+@pytest.mark.parametrize("make", [
+    lambda: mt.zeros(2, device="cuda"),
+    lambda: mt.randn(2, device="cuda"),
+    lambda: mt.tensor([1.0], device="cuda"),
+    lambda: mt.arange(3, device="cuda"),
+    lambda: mt.tensor([1.0]).to("cuda"),
+    lambda: mt.tensor([1.0]).cuda(),
+    lambda: mt.tensor([1.0]).to("cuda:0"),
+    lambda: nn.Linear(2, 2).to("cuda"),
+])
+def test_cuda_without_a_gpu_says_what_to_install(make):
+    with pytest.raises(RuntimeError, match=r"device='cuda' is not available: .*(pip install|no usable GPU|no GPU)"):
+        make()
+
+
+@no_gpu_only
+def test_loading_onto_cuda_without_a_gpu_is_a_clear_error(tmp_path):
+    mt.save({"w": mt.ones(2)}, tmp_path / "s.npz")
+    with pytest.raises(RuntimeError, match="device='cuda' is not available"):
+        mt.load(tmp_path / "s.npz", device="cuda")
+
+
+def test_cuda_available_matches_what_device_creation_does():
+    if mt.cuda_available():
+        assert mt.zeros(1, device="cuda").device == "cuda"
+    else:
+        with pytest.raises(RuntimeError):
+            mt.zeros(1, device="cuda")
+
+
+def test_unknown_device_name():
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        backend.check_device("gpu")
+    assert backend.check_device("cpu") == "cpu"
+
+
+# ----- tensors on two devices in one op -----
+class _PretendGpuArray(np.ndarray):
+    """A NumPy array that the patched backend reports as living on the GPU (so the check runs without one)."""
+
+
+@pytest.mark.parametrize("op", [lambda a, b: a + b, lambda a, b: a @ b, lambda a, b: mt.cat([a, b]),
+                                lambda a, b: mt.where(a > 0, a, b)])
+def test_tensors_on_two_devices_raise_a_clear_error(monkeypatch, op):
+    monkeypatch.setattr(backend, "device_of", lambda a: "cuda" if isinstance(a, _PretendGpuArray) else "cpu")
+    on_gpu = mt.Tensor._make(np.ones(3).view(_PretendGpuArray))
+    assert on_gpu.device == "cuda"
+    with pytest.raises(RuntimeError, match=r"different devices \((cuda and cpu|cpu and cuda)\).*\.to\(device\)"):
+        op(on_gpu, mt.ones(3, dtype=np.float64))
+
+
+@requires_gpu
+@pytest.mark.gpu
+def test_real_gpu_and_cpu_tensors_in_one_op_raise():
+    with pytest.raises(RuntimeError, match="different devices"):
+        mt.ones(3, device="cuda") + mt.ones(3)
+
+
+# ----- on every device -----
+def test_tensors_move_between_devices(device):
+    x = mt.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
+    assert x.device == device and backend.device_of(x.data) == device
+    assert isinstance(x.numpy(), np.ndarray)
+    y = x.to("cpu")
+    assert y.device == "cpu"
+    (y * y).sum().backward()  # the gradient travels back to the device
+    assert x.grad.device == device
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
+
+
+def test_scatter_add_adds_repeated_indices(device):
+    xp = backend.xp_of_device(device)
+    target = xp.zeros((4, 2))
+    ids = backend.to_device(np.array([1, 3, 1, 1, 0]), device)
+    values = backend.to_device(np.arange(10, dtype=np.float64).reshape(5, 2), device)
+    backend.scatter_add(target, ids, values)
+    expected = np.zeros((4, 2))
+    for i, row in zip([1, 3, 1, 1, 0], np.arange(10.0).reshape(5, 2)):
+        expected[i] += row
+    np.testing.assert_array_equal(backend.to_numpy(target), expected)
+
+
+def test_seeded_generators_repeat(device):
+    mt.manual_seed(7)
+    a = mt.randn(6, device=device).numpy()
+    d1 = F.dropout(mt.ones(100, device=device), 0.5).numpy()
+    mt.manual_seed(7)
+    b = mt.randn(6, device=device).numpy()
+    d2 = F.dropout(mt.ones(100, device=device), 0.5).numpy()
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(d1, d2)
+
+
+def test_cpu_generator_state_round_trip():
+    mt.manual_seed(1)
+    mt.randn(3)
+    state = backend.get_rng_state()
+    a = mt.randn(4).numpy()
+    backend.set_rng_state(state)
+    np.testing.assert_array_equal(mt.randn(4).numpy(), a)
+
+
+def test_a_training_step_on_the_device(device):
+    mt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 5), nn.GELU(), nn.Linear(5, 2)).to(device)
+    opt = optim.AdamW(model.parameters(), lr=1e-2)
+    x = mt.randn(8, 3, device=device)
+    y = mt.randn(8, 2, device=device)
+    losses = []
+    for _ in range(20):
+        loss = ((model(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert all(p.device == device for p in model.parameters())
+    assert losses[-1] < losses[0]
+
+
+# ----- every op on the GPU gives what the CPU gives -----
+def _device_ops(device):
+    """name -> (fn(*tensors), input shapes); masks and ids are made on `device`."""
+    rng = np.random.default_rng(0)
+    mask = mt.tensor(rng.random((3, 4)) > 0.5, device=device)
+    ids = mt.tensor([0, 2, 2, 1], device=device)
+    return {
+        "add": (lambda a, b: a + b, [(3, 4), (4,)]), "sub": (lambda a, b: a - b, [(3, 1), (4,)]),
+        "mul": (lambda a, b: a * b, [(2, 3, 4), (3, 1)]), "div": (lambda a, b: a / b, [(3, 4), (3, 4)]),
+        "pow": (lambda a, b: a ** b, [(3, 4), (4,)]), "number ops": (lambda a: (2.0 - a) * 3 / (1 + a) ** 2, [(5,)]),
+        "neg": (lambda a: -a, [(3,)]), "matmul": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)]),
+        "batched matmul": (lambda a, b: a @ b, [(2, 3, 4), (2, 4, 5)]), "vector matmul": (lambda a, b: a @ b, [(4,), (4,)]),
+        "exp": (lambda a: a.exp(), [(3, 4)]), "log": (lambda a: a.log(), [(3, 4)]),
+        "sqrt": (lambda a: a.sqrt(), [(3, 4)]), "tanh": (lambda a: a.tanh(), [(3, 4)]),
+        "sigmoid": (lambda a: a.sigmoid(), [(3, 4)]), "relu": (lambda a: (a - 1.2).relu(), [(3, 4)]),
+        "gelu": (lambda a: a.gelu(), [(3, 4)]), "abs": (lambda a: (a - 1.2).abs(), [(3, 4)]),
+        "sum": (lambda a: a.sum(dim=(0, -1), keepdim=True), [(2, 3, 4)]), "mean": (lambda a: a.mean(dim=1), [(2, 3, 4)]),
+        "max": (lambda a: a.max(dim=-1), [(2, 3, 4)]), "max all": (lambda a: a.max(), [(2, 3, 4)]),
+        "reshape": (lambda a: a.reshape(4, -1), [(2, 3, 4)]), "transpose": (lambda a: a.transpose(0, 2), [(2, 3, 4)]),
+        ".T": (lambda a: a.T, [(3, 4)]), "permute": (lambda a: a.permute(2, 0, 1), [(2, 3, 4)]),
+        "unsqueeze/squeeze": (lambda a: a.unsqueeze(1).squeeze(), [(3, 4)]),
+        "getitem basic": (lambda a: a[1:, None, ::2], [(3, 4)]), "getitem ids": (lambda a: a[ids], [(3, 4)]),
+        "getitem list": (lambda a: a[[0, 0, 2]], [(3, 4)]), "getitem mask": (lambda a: a[mask], [(3, 4)]),
+        "masked_fill": (lambda a: a.masked_fill(mask, -1e9), [(3, 4)]),
+        "where": (lambda a, b: mt.where(mask, a, b), [(3, 4), (4,)]),
+        "cat": (lambda a, b: mt.cat([a, b], dim=-1), [(3, 4), (3, 2)]),
+        "stack": (lambda a, b: mt.stack([a, b], dim=1), [(3, 4), (3, 4)]),
+        "F.linear": (lambda x, w, b: F.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
+        "F.embedding": (lambda w: F.embedding(ids, w, padding_idx=2), [(3, 4)]),
+        "F.softmax": (lambda a: F.softmax(a, dim=-1), [(3, 4)]),
+        "F.log_softmax": (lambda a: F.log_softmax(a, dim=0), [(3, 4)]),
+        "F.layer_norm": (lambda x, w, b: F.layer_norm(x, (4,), w, b), [(3, 4), (4,), (4,)]),
+        "F.cross_entropy": (lambda a: F.cross_entropy(a, mt.tensor([1, 0, 3], device=device)), [(3, 4)]),
+        "F.sdpa": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask), [(2, 3, 8), (2, 4, 8), (2, 4, 8)]),
+    }
+
+
+@requires_gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(_device_ops("cpu")))
+def test_op_on_the_gpu_matches_the_cpu(name):
+    rng = np.random.default_rng(1)
+    shapes = _device_ops("cpu")[name][1]
+    inputs = [rng.uniform(0.5, 2.0, s) for s in shapes]
+    results = {}
+    for device in ("cpu", "cuda"):
+        fn = _device_ops(device)[name][0]
+        leaves = [mt.tensor(a, dtype=np.float64, device=device, requires_grad=True) for a in inputs]
+        out = fn(*leaves)
+        assert out.device == device
+        out.backward(mt.tensor(np.random.default_rng(2).standard_normal(out.shape), dtype=np.float64, device=device))
+        results[device] = out.numpy(), [t.grad.numpy() for t in leaves]
+    (value_cpu, grads_cpu), (value_gpu, grads_gpu) = results["cpu"], results["cuda"]
+    np.testing.assert_allclose(value_gpu, value_cpu, rtol=1e-10, atol=1e-12)
+    for g_gpu, g_cpu in zip(grads_gpu, grads_cpu):
+        np.testing.assert_allclose(g_gpu, g_cpu, rtol=1e-10, atol=1e-12)
+
+
+def test_the_device_op_list_runs_on_the_cpu():
+    """The GPU comparison's op list is itself sound: every entry runs forward and backward on the CPU."""
+    rng = np.random.default_rng(1)
+    for name, (fn, shapes) in _device_ops("cpu").items():
+        leaves = [mt.tensor(rng.uniform(0.5, 2.0, s), dtype=np.float64, requires_grad=True) for s in shapes]
+        out = fn(*leaves)
+        out.backward(mt.tensor(np.ones(out.shape), dtype=np.float64))
+        assert all(t.grad is not None and t.grad.shape == t.shape for t in leaves), name
