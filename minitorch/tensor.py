@@ -222,14 +222,18 @@ class Tensor:
 
     def masked_fill(self, mask, value):
         """Replace the elements where mask (bool, broadcastable to self) is True by value."""
-        mask = mask.data if isinstance(mask, Tensor) else mask
+        # as a Tensor, the mask goes through apply's device check
+        mask = mask if isinstance(mask, Tensor) else Tensor._make(mask if backend.is_array(mask) else np.asarray(mask))
         if mask.dtype != np.bool_:
             raise TypeError(f"masked_fill: mask must be a bool tensor, got dtype {mask.dtype}")
         try:
-            return ops.MaskedFill.apply(self, mask, value)
+            fits = np.broadcast_shapes(mask.shape, self.shape) == self.shape  # the mask may not enlarge the tensor
         except ValueError:
-            raise ValueError(f"masked_fill: mask of shape {tuple(mask.shape)} does not broadcast to the tensor's "
-                             f"shape {self.shape}") from None
+            fits = False
+        if not fits:
+            raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's "
+                             f"shape {self.shape}")
+        return ops.MaskedFill.apply(self, mask, value)
 
     # ----- reductions -----
     def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
@@ -278,6 +282,10 @@ class Tensor:
         return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
 
     def __getitem__(self, index):
+        for part in index if isinstance(index, tuple) else (index,):
+            if isinstance(part, Tensor) and part.device != self.device:
+                raise RuntimeError(f"getitem: an index on {part.device} for a tensor on {self.device}; "
+                                   f"move it with .to(device) first")
         if isinstance(index, tuple):
             index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
         elif isinstance(index, Tensor):
