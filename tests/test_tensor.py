@@ -151,6 +151,7 @@ def test_masked_fill_with_minus_infinity_and_large_values():
     (lambda: mt.ones(2, 3)[5], IndexError, r"\(2, 3\)"),
     (lambda: mt.ones(2, 3).masked_fill(mt.ones(2, 3), 0.0), TypeError, "bool"),
     (lambda: mt.ones(2, 3).masked_fill(mt.tensor([True, False]), 0.0), ValueError, r"\(2,\).*\(2, 3\)"),
+    (lambda: mt.ones(3).masked_fill(mt.ones(2, 3) > 0, 0.0), ValueError, r"\(2, 3\) does not broadcast.*\(3,\)"),
     (lambda: mt.where(mt.ones(2), mt.ones(2), mt.ones(2)), TypeError, "bool"),
     (lambda: mt.where(mt.tensor([True, False]), mt.ones(3), mt.ones(2)), ValueError, "cannot be broadcast"),
     (lambda: mt.cat([]), ValueError, "at least one"),
