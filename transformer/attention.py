@@ -1,0 +1,63 @@
+"""Multi-head attention (Vaswani et al. 2017, section 3.2.2), with a key/value cache for incremental decoding."""
+import numpy as np
+
+import minitorch as mt
+import minitorch.functional as F
+from minitorch import nn
+
+from .init import xavier_linear_
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W_O,  head_i = Attention(Q W_Q_i, K W_K_i, V W_V_i).
+
+    The h heads work in parallel on d_k = d_model / h dims each. Self-attention projects Q, K and V with one
+    (3 d_model, d_model) matrix; cross-attention takes Q from the decoder and projects K and V from the encoder
+    output (the "memory") with one (2 d_model, d_model) matrix, once per source sentence.
+    """
+
+    def __init__(self, d_model, n_heads, cross=False):
+        super().__init__()
+        self.d_model, self.n_heads, self.d_k, self.cross = d_model, n_heads, d_model // n_heads, cross
+        if cross:
+            self.w_q = xavier_linear_(nn.Linear(d_model, d_model))
+            self.w_kv = xavier_linear_(nn.Linear(d_model, 2 * d_model), n_blocks=2)
+        else:
+            self.w_qkv = xavier_linear_(nn.Linear(d_model, 3 * d_model), n_blocks=3)
+        self.w_o = xavier_linear_(nn.Linear(d_model, d_model))
+
+    def split_heads(self, x, n=1):
+        """(B, T, n * d_model) -> (n, B, n_heads, T, d_k): n projections, each split into heads (views, no copy)."""
+        B, T, _ = x.shape
+        return x.reshape(B, T, n, self.n_heads, self.d_k).permute(2, 0, 3, 1, 4)
+
+    def memory_kv(self, memory):
+        """memory (B, S, d_model) -> keys, values (B, n_heads, S, d_k) for cross-attention."""
+        kv = self.split_heads(self.w_kv(memory), 2)
+        return kv[0], kv[1]
+
+    def forward(self, x, mask=None, kv=None, cache=None, weights=None):
+        """x (B, T, d_model) -> (B, T, d_model).
+
+        mask: bool array broadcastable to (B, n_heads, T, T_keys), True = may attend.
+        kv: cross-attention only: (keys, values) from memory_kv.
+        cache: self-attention only: a dict with the keys and values of the earlier positions (incremental
+            decoding); this call's keys and values are appended to them, and the dict is updated.
+        weights: a list; when given, the attention weights (B, n_heads, T, T_keys) are appended to it (plots).
+        """
+        if self.cross:
+            q = self.split_heads(self.w_q(x))[0]
+            k, v = kv
+        else:
+            qkv = self.split_heads(self.w_qkv(x), 3)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            if cache is not None:
+                if "k" in cache:
+                    k, v = mt.cat([cache["k"], k], dim=2), mt.cat([cache["v"], v], dim=2)
+                cache["k"], cache["v"] = k, v
+        out = F.scaled_dot_product_attention(q, k, v, mask)                   # (B, n_heads, T, d_k)
+        if weights is not None:  # the weights are what attention does to identity values: w @ I = w
+            eye = mt.tensor(np.eye(k.shape[2]), dtype=q.dtype, device=q.device)
+            weights.append(F.scaled_dot_product_attention(q, k, eye, mask))
+        B, _, T, _ = out.shape
+        return self.w_o(out.permute(0, 2, 1, 3).reshape(B, T, self.d_model))  # concatenate the heads

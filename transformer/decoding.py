@@ -1,0 +1,137 @@
+"""Turning a model into output sentences one token at a time: greedy search and beam search, batched over sentences.
+
+Both use only the incremental-decoding interface, so any model that has it can be decoded:
+    state = model.start_decoding(src)             encode the batch once
+    logits, state = model.decode_step(prev, state)  prev (B,) -> next-token logits (B, vocab)
+    state = model.reorder_state(state, index)     keep / repeat rows: finished sentences leave, beams are reordered
+Both run in eval mode under no_grad, never produce pad or bos, and stop a sentence at eos or after
+max_len_a * (its source length without padding) + max_len_b tokens. They return token ids without bos/eos/pad.
+"""
+import contextlib
+
+import numpy as np
+
+import minitorch as mt
+import minitorch.functional as F
+from minitorch import Tensor, backend
+
+
+@contextlib.contextmanager
+def inference(model):
+    """Eval mode and no_grad inside the block; the model's mode is restored after it."""
+    was_training = model.training
+    model.eval()
+    try:
+        with mt.no_grad():
+            yield
+    finally:
+        model.train(was_training)
+
+
+def max_lengths(src, max_len_a, max_len_b, pad_id):
+    """src (B, S) -> the most tokens each sentence may get, int(a * source length + b), an int array (B,)."""
+    src = backend.to_numpy(src.data if isinstance(src, Tensor) else src)
+    if np.ndim(src) != 2:
+        raise ValueError(f"src: expected token ids of shape (B, S), got shape {np.shape(src)}")
+    lengths = (np.asarray(src) != pad_id).sum(axis=1)
+    return np.maximum((max_len_a * lengths + max_len_b).astype(np.int64), 0)
+
+
+def _banned(scores, token_ids):
+    """scores (B, vocab) array with the given tokens set to -inf, in place."""
+    ids = [i for i in token_ids if 0 <= i < scores.shape[1]]
+    scores[:, ids] = -np.inf
+    return scores
+
+
+def greedy_decode(model, src, max_len_a=1.5, max_len_b=10, bos_id=2, eos_id=3, pad_id=0):
+    """src (B, S) ids -> B lists of ids: at each step the most likely next token, until eos or the length limit."""
+    max_len = max_lengths(src, max_len_a, max_len_b, pad_id)
+    out = [[] for _ in max_len]
+    with inference(model):
+        state = model.start_decoding(src)
+        rows = np.nonzero(max_len > 0)[0]              # the sentence of each row still being decoded
+        if len(rows) < len(max_len):
+            state = model.reorder_state(state, rows)
+        prev = np.full(len(rows), bos_id)
+        for step in range(1, int(max_len.max(initial=0)) + 1):
+            logits, state = model.decode_step(prev, state)
+            prev = backend.to_numpy(_banned(logits.data.copy(), (pad_id, bos_id)).argmax(axis=1))
+            for r, token in zip(rows, prev):
+                if token != eos_id:
+                    out[r].append(int(token))
+            done = (prev == eos_id) | (step >= max_len[rows])
+            if done.any():                             # finished sentences leave the batch
+                keep = np.nonzero(~done)[0]
+                if len(keep) == 0:
+                    break
+                state, rows, prev = model.reorder_state(state, keep), rows[keep], prev[keep]
+    return out
+
+
+def length_penalty_factor(length, alpha):
+    """GNMT's length penalty lp(Y) = ((5 + |Y|) / 6) ** alpha (Wu et al. 2016); scores are divided by it."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def beam_search(model, src, beam_size=5, length_penalty=0.6, max_len_a=1.5, max_len_b=10, bos_id=2, eos_id=3,
+                pad_id=0):
+    """src (B, S) ids -> B lists of ids: the best hypothesis by log p(Y) / lp(Y) found keeping beam_size per sentence.
+
+    Each step extends the K = beam_size live hypotheses of a sentence by every token and keeps the best 2K
+    candidates: those among the first K that end in eos are finished (score divided by lp, |Y| counting the eos);
+    the best K others live on. A sentence is done when it has K finished hypotheses, reaches its length limit
+    (its live hypotheses then finish as they are), or no live one can still beat its best finished one. With
+    beam_size=1 this is greedy search.
+    """
+    if not isinstance(beam_size, (int, np.integer)) or beam_size < 1:
+        raise ValueError(f"beam_search: beam_size must be a positive integer, got {beam_size!r}")
+    K = beam_size
+    max_len = max_lengths(src, max_len_a, max_len_b, pad_id)
+    finished = [[] for _ in max_len]                   # per sentence: (normalised score, tokens)
+    with inference(model):
+        state = model.start_decoding(src)
+        sents = np.nonzero(max_len > 0)[0]             # the sentence of each group of K rows still decoding
+        state = model.reorder_state(state, np.repeat(sents, K))
+        scores = np.full((len(sents), K), -np.inf)     # log p of each live hypothesis
+        scores[:, 0] = 0.0                             # one start per sentence, not K copies of it
+        hyps = np.zeros((len(sents), K, 0), dtype=np.int64)
+        prev = np.full(len(sents) * K, bos_id)
+        for t in range(1, int(max_len.max(initial=0)) + 1):
+            logits, state = model.decode_step(prev, state)
+            log_p = _banned(F.log_softmax(logits.double(), dim=-1).data, (pad_id, bos_id))   # (n K, vocab)
+            xp, n, V = backend.xp_of(log_p), len(sents), log_p.shape[1]
+            candidates = (xp.asarray(scores).reshape(-1, 1) + log_p).reshape(n, K * V)
+            top = xp.argpartition(-candidates, 2 * K - 1, axis=1)[:, :2 * K]
+            value = backend.to_numpy(xp.take_along_axis(candidates, top, axis=1))
+            top = backend.to_numpy(top)
+            order = np.lexsort((top, -value), axis=1)  # best first; ties: the lower beam, then the lower token id
+            value, top = np.take_along_axis(value, order, 1), np.take_along_axis(top, order, 1)
+            beam, token = top // V, top % V
+
+            lp = length_penalty_factor(t, length_penalty)
+            ends = (token == eos_id) & np.isfinite(value)
+            for i, j in zip(*np.nonzero(ends[:, :K])):
+                finished[sents[i]].append((value[i, j] / lp, hyps[i, beam[i, j]].tolist()))
+            live = np.argsort(token == eos_id, axis=1, kind="stable")[:, :K]   # the best K not ending in eos
+            scores, beam, token = (np.take_along_axis(a, live, 1) for a in (value, beam, token))
+            hyps = np.concatenate([np.take_along_axis(hyps, beam[:, :, None], 1), token[:, :, None]], axis=2)
+
+            done = np.zeros(n, dtype=bool)
+            for i, s in enumerate(sents):
+                if t >= max_len[s]:                    # out of length: the live hypotheses end here
+                    finished[s] += [(v / lp, h.tolist()) for v, h in zip(scores[i], hyps[i]) if np.isfinite(v)]
+                    done[i] = True
+                elif len(finished[s]) >= K:
+                    done[i] = True
+                elif finished[s]:                      # log p only falls; lp is largest at one of the two ends
+                    bound = scores[i].max() / max(length_penalty_factor(t + 1, length_penalty),
+                                                  length_penalty_factor(max_len[s], length_penalty))
+                    done[i] = max(f[0] for f in finished[s]) >= bound
+            keep = np.nonzero(~done)[0]
+            if len(keep) == 0:
+                break
+            rows = (keep[:, None] * K + beam[keep]).reshape(-1)   # each surviving hypothesis' parent row
+            state = model.reorder_state(state, rows)
+            sents, scores, hyps, prev = sents[keep], scores[keep], hyps[keep], token[keep].reshape(-1)
+    return [max(f, key=lambda h: h[0])[1] if f else [] for f in finished]

@@ -1,0 +1,36 @@
+"""Token id batches as the models take them: checked integer arrays, and the attention masks built from them.
+
+Masks are bool arrays, True = may attend, shaped to broadcast against the attention scores (B, n_heads, T_q, T_k):
+each is built once per batch and shared by every layer and head.
+"""
+import numpy as np
+
+from minitorch import Tensor, backend
+
+
+def as_ids(ids, name, device, ndim=2, vocab_size=None):
+    """ids (a Tensor, NumPy/CuPy array or nested list of ints) -> an int64 array of ndim dims on device."""
+    array = ids.data if isinstance(ids, Tensor) else ids
+    if not backend.is_array(array):
+        array = np.asarray(array)
+    if array.size == 0:  # an empty list has no integer dtype of its own
+        array = array.astype(np.int64)
+    if array.ndim != ndim:
+        want = "(B, T)" if ndim == 2 else "(B,)"
+        raise ValueError(f"{name}: expected token ids of shape {want}, got shape {tuple(array.shape)}")
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name}: token ids must be integers, got dtype {array.dtype}")
+    if vocab_size is not None and array.size and (int(array.min()) < 0 or int(array.max()) >= vocab_size):
+        raise ValueError(f"{name}: token ids must lie in [0, {vocab_size}), got values from {int(array.min())} "
+                         f"to {int(array.max())}")
+    return backend.to_device(array.astype(np.int64, copy=False), device)
+
+
+def padding_mask(ids, pad_id):
+    """ids (B, S) -> (B, 1, 1, S): no query may attend to a padding key."""
+    return (ids != pad_id)[:, None, None, :]
+
+
+def causal_mask(T, xp=np):
+    """(1, 1, T, T): position i may attend to positions j <= i only (no peeking at the future)."""
+    return xp.tril(xp.ones((T, T), dtype=bool))[None, None]
