@@ -455,3 +455,30 @@ def test_every_design_op_is_covered():
                 "stack", "F.relu", "F.gelu", "F.linear", "F.embedding"}
     assert required <= set(OPS), required - set(OPS)
     print(f"\n{len(OPS)} op forms gradient-checked, plus F.dropout")
+
+
+class _SquareWithWrongBackward(mt.Function):
+    def forward(self, a):
+        self.a = a
+        return a * a
+
+    def backward(self, g):
+        return g * self.a  # should be 2 a g
+
+
+class _SquareWithWrongForward(mt.Function):
+    def forward(self, a):
+        self.a = a
+        return a * a + 1e-6
+
+    def backward(self, g):
+        return 2 * self.a * g
+
+
+def test_the_checker_itself_catches_wrong_gradients_and_values():
+    x = np.array([[0.5, -1.5], [2.0, 1.0]])
+    check_op(lambda t: t * t, np.square, (x,))  # the right op passes
+    with pytest.raises(AssertionError, match="input 0"):
+        check_op(_SquareWithWrongBackward.apply, np.square, (x,))
+    with pytest.raises(AssertionError):
+        check_op(_SquareWithWrongForward.apply, np.square, (x,))
