@@ -3,7 +3,6 @@ without the encoder and cross-attention, under a causal mask. Trained as a langu
 ids = [bos] + y, predicting y + [eos]."""
 import numpy as np
 
-import minitorch as mt
 from minitorch import backend, nn
 
 from .layers import Embeddings, PositionalEncoding
