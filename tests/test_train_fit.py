@@ -1,0 +1,163 @@
+"""The training pipeline end to end on tiny settings: overfitting to BLEU 100, exact resume after Ctrl-C or a crash,
+the demo preset's fit -> translate -> evaluate -> plot, and checkpoint averaging."""
+import io
+import json
+import signal
+
+import numpy as np
+import pytest
+
+import minitorch as mt
+from train import checkpoint, fit
+from train.__main__ import main
+
+PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
+         ("two old men read books .", "books read men old two ."), ("the bird sings loudly .", "loudly sings bird the ."),
+         ("my sister paints a blue house .", "house blue a paints sister my ."),
+         ("children play in the park .", "park the in play children .")]
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path):
+    """A handful of sentence pairs (word order reversed), repeated 30 times in train; val and test hold them once."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for split, copies in (("train", 30), ("val", 1), ("test", 1)):
+        for lang, side in (("xs", 0), ("xt", 1)):
+            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
+    return folder
+
+
+def tiny_fit(corpus, run_dir, *extra):
+    return ["fit", "--preset", "tiny", "--data-dir", str(corpus), "--src", "xs", "--tgt", "xt", "--run-dir",
+            str(run_dir), "--vocab-size", "60", *extra]
+
+
+def records(run_dir):
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def without_timing(rs):
+    return [{k: v for k, v in r.items() if k not in ("tokens_per_s", "s_per_step")} for r in rs]
+
+
+@pytest.mark.slow
+def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "128", "--epochs", "12", "--lr", "3e-3",
+                         "--warmup", "30", "--dropout", "0")) == 0
+    epochs = [r for r in records(run_dir) if r["kind"] == "epoch"]
+    assert len(epochs) == 12 and epochs[-1]["val_bleu"] == pytest.approx(100.0)
+    assert epochs[-1]["val_loss"] < epochs[0]["val_loss"] / 3
+    assert "parameters: " in capsys.readouterr().out
+    assert main(["evaluate", "--run-dir", str(run_dir), "--split", "test", "--beam", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "tok:13a" in out and "case:mixed" in out and "case:lc" in out
+    result = [json.loads(line) for line in (run_dir / "evaluations.jsonl").read_text().splitlines()][-1]
+    assert result["bleu"] == pytest.approx(100.0) and result["chrf"] == pytest.approx(100.0)
+    hyps = (run_dir / result["hypotheses"]).read_text().splitlines()
+    assert hyps == [p[1] for p in PAIRS]
+
+
+def interrupt_at(monkeypatch, step, how):
+    """Make Trainer.train_step send Ctrl-C (SIGINT) or crash right after the given step."""
+    original = fit.Trainer.train_step
+
+    def step_then_stop(self, index):
+        original(self, index)
+        if self.step == step:
+            if how == "ctrl-c":
+                signal.raise_signal(signal.SIGINT)
+            else:
+                raise RuntimeError("simulated crash")
+    monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
+
+
+def final_weights(run_dir):
+    return {k: v.numpy() for k, v in mt.load(run_dir / "last.npz")["model"].items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["ctrl-c", "crash"])
+def test_resume_gives_the_same_metrics_as_an_uninterrupted_run(tiny_corpus, tmp_path, monkeypatch, how):
+    settings = ["--batch-tokens", "64", "--epochs", "2", "--dropout", "0.1", "--save-every", "20"]
+    straight = tmp_path / "straight"
+    assert main(tiny_fit(tiny_corpus, straight, *settings)) == 0
+
+    stopped = tmp_path / "stopped"
+    with monkeypatch.context() as m:
+        interrupt_at(m, 35, how)
+        if how == "ctrl-c":
+            assert main(tiny_fit(tiny_corpus, stopped, *settings)) == 130   # saves `last` at step 35
+            assert mt.load(stopped / "last.npz")["progress"]["step"] == 35
+        else:
+            with pytest.raises(RuntimeError, match="simulated crash"):
+                main(tiny_fit(tiny_corpus, stopped, *settings))           # the last save was at step 20
+            assert mt.load(stopped / "last.npz")["progress"]["step"] == 20
+            assert records(stopped)[-1]["step"] == 30                      # to be dropped on resume
+    assert main(tiny_fit(tiny_corpus, stopped, "--resume")) == 0
+
+    assert without_timing(records(stopped)) == without_timing(records(straight))
+    a, b = final_weights(straight), final_weights(stopped)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_resume_refuses_changed_settings_and_a_new_run_refuses_an_old_folder(tiny_corpus, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "256", "--max-steps", "2")) == 0
+    capsys.readouterr()
+    assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "256")) == 1
+    assert "already holds a run; add --resume" in capsys.readouterr().err
+    assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "512", "--resume")) == 1
+    err = capsys.readouterr().err
+    assert "--batch-tokens 512 differs from the run's 256" in err and len(err.strip().splitlines()) == 1
+    assert main(tiny_fit(tiny_corpus, run_dir, "--resume", "--max-steps", "4")) == 0   # continues from step 2
+    steps = [r["step"] for r in records(run_dir) if r["kind"] == "epoch"]
+    assert steps == [2, 4]
+    assert main(tiny_fit(tiny_corpus, tmp_path / "none", "--resume")) == 1
+    assert "holds no last.npz" in capsys.readouterr().err
+
+
+def test_avg_checkpoint_is_the_mean_of_the_last_k_epochs(tmp_path):
+    model = mt.nn.Linear(3, 2)
+    expected = []
+    for epoch in range(1, 5):
+        model.weight.data[...] = epoch * np.arange(6, dtype=np.float32).reshape(2, 3)
+        model.bias.data[...] = -epoch
+        checkpoint.save_model(tmp_path / f"epoch-{epoch}.npz", model, epoch=epoch)
+        expected.append({k: v.numpy().copy() for k, v in model.state_dict().items()})
+    kept = checkpoint.keep_last_snapshots(tmp_path, 3)
+    assert [p.name for p in kept] == ["epoch-2.npz", "epoch-3.npz", "epoch-4.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["epoch-2.npz", "epoch-3.npz", "epoch-4.npz"]
+    avg = checkpoint.average_states(kept)
+    for k in avg:
+        np.testing.assert_allclose(avg[k], (expected[1][k] + expected[2][k] + expected[3][k]) / 3, rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_demo_preset_end_to_end_on_a_few_steps(tmp_path, monkeypatch, capsys):
+    run_dir = tmp_path / "demo"
+    assert main(["fit", "--preset", "demo", "--run-dir", str(run_dir), "--max-steps", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "generated the demo corpus" in out and "hypothesis:" in out
+    assert {"config.json", "spm.model", "metrics.jsonl", "last.npz", "best.npz", "avg.npz"} <= \
+        {p.name for p in run_dir.iterdir()}
+
+    sentences = ["The big dog saw a red ball.", "", "Two cats eat the cake."]
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(s + "\n" for s in sentences)))
+    assert main(["translate", "--run-dir", str(run_dir), "--beam", "2"]) == 0
+    lines = capsys.readouterr().out.split("\n")
+    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""    # one line out per line in
+
+    src = (run_dir / "data" / "test.en").read_text().splitlines()[:4]
+    ref = (run_dir / "data" / "test.toy").read_text().splitlines()[:4]
+    (tmp_path / "src.txt").write_text("\n".join(src) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(ref) + "\n")
+    assert main(["evaluate", "--run-dir", str(run_dir), "--src-file", str(tmp_path / "src.txt"), "--ref-file",
+                 str(tmp_path / "ref.txt"), "--beam", "2", "--checkpoint", "avg"]) == 0
+    assert "BLEU" in capsys.readouterr().out
+    assert len((run_dir / "hyp.src.txt.avg.beam2.toy").read_text().splitlines()) == 4
+
+    assert main(["plot", "--run-dir", str(run_dir)]) == 0
+    for name in ("curves.png", "attention.png", "positional_encoding.png"):
+        assert (run_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

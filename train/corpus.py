@@ -1,0 +1,104 @@
+"""Finding and reading parallel corpora: a folder of aligned splits `SPLIT.LANG` (plain or .gz), one sentence a line.
+
+The default corpus, Multi30k, is looked for in `$MINITORCH_DATA/multi30k/`, then in `~/.cache/minitorch/multi30k/`
+(where `download.py` puts it); `--data-dir DIR` names any other folder directly.
+"""
+import gzip
+import os
+from pathlib import Path
+
+from .errors import TrainError
+
+FIT_SPLITS = ("train", "val")
+
+
+def cache_dir():
+    """~/.cache/minitorch/multi30k: where a download of Multi30k goes."""
+    return Path.home() / ".cache" / "minitorch" / "multi30k"
+
+
+def default_dirs():
+    """The folders searched for Multi30k when no --data-dir is given, in order."""
+    dirs = []
+    if os.environ.get("MINITORCH_DATA"):
+        dirs.append(Path(os.environ["MINITORCH_DATA"]) / "multi30k")
+    dirs.append(cache_dir())
+    return dirs
+
+
+def split_file(folder, split, lang):
+    """The path of SPLIT.LANG or SPLIT.LANG.gz in folder, or None when neither exists."""
+    for name in (f"{split}.{lang}", f"{split}.{lang}.gz"):
+        path = Path(folder) / name
+        if path.is_file():
+            return path
+    return None
+
+
+def has_splits(folder, src, tgt, splits=FIT_SPLITS):
+    return all(split_file(folder, s, lang) for s in splits for lang in (src, tgt))
+
+
+def available_splits(folder, src, tgt):
+    """The names of the splits that have both a source and a target file, e.g. ['test_2016_flickr', 'train', 'val']."""
+    names = set()
+    for path in Path(folder).iterdir():
+        name = path.name[:-3] if path.name.endswith(".gz") else path.name
+        split, _, lang = name.rpartition(".")
+        if split and lang == src and split_file(folder, split, tgt):
+            names.add(split)
+    return sorted(names)
+
+
+def find_corpus(data_dir, src, tgt, download=None):
+    """The folder holding train and val for src-tgt: data_dir if given, else the Multi30k locations (downloading there
+    with `download(folder, langs)` when nothing is found and download is given)."""
+    if data_dir is not None:
+        folder = Path(data_dir)
+        if not folder.is_dir():
+            raise TrainError(f"--data-dir {folder}: no such folder")
+        missing = [f"{s}.{lang}[.gz]" for s in FIT_SPLITS for lang in (src, tgt) if not split_file(folder, s, lang)]
+        if missing:
+            raise TrainError(f"--data-dir {folder}: missing {', '.join(missing)} (a corpus folder holds aligned "
+                             f"files SPLIT.LANG, one sentence a line)")
+        return folder
+    for folder in default_dirs():
+        if folder.is_dir() and has_splits(folder, src, tgt):
+            return folder
+    if download is None:
+        raise TrainError(f"Multi30k {src}-{tgt} not found in {' or '.join(map(str, default_dirs()))}")
+    download(cache_dir(), (src, tgt))
+    return cache_dir()
+
+
+def read_lines(path):
+    """The lines of a UTF-8 text file (plain or .gz), without their line ends."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="\n") as f:
+            return [line.rstrip("\r\n") for line in f]
+    except FileNotFoundError:
+        raise TrainError(f"{path}: no such file") from None
+    except UnicodeDecodeError as e:
+        raise TrainError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except (gzip.BadGzipFile, EOFError, OSError) as e:
+        raise TrainError(f"{path}: cannot read ({e})") from None
+
+
+def read_parallel(folder, split, src, tgt):
+    """(source lines, target lines) of one split; raises TrainError naming the files if they are missing or unaligned."""
+    paths = [split_file(folder, split, lang) for lang in (src, tgt)]
+    for path, lang in zip(paths, (src, tgt)):
+        if path is None:
+            raise TrainError(f"{Path(folder) / f'{split}.{lang}'}[.gz]: no such file")
+    return read_aligned(*paths)
+
+
+def read_aligned(src_path, tgt_path):
+    """Lines of two files that must have the same number of lines."""
+    src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)
+    if len(src_lines) != len(tgt_lines):
+        raise TrainError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}; "
+                         f"parallel files must be aligned line by line")
+    return src_lines, tgt_lines

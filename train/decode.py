@@ -1,0 +1,49 @@
+"""Translating lists of sentences: encode, decode in length-sorted batches (greedy or beam), detokenize."""
+import sys
+
+from tqdm import tqdm
+
+from minitorch import backend
+
+from .batching import source_batch, token_batches
+
+MAX_LEN_A, MAX_LEN_B = 1.5, 10  # output length limit: a * source length + b
+
+
+def max_source_tokens(model):
+    """The longest source (in tokens, eos included) whose longest allowed output still fits the model's max_len."""
+    max_len = model.cfg.max_len
+    return min(max_len, int((max_len - 1 - MAX_LEN_B) / MAX_LEN_A))
+
+
+def translate_ids(model, src_ids, beam=1, length_penalty=0.6, batch_tokens=4096, device="cpu", progress=False):
+    """list of source id lists -> list of output id lists (no bos/eos), in the input order."""
+    from transformer.decoding import beam_search, greedy_decode
+    limit = max_source_tokens(model) - 1
+    clipped = [ids[:limit] for ids in src_ids]
+    if any(len(a) != len(b) for a, b in zip(clipped, src_ids)):
+        print(f"warning: sources longer than {limit} tokens were cut to fit the model's max_len "
+              f"{model.cfg.max_len}", file=sys.stderr)
+    lengths = [len(ids) + 1 for ids in clipped]
+    batches = token_batches(lengths, lengths, max(batch_tokens // beam, 64), shuffle=False)
+    out = [None] * len(clipped)
+    for index in tqdm(batches, desc=f"{'beam' if beam > 1 else 'greedy'} decoding", unit="batch",
+                      disable=None if progress else True, leave=False):
+        src = backend.to_device(source_batch([clipped[i] for i in index]), device)
+        kw = dict(max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B)
+        hyps = (greedy_decode(model, src, **kw) if beam == 1 else
+                beam_search(model, src, beam_size=beam, length_penalty=length_penalty, **kw))
+        for i, h in zip(index, hyps):
+            out[i] = list(h)
+    return out
+
+
+def translate_lines(model, tokenizer, lines, **kw):
+    """list of source sentences -> list of detokenized translations; blank lines stay blank."""
+    lines = list(lines)
+    todo = [i for i, line in enumerate(lines) if line.strip()]
+    hyps = translate_ids(model, tokenizer.encode([lines[i] for i in todo]), **kw) if todo else []
+    out = [""] * len(lines)
+    for i, text in zip(todo, tokenizer.decode(hyps)):
+        out[i] = text
+    return out

@@ -1,0 +1,77 @@
+"""evaluate: translate a split (or given files) with beam search and score it with sacreBLEU and chrF.
+
+BLEU is sacreBLEU's corpus BLEU on detokenized, cased text with the 13a tokenizer; BLEU on lowercased text is printed
+beside it for comparison with work that lowercases. The hypotheses are written to the run folder.
+"""
+import json
+import time
+from pathlib import Path
+
+from . import corpus, metrics, run
+from .arguments import add_device_argument, positive_float, positive_int
+from .checkpoint import CHECKPOINTS
+from .decode import translate_lines
+from .errors import TrainError
+
+DEFAULT_SPLITS = ("test_2016_flickr", "test", "val")  # the first one present is evaluated when --split is not given
+
+
+def add_arguments(p):
+    p.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
+    p.add_argument("--split", help="a split of the run's corpus, e.g. test_2016_flickr, val (default: the first "
+                                   f"of {', '.join(DEFAULT_SPLITS)} that exists)")
+    p.add_argument("--src-file", help="translate this file instead of a split (needs --ref-file)")
+    p.add_argument("--ref-file", help="the reference translations of --src-file, line by line")
+    p.add_argument("--beam", type=positive_int, default=5, help="beam size; 1 = greedy (default 5)")
+    p.add_argument("--length-penalty", type=positive_float, default=0.6, help="GNMT length penalty alpha (0.6)")
+    p.add_argument("--checkpoint", choices=CHECKPOINTS, default="best", help="which weights (default: best)")
+    p.add_argument("--batch-tokens", type=positive_int, default=4096, help="source tokens per decoding batch")
+    add_device_argument(p)
+
+
+def main(args):
+    device = run.check_device(args.device)
+    config = run.load_config(args.run_dir)
+    s = config["settings"]
+    if (args.src_file is None) != (args.ref_file is None):
+        raise TrainError("--src-file and --ref-file go together")
+    if args.src_file is not None:
+        if args.split:
+            raise TrainError("give either --split or --src-file/--ref-file, not both")
+        sources, references = corpus.read_aligned(args.src_file, args.ref_file)
+        name = Path(args.src_file).name
+    else:
+        data_dir = Path(s["data_dir"])
+        if not data_dir.is_dir():
+            raise TrainError(f"the run's corpus folder {data_dir} is gone; use --src-file and --ref-file")
+        present = corpus.available_splits(data_dir, s["src"], s["tgt"])
+        name = args.split or next((x for x in DEFAULT_SPLITS if x in present), None)
+        if name not in present:
+            raise TrainError(f"no split {name!r} for {s['src']}->{s['tgt']} in {data_dir}; it has "
+                             f"{', '.join(present) or 'none'}")
+        sources, references = corpus.read_parallel(data_dir, name, s["src"], s["tgt"])
+    tokenizer = run.load_tokenizer(args.run_dir)
+    model = run.load_model(args.run_dir, config, args.checkpoint, device)
+
+    start = time.perf_counter()
+    hypotheses = translate_lines(model, tokenizer, sources, beam=args.beam, length_penalty=args.length_penalty,
+                                 batch_tokens=args.batch_tokens, device=device, progress=True)
+    seconds = time.perf_counter() - start
+    out = Path(args.run_dir) / f"hyp.{name}.{args.checkpoint}.beam{args.beam}.{s['tgt']}"
+    out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
+
+    bleu, bleu_sig = metrics.bleu(hypotheses, references)
+    chrf, chrf_sig = metrics.chrf(hypotheses, references)
+    bleu_lc, bleu_lc_sig = metrics.bleu(hypotheses, references, lowercase=True)
+    print(f"{name}: {len(sources)} sentences, checkpoint {args.checkpoint}, beam {args.beam}, {seconds:.1f} s")
+    print(f"BLEU  {bleu:6.2f}  {bleu_sig}")
+    print(f"chrF  {chrf:6.2f}  {chrf_sig}")
+    print(f"BLEU  {bleu_lc:6.2f}  {bleu_lc_sig}   (lowercased, for comparison only)")
+    print(f"hypotheses: {out}")
+    record = {"split": name, "checkpoint": args.checkpoint, "beam": args.beam, "length_penalty": args.length_penalty,
+              "sentences": len(sources), "bleu": bleu, "bleu_signature": bleu_sig, "chrf": chrf,
+              "chrf_signature": chrf_sig, "bleu_lowercase": bleu_lc, "bleu_lowercase_signature": bleu_lc_sig,
+              "seconds": seconds, "hypotheses": out.name}
+    with open(Path(args.run_dir) / "evaluations.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+    return 0

@@ -1,0 +1,397 @@
+"""fit: train a model on a parallel corpus (teacher forcing, label smoothing, Adam with warmup, clipping).
+
+After each epoch: validation loss and greedy validation BLEU, a record in metrics.jsonl, checkpoints `last`, `best`
+(by validation BLEU) and `avg` (the average of the last k epochs). `--resume` continues a stopped run exactly where
+it stopped: step, optimizer, schedule, random state and the position in the epoch's batch order. Ctrl-C stops after
+the current step and saves `last`.
+"""
+import json
+import math
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+import minitorch as mt
+import minitorch.functional as F
+from minitorch import backend
+
+from . import checkpoint, corpus, demo_corpus, download, metrics, run
+from .arguments import add_device_argument, non_negative_int, positive_float, positive_int, probability
+from .batching import token_batches, training_batch
+from .decode import translate_ids
+from .errors import TrainError
+from .presets import PRESETS, noam_factor
+from .tokenizer import PAD_ID, Tokenizer, train_tokenizer
+
+# Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
+OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "save_every")
+CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
+N_EXAMPLES = 3
+
+
+def add_arguments(p):
+    p.add_argument("--preset", required=True, choices=sorted(PRESETS),
+                   help="; ".join(f"{name}: {preset.description}" for name, preset in PRESETS.items()))
+    p.add_argument("--model", choices=run.MODELS, default=None, help="the architecture (default: transformer)")
+    p.add_argument("--src", help="source language: the file suffix, e.g. de (default: the preset's)")
+    p.add_argument("--tgt", help="target language, e.g. en (default: the preset's)")
+    p.add_argument("--data-dir", help="a corpus folder with train.SRC, train.TGT, val.SRC, val.TGT (plain or .gz); "
+                                      "default: Multi30k from $MINITORCH_DATA/multi30k or ~/.cache/minitorch/multi30k")
+    p.add_argument("--run-dir", help="where config, tokenizer, metrics and checkpoints go "
+                                     "(default: runs/PRESET-SRC-TGT)")
+    add_device_argument(p)
+    p.add_argument("--epochs", type=positive_int, help="number of epochs (default: the preset's)")
+    p.add_argument("--max-steps", type=positive_int, help="stop after this many steps in all, validating at the end")
+    p.add_argument("--batch-tokens", type=positive_int, help="padded tokens per batch (default: the preset's)")
+    p.add_argument("--seed", type=non_negative_int, help="seed of initialisation, dropout and data order (default 0)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
+    p.add_argument("--vocab-size", type=positive_int, help="joint SentencePiece vocabulary size (default: the "
+                                                            "preset's; 8000 for Multi30k)")
+    p.add_argument("--lr", type=positive_float, help="peak learning rate, reached at the end of warmup")
+    p.add_argument("--warmup", type=positive_int, help="warmup steps of the learning-rate schedule")
+    p.add_argument("--dropout", type=probability, help="dropout rate (default: the preset's)")
+    p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
+                                                                "end of each epoch)")
+
+
+def main(args):
+    device = run.check_device(args.device)
+    settings, model_kw, run_dir = resolve_settings(args)
+    data_dir = prepare_corpus(settings, run_dir, args.data_dir)
+    trainer = Trainer(settings, model_kw, run_dir, data_dir, device, resume=args.resume)
+    return trainer.fit()
+
+
+def resolve_settings(args):
+    """(settings, model keyword arguments, run folder) from the preset and the flags, or from the resumed run."""
+    preset = PRESETS[args.preset]
+    given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
+    src, tgt = given.get("src", preset.src), given.get("tgt", preset.tgt)
+    run_dir = Path(args.run_dir or Path("runs") / f"{preset.name}-{src}-{tgt}")
+    if args.resume:
+        if not checkpoint.checkpoint_path(run_dir, "last").is_file():
+            raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
+        config = run.load_config(run_dir)
+        settings = config["settings"]
+        for key, value in given.items():
+            if key not in CHANGEABLE_ON_RESUME and settings.get(key) != value:
+                raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's "
+                                 f"{settings.get(key)}; a resumed run keeps its settings (only --epochs, "
+                                 f"--max-steps and --save-every may change)")
+        if settings["preset"] != preset.name:
+            raise TrainError(f"--resume: {run_dir} was trained with --preset {settings['preset']}, not {preset.name}")
+        settings.update({k: given[k] for k in CHANGEABLE_ON_RESUME if k in given})
+        settings["max_steps"] = given.get("max_steps")  # a step budget belongs to one command, not to the run
+        return settings, None, run_dir
+    if checkpoint.checkpoint_path(run_dir, "last").is_file() or run.config_path(run_dir).is_file():
+        raise TrainError(f"{run_dir} already holds a run; add --resume to continue it, or choose another --run-dir "
+                         f"(or delete the folder)")
+    settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model")}
+    settings.update(preset=preset.name, model="transformer", seed=0, max_steps=None, dropout=preset.model["dropout"])
+    settings.update(given)
+    model_kw = dict(preset.model, dropout=settings["dropout"])
+    return settings, model_kw, run_dir
+
+
+def prepare_corpus(settings, run_dir, data_dir):
+    """The corpus folder: --data-dir, the generated demo corpus (inside the run folder), or Multi30k."""
+    if "data_dir" in settings:  # a resumed run reads what it read before
+        return Path(settings["data_dir"])
+    src, tgt = settings["src"], settings["tgt"]
+    if data_dir is None and settings["corpus"] == "demo":
+        if (src, tgt) != (demo_corpus.SRC, demo_corpus.TGT):
+            raise TrainError(f"the demo corpus is {demo_corpus.SRC}->{demo_corpus.TGT}; drop --src/--tgt, or pass "
+                             f"--data-dir for another corpus")
+        folder = Path(run_dir) / "data"
+        if not corpus.has_splits(folder, src, tgt):
+            demo_corpus.write_demo_corpus(folder)
+            print(f"generated the demo corpus in {folder}")
+        return folder.resolve()
+    return corpus.find_corpus(data_dir, src, tgt, download=download.download_multi30k).resolve()
+
+
+class StopRequest:
+    """Ctrl-C asks training to stop after the current step (a second Ctrl-C stops at once, without saving)."""
+
+    def __init__(self):
+        self.requested = False
+        self.previous = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        tqdm.write("stopping after this step, then saving `last` (Ctrl-C again to quit without saving)",
+                   file=sys.stderr)
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+class Trainer:
+    """The state of one training run and the loop that advances it."""
+
+    def __init__(self, settings, model_kw, run_dir, data_dir, device, resume):
+        self.s, self.run_dir, self.device = settings, Path(run_dir), device
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.metrics_path = self.run_dir / "metrics.jsonl"
+        src, tgt = settings["src"], settings["tgt"]
+        train_src, train_tgt = corpus.read_parallel(data_dir, "train", src, tgt)
+        self.val_src, self.val_tgt = corpus.read_parallel(data_dir, "val", src, tgt)
+        print(f"corpus {data_dir} ({src}->{tgt}): {len(train_src)} training and {len(self.val_src)} validation pairs")
+
+        if resume:
+            self.tok = Tokenizer(self.run_dir / "spm.model")
+            self.config = dict(run.load_config(self.run_dir), settings=settings)
+            run.write_config(self.run_dir, self.config)
+        else:
+            self.tok, note = train_tokenizer(train_src + train_tgt, self.run_dir / "spm.model", settings["vocab_size"])
+            print(f"tokenizer: joint SentencePiece, {self.tok.vocab_size} pieces" + (f" ({note})" if note else ""))
+            from transformer import ModelConfig
+            try:
+                model_config = ModelConfig(vocab_size=self.tok.vocab_size, **model_kw).validate()
+            except (TypeError, ValueError) as e:
+                raise TrainError(f"bad model configuration: {e}") from None
+            settings["data_dir"] = str(data_dir)
+            self.config = {"settings": settings, "model_config": model_config.to_dict()}
+            run.write_config(self.run_dir, self.config)
+
+        max_len = self.config["model_config"]["max_len"]
+        self.train_src, self.train_tgt, dropped = encode_pairs(self.tok, train_src, train_tgt, max_len)
+        if dropped:
+            print(f"left out {dropped} training pairs that are empty or longer than max_len {max_len} tokens")
+        self.val_pairs = encode_pairs(self.tok, self.val_src, self.val_tgt, max_len)[:2]
+        for split, pairs in (("train", self.train_src), ("val", self.val_pairs[0])):
+            if not pairs:
+                raise TrainError(f"{data_dir}: the {split} split has no usable sentence pairs")
+        self.n_bleu = min(settings["val_bleu_sentences"] or len(self.val_src), len(self.val_src))
+        self.val_bleu_ids = self.tok.encode(self.val_src[:self.n_bleu])
+
+        mt.manual_seed(settings["seed"])
+        self.model = run.build_model(self.config).to(device)
+        self.model.train()
+        d_model = self.config["model_config"]["d_model"]
+        self.optimizer = mt.optim.Adam(self.model.parameters(), lr=settings["lr"], betas=(0.9, 0.98), eps=1e-9)
+        self.schedule = mt.optim.WarmupSchedule(self.optimizer, d_model, settings["warmup"],
+                                                noam_factor(settings["lr"], d_model, settings["warmup"]))
+        self.src_lens = [len(x) + 1 for x in self.train_src]
+        self.tgt_lens = [len(y) + 1 for y in self.train_tgt]
+        self.step, self.epoch, self.batch_pos, self.best_bleu, self.metrics_lines = 0, 0, 0, -1.0, 0
+        self.epoch_loss, self.epoch_tokens = 0.0, 0
+        self.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0}
+        if resume:
+            self.load_state(checkpoint.load(checkpoint.checkpoint_path(self.run_dir, "last"), device))
+        else:
+            self.metrics_path.write_text("")
+        n_params = sum(p.numel() for p in self.model.parameters())
+        print(f"model: {settings['model']} {self.config['model_config']}")
+        print(f"parameters: {n_params:,}")
+
+    # ----- the loop -----
+    def fit(self):
+        s = self.s
+        if self.epoch >= s["epochs"]:
+            raise TrainError(f"{self.run_dir} has finished its {s['epochs']} epochs; pass a larger --epochs to train "
+                             f"on")
+        if self.out_of_steps():
+            raise TrainError(f"{self.run_dir} is at step {self.step} already; pass a larger --max-steps")
+        print(f"run folder {self.run_dir}; {len(self.batches(0))} batches an epoch of about {s['batch_tokens']} tokens"
+              + (f"; resuming at step {self.step} (epoch {self.epoch + 1})" if self.step else ""))
+        with StopRequest() as stop:
+            while self.epoch < s["epochs"]:
+                batches = self.batches(self.epoch)
+                bar = tqdm(total=len(batches), initial=self.batch_pos, desc=f"epoch {self.epoch + 1}/{s['epochs']}",
+                           unit="step", dynamic_ncols=True, disable=None)
+                while self.batch_pos < len(batches) and not self.out_of_steps():
+                    self.train_step(batches[self.batch_pos])
+                    bar.update(1)
+                    bar.set_postfix_str(self.postfix(), refresh=False)
+                    if stop.requested:
+                        bar.close()
+                        return self.stop_here()
+                    if s["save_every"] and self.step % s["save_every"] == 0:
+                        self.save_last()
+                bar.close()
+                partial = self.batch_pos < len(batches)
+                record = self.end_of_epoch(partial, stop)
+                if record is None:
+                    return self.stop_here()
+                if partial:
+                    print(f"reached --max-steps {s['max_steps']}; continue with --resume and a larger --max-steps")
+                    break
+        self.print_examples()
+        print(f"done: best validation BLEU {self.best_bleu:.2f}; checkpoints in {self.run_dir}")
+        return 0
+
+    def batches(self, epoch):
+        return token_batches(self.src_lens, self.tgt_lens, self.s["batch_tokens"], self.s["seed"], epoch)
+
+    def out_of_steps(self):
+        return self.s["max_steps"] is not None and self.step >= self.s["max_steps"]
+
+    def train_step(self, index):
+        """One update on the batch of sentences `index`."""
+        start = time.perf_counter()
+        src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in
+                                training_batch([self.train_src[i] for i in index], [self.train_tgt[i] for i in index]))
+        logits = self.model(src, tgt_in)
+        loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.s["label_smoothing"])
+        self.optimizer.zero_grad()
+        loss.backward()
+        mt.nn.utils.clip_grad_norm_(self.model.parameters(), self.s["clip_norm"])
+        lr = self.optimizer.lr
+        self.optimizer.step()
+        self.schedule.step()
+        loss_value, n_tokens = float(loss.item()), int((tgt_out != PAD_ID).sum())
+        if not math.isfinite(loss_value):
+            raise TrainError(f"the training loss became {loss_value} at step {self.step + 1}; try a lower --lr")
+        self.step += 1
+        self.batch_pos += 1
+        self.epoch_loss += loss_value * n_tokens
+        self.epoch_tokens += n_tokens
+        w = self.window
+        w["loss"] += loss_value
+        w["steps"] += 1
+        w["tokens"] += n_tokens
+        w["time"] += time.perf_counter() - start
+        w["lr"] = lr
+        if w["steps"] == self.s["log_every"]:
+            self.log_window()
+
+    def log_window(self):
+        """A train record of the steps since the last one (every log_every steps, and at the end of an epoch)."""
+        w = self.window
+        self.log({"kind": "train", "step": self.step, "epoch": self.epoch + 1, "loss": w["loss"] / w["steps"],
+                  "lr": w["lr"], "tokens_per_s": w["tokens"] / w["time"], "s_per_step": w["time"] / w["steps"]})
+        self.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": w["loss"] / w["steps"],
+                       "speed": w["tokens"] / w["time"], "lr": w["lr"]}
+
+    def postfix(self):
+        w = self.window
+        loss = w["loss"] / w["steps"] if w["steps"] else w.get("last", float("nan"))
+        speed = w["tokens"] / w["time"] if w["steps"] else w.get("speed", 0.0)
+        return f"loss {loss:.3f}, lr {w.get('lr', 0):.2e}, {speed:,.0f} tok/s"
+
+    def end_of_epoch(self, partial, stop):
+        """Validate, record, save best/avg/last; None when a Ctrl-C came during validation."""
+        if self.window["steps"]:
+            self.log_window()
+        val = self.validate(stop)
+        if val is None:
+            return None
+        record = {"kind": "epoch", "epoch": self.epoch + 1, "step": self.step, "partial": partial,
+                  "train_loss": self.epoch_loss / max(self.epoch_tokens, 1), **val}
+        self.log(record)
+        number = self.epoch + 1
+        if val["val_bleu"] > self.best_bleu:
+            self.best_bleu = val["val_bleu"]
+            checkpoint.save_model(checkpoint.checkpoint_path(self.run_dir, "best"), self.model, epoch=number,
+                                  step=self.step, val_bleu=val["val_bleu"])
+        checkpoint.save_model(self.run_dir / f"epoch-{number}.npz", self.model, epoch=number, step=self.step)
+        kept = checkpoint.keep_last_snapshots(self.run_dir, self.s["avg_last"])
+        mt.save({"model": checkpoint.average_states(kept), "epochs": [p.stem for p in kept]},
+                checkpoint.checkpoint_path(self.run_dir, "avg"))
+        if not partial:
+            self.epoch += 1
+            self.batch_pos, self.epoch_loss, self.epoch_tokens = 0, 0.0, 0
+        self.save_last()
+        print(f"epoch {number}{' (partial)' if partial else ''}, step {self.step}: train loss {record['train_loss']:.3f}"
+              f", val loss {val['val_loss']:.3f} (ppl {val['val_ppl']:.2f}), greedy val BLEU {val['val_bleu']:.2f}"
+              f" on {val['val_bleu_sentences']} sentences, chrF {val['val_chrf']:.2f}", flush=True)
+        return record
+
+    def validate(self, stop):
+        """Validation loss (label-smoothed and plain NLL) and greedy BLEU/chrF; None if stopped by Ctrl-C."""
+        self.model.eval()
+        try:
+            total, nll, tokens = 0.0, 0.0, 0
+            val_src, val_tgt = self.val_pairs
+            lens = [len(x) + 1 for x in val_src], [len(y) + 1 for y in val_tgt]
+            with mt.no_grad():
+                for index in token_batches(*lens, self.s["batch_tokens"], shuffle=False):
+                    if stop.requested:
+                        return None
+                    src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in training_batch(
+                        [val_src[i] for i in index], [val_tgt[i] for i in index]))
+                    logits = self.model(src, tgt_in)
+                    total += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum",
+                                                   label_smoothing=self.s["label_smoothing"]).item())
+                    nll += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum").item())
+                    tokens += int((tgt_out != PAD_ID).sum())
+            n = self.n_bleu
+            hyp_ids = translate_ids(self.model, self.val_bleu_ids, beam=1, batch_tokens=self.s["batch_tokens"],
+                                    device=self.device, progress=True)
+            if stop.requested:
+                return None
+        finally:
+            self.model.train()
+        hyps, refs = self.tok.decode(hyp_ids), self.val_tgt[:n]
+        self.examples = list(zip(self.val_src[:N_EXAMPLES], refs[:N_EXAMPLES], hyps[:N_EXAMPLES]))
+        bleu, bleu_sig = metrics.bleu(hyps, refs)
+        chrf, chrf_sig = metrics.chrf(hyps, refs)
+        return {"val_loss": total / tokens, "val_nll": nll / tokens, "val_ppl": math.exp(min(nll / tokens, 50)),
+                "val_bleu": bleu, "val_chrf": chrf, "val_bleu_sentences": n, "decoding": "greedy",
+                "bleu_signature": bleu_sig, "chrf_signature": chrf_sig}
+
+    def print_examples(self):
+        for src, ref, hyp in getattr(self, "examples", []):
+            print(f"\n  source:     {src}\n  reference:  {ref}\n  hypothesis: {hyp}")
+        if getattr(self, "examples", None):
+            print(f"\ntranslate more with: python -m train translate --run-dir {self.run_dir} < {self.s['src']}.txt")
+
+    def stop_here(self):
+        self.save_last()
+        print(f"stopped at step {self.step}; saved {checkpoint.checkpoint_path(self.run_dir, 'last')}. Continue with: "
+              f"python -m train fit --preset {self.s['preset']} --run-dir {self.run_dir} --resume", file=sys.stderr)
+        return 130
+
+    # ----- metrics and state -----
+    def log(self, record):
+        with open(self.metrics_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+        self.metrics_lines += 1
+
+    def state(self):
+        return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "schedule": self.schedule.state_dict(), "rng": backend.get_rng_state(),
+                "progress": {"step": self.step, "epoch": self.epoch, "batch_pos": self.batch_pos,
+                             "best_bleu": self.best_bleu, "metrics_lines": self.metrics_lines,
+                             "epoch_loss": self.epoch_loss, "epoch_tokens": self.epoch_tokens,
+                             "window": self.window}}
+
+    def save_last(self):
+        mt.save(self.state(), checkpoint.checkpoint_path(self.run_dir, "last"))
+
+    def load_state(self, state):
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (KeyError, ValueError) as e:
+            raise TrainError(f"{self.run_dir / 'last.npz'} does not fit this run's model: {e}") from None
+        self.schedule.load_state_dict(state["schedule"])
+        backend.set_rng_state(state["rng"])
+        p = state["progress"]
+        self.step, self.epoch, self.batch_pos = p["step"], p["epoch"], p["batch_pos"]
+        self.best_bleu, self.metrics_lines = p["best_bleu"], p["metrics_lines"]
+        self.epoch_loss, self.epoch_tokens, self.window = p["epoch_loss"], p["epoch_tokens"], p["window"]
+        # records written after the checkpoint (by a run that was killed) are dropped, so none appears twice
+        lines = self.metrics_path.read_text(encoding="utf-8").splitlines(keepends=True) \
+            if self.metrics_path.is_file() else []
+        self.metrics_path.write_text("".join(lines[:self.metrics_lines]), encoding="utf-8")
+
+
+def encode_pairs(tok, src_lines, tgt_lines, max_len):
+    """(source ids, target ids, number dropped): pairs with an empty side or longer than max_len - 1 are dropped."""
+    src_ids, tgt_ids = tok.encode(src_lines), tok.encode(tgt_lines)
+    keep = [i for i, (x, y) in enumerate(zip(src_ids, tgt_ids)) if 0 < len(x) < max_len and 0 < len(y) < max_len]
+    return [src_ids[i] for i in keep], [tgt_ids[i] for i in keep], len(src_ids) - len(keep)

@@ -1,0 +1,147 @@
+"""plot: PNG figures of a run: loss and BLEU curves, cross-attention maps, the positional-encoding raster.
+
+    curves.png               training loss by step, validation loss and greedy validation BLEU by epoch
+    attention.png            the cross-attention of each decoder layer (rows) and head (columns) while the model
+                             translates one sentence: target tokens down, source tokens across
+    positional_encoding.png  the position vectors added to the embeddings: positions down, dimensions across
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import run
+from .batching import pad, source_batch
+from .checkpoint import CHECKPOINTS
+from .corpus import read_parallel
+from .decode import translate_ids
+from .errors import TrainError
+from .tokenizer import BOS_ID
+
+
+def add_arguments(p):
+    p.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
+    p.add_argument("--sentence", help="the source sentence of the attention maps (default: the first validation "
+                                      "sentence)")
+    p.add_argument("--checkpoint", choices=CHECKPOINTS, default="best", help="which weights (default: best)")
+    p.add_argument("--positions", type=int, default=100, help="positions shown in the positional-encoding raster")
+
+
+def main(args):
+    import matplotlib
+    matplotlib.use("Agg")  # files only, no window: works on a machine without a display
+    run_dir = Path(args.run_dir)
+    config = run.load_config(run_dir)
+    records = read_metrics(run_dir / "metrics.jsonl")
+    written = [plot_curves(records, run_dir / "curves.png")]
+    tokenizer = run.load_tokenizer(run_dir)
+    model = run.load_model(run_dir, config, args.checkpoint)
+    sentence = args.sentence
+    if sentence is None:
+        s = config["settings"]
+        sentence = read_parallel(s["data_dir"], "val", s["src"], s["tgt"])[0][0]
+    written.append(plot_attention(model, tokenizer, sentence, run_dir / "attention.png"))
+    written.append(plot_positional_encoding(model, args.positions, run_dir / "positional_encoding.png"))
+    for path in written:
+        print(path)
+    return 0
+
+
+def read_metrics(path):
+    if not Path(path).is_file():
+        raise TrainError(f"{path}: not found; is this a run folder made by `python -m train fit`?")
+    records = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise TrainError(f"{path}, line {n}: not JSON") from None
+    return records
+
+
+def plot_curves(records, path):
+    """Two panels: losses against steps, BLEU against steps (epoch ends marked)."""
+    import matplotlib.pyplot as plt
+    train = [r for r in records if r["kind"] == "train"]
+    epochs = [r for r in records if r["kind"] == "epoch"]
+    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(12, 4.5))
+    ax_loss.plot([r["step"] for r in train], [r["loss"] for r in train], lw=1, alpha=0.8,
+                 label="training loss (label-smoothed)")
+    if epochs:
+        steps = [r["step"] for r in epochs]
+        ax_loss.plot(steps, [r["val_loss"] for r in epochs], "o-", label="validation loss (label-smoothed)")
+        ax_loss.plot(steps, [r["val_nll"] for r in epochs], "s--", label="validation NLL")
+        ax_bleu.plot(steps, [r["val_bleu"] for r in epochs], "o-", color="tab:green", label="BLEU")
+        ax_bleu.plot(steps, [r["val_chrf"] for r in epochs], "s--", color="tab:olive", label="chrF")
+        for r in epochs:
+            ax_bleu.annotate(f"{r['val_bleu']:.1f}", (r["step"], r["val_bleu"]), textcoords="offset points",
+                             xytext=(0, 6), ha="center", fontsize=8)
+        ax_bleu.set_title(f"greedy validation scores ({epochs[-1]['val_bleu_sentences']} sentences)")
+    else:
+        ax_bleu.text(0.5, 0.5, "no epoch finished yet", ha="center", va="center", transform=ax_bleu.transAxes)
+        ax_bleu.set_title("greedy validation scores")
+    ax_loss.set_title("loss (nats per target token)")
+    for ax, label in ((ax_loss, "loss"), (ax_bleu, "score")):
+        ax.set_xlabel("training step")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_attention(model, tokenizer, sentence, path):
+    """A grid of heatmaps (decoder layers x heads) of the cross-attention while the model writes its translation."""
+    import matplotlib.pyplot as plt
+    src_ids = tokenizer.encode([sentence])[0]
+    if not src_ids:
+        raise TrainError("--sentence is empty")
+    hyp = translate_ids(model, [src_ids], beam=1)[0]
+    src = source_batch([src_ids])
+    weights = model.cross_attention(src, pad([hyp], prefix=(BOS_ID,)))
+    src_labels = tokenizer.pieces(src_ids) + ["</s>"]
+    tgt_labels = tokenizer.pieces(hyp) + ["</s>"]   # row t: attention while predicting output token t
+    n_layers, n_heads = len(weights), weights[0].shape[1]
+    cell = 0.22
+    w, h = max(2.0, cell * len(src_labels) + 0.8), max(2.0, cell * len(tgt_labels) + 0.8)
+    fig, axes = plt.subplots(n_layers, n_heads, figsize=(w * n_heads, h * n_layers), squeeze=False)
+    for layer, layer_weights in enumerate(weights):
+        for head in range(n_heads):
+            ax = axes[layer, head]
+            ax.imshow(layer_weights[0, head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+            ax.set_xticks(range(len(src_labels)), src_labels, rotation=90, fontsize=7)
+            ax.set_yticks(range(len(tgt_labels)), tgt_labels, fontsize=7)
+            ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=9)
+    fig.suptitle(f"cross-attention: {sentence}\n-> {tokenizer.decode([hyp])[0]}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def positional_table(model, n_positions):
+    """(n_positions, d_model): the position vectors the encoder adds (learned or sinusoidal)."""
+    pos = model.src_pos
+    n = min(n_positions, pos.max_len)
+    if pos.table is not None:
+        return pos.table.numpy()[:n], "learned"
+    from transformer.layers import sinusoidal_table
+    return np.asarray(sinusoidal_table(pos.max_len, pos.d_model))[:n], "sinusoidal"
+
+
+def plot_positional_encoding(model, n_positions, path):
+    import matplotlib.pyplot as plt
+    table, kind = positional_table(model, n_positions)
+    fig, ax = plt.subplots(figsize=(10, 5))
+    image = ax.imshow(table, cmap="RdBu", aspect="auto", vmin=-np.abs(table).max(), vmax=np.abs(table).max(),
+                      interpolation="nearest")
+    ax.set_xlabel("dimension")
+    ax.set_ylabel("position")
+    ax.set_title(f"{kind} positional encoding ({table.shape[0]} positions x d_model {table.shape[1]})")
+    fig.colorbar(image, ax=ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

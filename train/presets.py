@@ -1,0 +1,57 @@
+"""Named training set-ups: a model size plus the training settings that suit it.
+
+Every setting here can be overridden by the fit command's flag of the same name; the run folder's config.json
+records what a run actually used.
+"""
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    description: str
+    model: dict = field(default_factory=dict)   # ModelConfig fields other than vocab_size
+    corpus: str = "multi30k"                    # "multi30k" (or --data-dir) or "demo" (generated)
+    src: str = "de"
+    tgt: str = "en"
+    vocab_size: int = 8000                      # an upper bound; small corpora give fewer pieces
+    batch_tokens: int = 4096                    # padded tokens per batch, counted on the longer side
+    epochs: int = 10
+    lr: float = 1e-3                            # the peak learning rate, reached at the end of warmup
+    warmup: int = 4000                          # steps of linear warmup; then lr decays as 1/sqrt(step)
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0
+    avg_last: int = 5                           # the avg checkpoint averages the last k epochs' weights
+    val_bleu_sentences: int = 0                 # greedy BLEU on the first n validation sentences; 0 = all
+    save_every: int = 0                         # also write `last` every n steps; 0 = only at the end of epochs
+    log_every: int = 10                         # a train record in metrics.jsonl every n steps
+
+    def to_dict(self):
+        return asdict(self)
+
+
+PRESETS = {p.name: p for p in [
+    Preset("demo", "a tiny model on the generated en->toy corpus: trains in a few minutes on a CPU, offline",
+           model=dict(d_model=64, n_heads=4, d_ff=256, n_encoder_layers=2, n_decoder_layers=2, dropout=0.1,
+                      max_len=128),
+           corpus="demo", src="en", tgt="toy", vocab_size=1000, batch_tokens=2048, epochs=4, lr=3e-3, warmup=100,
+           avg_last=2, log_every=5),
+    Preset("tiny", "a CPU smoke run on Multi30k: one short epoch of a very small model",
+           model=dict(d_model=64, n_heads=2, d_ff=128, n_encoder_layers=1, n_decoder_layers=1, dropout=0.1,
+                      max_len=256),
+           vocab_size=2000, batch_tokens=2048, epochs=1, lr=2e-3, warmup=100, avg_last=1, val_bleu_sentences=200),
+    Preset("small", "the usual Multi30k size (d_model 256, 4 heads, d_ff 1024, 3+3 layers, pre-LN)",
+           model=dict(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3, dropout=0.1,
+                      max_len=256, norm="pre"),
+           vocab_size=8000, batch_tokens=4096, epochs=20, lr=1e-3, warmup=300, avg_last=5, save_every=50),
+    Preset("base", "the 2017 paper's base size (512, 8 heads, 2048, 6+6 layers), meant for a GPU",
+           model=dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, dropout=0.1,
+                      max_len=256, norm="pre"),
+           vocab_size=8000, batch_tokens=8192, epochs=30, lr=7e-4, warmup=1000, avg_last=5, save_every=200),
+]}
+
+
+def noam_factor(lr, d_model, warmup):
+    """The factor of the warmup schedule lr(step) = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+    that makes its peak, at step = warmup, equal lr."""
+    return lr * d_model ** 0.5 * warmup ** 0.5

@@ -1,0 +1,82 @@
+"""A run folder: what `fit` writes and what `evaluate`, `translate` and `plot` read back.
+
+    config.json     the settings, the model configuration, the corpus folder and languages
+    spm.model       the joint SentencePiece model
+    metrics.jsonl   one JSON record per line: {"kind": "train", ...} every few steps, {"kind": "epoch", ...} per epoch
+    *.npz           checkpoints (see checkpoint.py)
+"""
+import json
+import os
+from pathlib import Path
+
+from minitorch import backend
+
+from . import checkpoint
+from .errors import TrainError
+from .tokenizer import Tokenizer
+
+MODELS = ("transformer",)  # the choices of fit --model
+
+
+def config_path(run_dir):
+    return Path(run_dir) / "config.json"
+
+
+def write_config(run_dir, config):
+    path = config_path(run_dir)
+    tmp = path.with_name(".config.json.tmp")
+    tmp.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def load_config(run_dir):
+    path = config_path(run_dir)
+    if not Path(run_dir).is_dir():
+        raise TrainError(f"--run-dir {run_dir}: no such folder")
+    if not path.is_file():
+        raise TrainError(f"{path}: not found; is {run_dir} a run folder made by `python -m train fit`?")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise TrainError(f"{path}: not valid JSON ({e})") from None
+
+
+def check_device(device):
+    """The device name, or TrainError saying why it cannot be used."""
+    try:
+        return backend.check_device(device)
+    except (RuntimeError, ValueError) as e:
+        raise TrainError(str(e)) from None
+
+
+def build_model(config):
+    """A freshly initialised model from a run's config (model kind and its configuration)."""
+    kind = config["settings"]["model"]
+    if kind not in MODELS:
+        raise TrainError(f"unknown model {kind!r}; this version has {', '.join(MODELS)}")
+    from transformer import ModelConfig, Transformer
+    try:
+        cfg = ModelConfig.from_dict(config["model_config"])
+        cfg.validate()
+    except (ValueError, TypeError) as e:
+        raise TrainError(f"bad model configuration: {e}") from None
+    return Transformer(cfg)
+
+
+def load_model(run_dir, config, name="best", device="cpu"):
+    """The model of a run with the weights of checkpoint `name` (best, last or avg), in eval mode."""
+    path = checkpoint.checkpoint_path(run_dir, name)
+    if not path.is_file():
+        present = [n for n in checkpoint.CHECKPOINTS if checkpoint.checkpoint_path(run_dir, n).is_file()]
+        raise TrainError(f"{path}: no such checkpoint" + (f"; this run has {', '.join(present)}" if present else
+                                                          "; the run has not finished an epoch yet"))
+    model = build_model(config)
+    try:
+        model.load_state_dict(checkpoint.load(path)["model"])
+    except (KeyError, ValueError) as e:
+        raise TrainError(f"{path}: does not fit the run's model: {e}") from None
+    return model.to(device).eval()
+
+
+def load_tokenizer(run_dir):
+    return Tokenizer(Path(run_dir) / "spm.model")

@@ -1,0 +1,73 @@
+"""A joint SentencePiece model (one vocabulary for source and target), trained on the training split.
+
+Special ids are fixed for every model in the project: pad 0, unk 1, bos 2, eos 3.
+"""
+import io
+import os
+import re
+from pathlib import Path
+
+import sentencepiece as spm
+
+from .errors import TrainError
+
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+
+
+class Tokenizer:
+    """Text <-> token ids with a SentencePiece model file."""
+
+    def __init__(self, path):
+        path = Path(path)
+        if not path.is_file():
+            raise TrainError(f"{path}: no tokenizer model (is this a run folder made by `python -m train fit`?)")
+        self.path = path
+        self.sp = spm.SentencePieceProcessor(model_file=str(path))
+        if (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id()) != (PAD_ID, UNK_ID, BOS_ID,
+                                                                                       EOS_ID):
+            raise TrainError(f"{path}: special ids must be pad 0, unk 1, bos 2, eos 3")
+
+    @property
+    def vocab_size(self):
+        return self.sp.get_piece_size()
+
+    def encode(self, lines):
+        """list[str] -> list[list[int]] (no bos/eos)."""
+        return self.sp.encode(list(lines))
+
+    def decode(self, ids):
+        """list[list[int]] -> list[str], detokenized."""
+        return [self.sp.decode([int(i) for i in seq]) for seq in ids]
+
+    def pieces(self, ids):
+        """The subword strings of a list of ids (for plot axes)."""
+        return [self.sp.id_to_piece(int(i)) for i in ids]
+
+
+def train_tokenizer(lines, path, vocab_size):
+    """Train on lines, write the model to path atomically, return (Tokenizer, note).
+
+    vocab_size is an upper bound: a small corpus may not support it, and then the vocabulary is capped at what the
+    corpus gives (the note says so); a vocab_size too small for the corpus's characters raises TrainError.
+    """
+    model = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines), model_writer=model, vocab_size=vocab_size, hard_vocab_limit=False,
+            model_type="unigram", character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
+            input_sentence_size=1_000_000, shuffle_input_sentence=True, num_threads=2, minloglevel=2)
+    except RuntimeError as e:
+        need = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(e))
+        if need:
+            raise TrainError(f"--vocab-size {vocab_size} is too small: the training text has {int(need.group(1)) - 4} "
+                             f"distinct characters, so the vocabulary needs at least {int(need.group(1))} entries")
+        raise TrainError(f"SentencePiece training failed: {e}") from None
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(model.getvalue())
+    os.replace(tmp, path)
+    tok = Tokenizer(path)
+    note = None
+    if tok.vocab_size < vocab_size:
+        note = f"vocabulary capped at {tok.vocab_size} (asked for {vocab_size}; the training text supports no more)"
+    return tok, note
