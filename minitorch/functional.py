@@ -66,8 +66,8 @@ def embedding(ids, weight, padding_idx=None):
     return Embedding.apply(backend.to_device(ids_data, weight.device), weight, padding_idx=padding_idx)
 
 
-from .fused import (cross_entropy, layer_norm, log_softmax, scaled_dot_product_attention,  # noqa: E402
-                    softmax)
+from .fused import (cross_entropy, layer_norm, log_softmax, lstm_cell,  # noqa: E402
+                    scaled_dot_product_attention, softmax)
 
 __all__ = ["relu", "gelu", "dropout", "linear", "embedding", "softmax", "log_softmax", "cross_entropy", "layer_norm",
-           "scaled_dot_product_attention"]
+           "scaled_dot_product_attention", "lstm_cell"]

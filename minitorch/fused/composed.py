@@ -65,3 +65,11 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Tru
         w = softmax(scores, dim=-1)
     w = dropout(w, dropout_p, training)
     return w @ v
+
+
+def lstm_cell(gates, c_prev):
+    H = c_prev.shape[-1]
+    i, f = gates[..., :H].sigmoid(), gates[..., H:2 * H].sigmoid()
+    g, o = gates[..., 2 * H:3 * H].tanh(), gates[..., 3 * H:].sigmoid()
+    c = f * c_prev + i * g
+    return o * c.tanh(), c
