@@ -21,7 +21,8 @@ class LSTMCellFunction(Function):
         xp = backend.xp_of(gates)
         H = c_prev.shape[-1]
         if gates.shape[-1] != 4 * H or gates.shape[:-1] != c_prev.shape[:-1]:
-            raise ValueError(f"lstm_cell: gates {tuple(gates.shape)} must be (..., 4H) for c_prev {tuple(c_prev.shape)}")
+            raise ValueError(f"lstm_cell: gates {tuple(gates.shape)} must be (..., 4H) for c_prev "
+                             f"{tuple(c_prev.shape)}")
         i = _sigmoid(xp, gates[..., :H])
         f = _sigmoid(xp, gates[..., H:2 * H])
         g = xp.tanh(gates[..., 2 * H:3 * H])
