@@ -107,7 +107,8 @@ def reference_lstm(x, keep, layers, H):
             h, c, out = np.zeros((B, H)), np.zeros((B, H)), np.zeros((B, T, H))
             for t in (range(T - 1, -1, -1) if d == 1 else range(T)):
                 z = np.concatenate([x[:, t], h], 1) @ W.T + b
-                i, f, g, o = sigmoid(z[:, :H]), sigmoid(z[:, H:2 * H]), np.tanh(z[:, 2 * H:3 * H]), sigmoid(z[:, 3 * H:])
+                i, f = sigmoid(z[:, :H]), sigmoid(z[:, H:2 * H])
+                g, o = np.tanh(z[:, 2 * H:3 * H]), sigmoid(z[:, 3 * H:])
                 c_new = f * c + i * g
                 h_new = o * np.tanh(c_new)
                 real = keep[:, t:t + 1]
@@ -175,6 +176,8 @@ def test_lstm_step_by_step_equals_the_whole_sequence():
         np.testing.assert_allclose(c.numpy(), cf.numpy(), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="bidirectional"):
         LSTM(3, 4, bidirectional=True).step(x[:, 0], state)
+    with pytest.raises(ValueError, match="bidirectional"):
+        LSTM(3, 4, num_layers=2, bidirectional=True)(x, state)
 
 
 # ----- additive attention -----

@@ -32,7 +32,8 @@ class LSTMConfig:
                 raise ValueError(f"LSTMConfig.{name} must be an integer >= {low}, got {value!r}")
         if self.pad_id >= self.vocab_size:
             raise ValueError(f"LSTMConfig.pad_id ({self.pad_id}) must be < vocab_size ({self.vocab_size})")
-        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
+        p = self.dropout
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p < 1.0:
             raise ValueError(f"LSTMConfig.dropout must be in [0, 1), got {self.dropout!r}")
         if not isinstance(self.tie_embeddings, bool):
             raise ValueError(f"LSTMConfig.tie_embeddings must be True or False, got {self.tie_embeddings!r}")

@@ -93,22 +93,21 @@ class LSTM(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, state=None, keep=None):
-        """x (B, T, input_size), state: initial [(h, c)] per layer (None: zeros), keep: bool Tensor (B, T), True at
-        real tokens -> outputs (B, T, D hidden_size), final [(h, c)] per layer (each after the last real token)."""
+        """x (B, T, input_size), state: initial [(h, c)] per layer (None: zeros; unidirectional only), keep: bool
+        Tensor (B, T), True at real tokens -> outputs (B, T, D hidden_size), final [(h, c)] per layer (each after
+        the last real token)."""
         if x.ndim != 3 or x.shape[1] == 0:
             raise ValueError(f"LSTM: expected input of shape (B, T >= 1, input_size), got {x.shape}")
-        H = self.hidden_size
+        if self.bidirectional and state is not None:
+            raise ValueError("LSTM: a bidirectional LSTM starts from zeros; pass state=None")
         xs = [x[:, t] for t in range(x.shape[1])]
         finals = []
         for i in range(self.num_layers):
             if i > 0:
                 xs = [self.dropout(h) for h in xs]
-            s = None if state is None else state[i]
-            outputs, (h, c) = self.forward_layers[i](xs, s if not self.bidirectional or s is None else
-                                                     (s[0][:, :H], s[1][:, :H]), keep)
+            outputs, (h, c) = self.forward_layers[i](xs, None if state is None else state[i], keep)
             if self.bidirectional:
-                back, (hb, cb) = self.backward_layers[i](xs, None if s is None else (s[0][:, H:], s[1][:, H:]),
-                                                         keep, reverse=True)
+                back, (hb, cb) = self.backward_layers[i](xs, None, keep, reverse=True)
                 outputs = [mt.cat([f, b], dim=-1) for f, b in zip(outputs, back)]
                 h, c = mt.cat([h, hb], dim=-1), mt.cat([c, cb], dim=-1)
             finals.append((h, c))
