@@ -1,6 +1,6 @@
 """minitorch.functional (imported as F): activations, dropout, linear, embedding, and the fused ops.
 
-The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention) live in
+The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention, lstm_cell) live in
 `minitorch/fused/`, each one Function with a hand-written backward; this module re-exports them.
 """
 import numpy as np

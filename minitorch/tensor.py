@@ -377,7 +377,7 @@ def ones_like(t, dtype=None):
 
 def where(cond, a, b):
     """a where cond else b, elementwise with broadcasting; a and b may be tensors or numbers."""
-    cond = cond if isinstance(cond, Tensor) else Tensor._make(np.asarray(cond))
+    cond = cond if isinstance(cond, Tensor) else Tensor._make(cond if backend.is_array(cond) else np.asarray(cond))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: cond must be a bool tensor, got dtype {cond.dtype}")
     try:
