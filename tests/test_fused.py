@@ -431,3 +431,12 @@ def test_log_softmax_row_of_all_minus_inf_gives_minus_inf_and_finite_grad():
     assert np.isneginf(y.numpy()[0]).all() and not np.isnan(y.numpy()).any()
     y[1].sum().backward()
     assert np.isfinite(x.grad.numpy()).all()
+
+
+def test_attention_with_no_keys_gives_zeros_and_zero_grads():
+    rng = np.random.default_rng(0)
+    q, k, v = leaf(rng, (2, 3, 4)), leaf(rng, (2, 0, 4)), leaf(rng, (2, 0, 5))
+    out = F.scaled_dot_product_attention(q, k, v, mask=np.zeros((2, 3, 0), dtype=bool))
+    assert out.shape == (2, 3, 5) and not out.numpy().any()
+    out.sum().backward()
+    assert q.grad is not None and not q.grad.numpy().any()

@@ -109,4 +109,6 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Tru
             raise ValueError(f"scaled_dot_product_attention: mask of shape {tuple(mask.shape)} does not broadcast to "
                              f"the scores' shape {scores_shape} (..., Tq, Tk)")
         mask = backend.to_device(mask, q.device)
+    if k.shape[-2] == 0:  # no keys at all (e.g. an empty source): like a fully masked row, the output is zeros
+        return (q @ k.transpose(-2, -1)) @ v
     return ScaledDotProductAttention.apply(q, k, v, mask, dropout_p=dropout_p if training else 0.0)
