@@ -30,7 +30,7 @@ def tiny_corpus(tmp_path):
 
 def tiny_fit(corpus, run_dir, *extra):
     return ["fit", "--preset", "tiny", "--data-dir", str(corpus), "--src", "xs", "--tgt", "xt", "--run-dir",
-            str(run_dir), "--vocab-size", "60", *extra]
+            str(run_dir), "--vocab-size", "200", *extra]
 
 
 def records(run_dir):
@@ -41,7 +41,6 @@ def without_timing(rs):
     return [{k: v for k, v in r.items() if k not in ("tokens_per_s", "s_per_step")} for r in rs]
 
 
-@pytest.mark.slow
 def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_path, capsys):
     run_dir = tmp_path / "run"
     assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "128", "--epochs", "12", "--lr", "3e-3",
@@ -77,7 +76,6 @@ def final_weights(run_dir):
     return {k: v.numpy() for k, v in mt.load(run_dir / "last.npz")["model"].items()}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "crash"])
 def test_resume_gives_the_same_metrics_as_an_uninterrupted_run(tiny_corpus, tmp_path, monkeypatch, how):
     settings = ["--batch-tokens", "64", "--epochs", "2", "--dropout", "0.1", "--save-every", "20"]
@@ -161,3 +159,14 @@ def test_demo_preset_end_to_end_on_a_few_steps(tmp_path, monkeypatch, capsys):
     assert main(["plot", "--run-dir", str(run_dir)]) == 0
     for name in ("curves.png", "attention.png", "positional_encoding.png"):
         assert (run_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_max_steps_at_an_epoch_end_validates_once(tiny_corpus, tmp_path):
+    one_epoch = tmp_path / "one"
+    assert main(tiny_fit(tiny_corpus, one_epoch, "--batch-tokens", "128", "--epochs", "1")) == 0
+    n = [r for r in records(one_epoch) if r["kind"] == "epoch"][0]["step"]
+    capped = tmp_path / "capped"
+    assert main(tiny_fit(tiny_corpus, capped, "--batch-tokens", "128", "--epochs", "3", "--max-steps", str(n))) == 0
+    epochs = [r for r in records(capped) if r["kind"] == "epoch"]
+    assert [(r["step"], r["partial"]) for r in epochs] == [(n, False)]
+    assert without_timing(records(capped)) == without_timing(records(one_epoch))

@@ -100,6 +100,8 @@ def resolve_settings(args):
 def prepare_corpus(settings, run_dir, data_dir):
     """The corpus folder: --data-dir, the generated demo corpus (inside the run folder), or Multi30k."""
     if "data_dir" in settings:  # a resumed run reads what it read before
+        if data_dir is not None and Path(data_dir).resolve() != Path(settings["data_dir"]):
+            raise TrainError(f"--resume: --data-dir {data_dir} differs from the run's {settings['data_dir']}")
         return Path(settings["data_dir"])
     src, tgt = settings["src"], settings["tgt"]
     if data_dir is None and settings["corpus"] == "demo":
@@ -208,14 +210,14 @@ class Trainer:
         print(f"run folder {self.run_dir}; {len(self.batches(0))} batches an epoch of about {s['batch_tokens']} tokens"
               + (f"; resuming at step {self.step} (epoch {self.epoch + 1})" if self.step else ""))
         with StopRequest() as stop:
-            while self.epoch < s["epochs"]:
+            while self.epoch < s["epochs"] and not self.out_of_steps():
                 batches = self.batches(self.epoch)
                 bar = tqdm(total=len(batches), initial=self.batch_pos, desc=f"epoch {self.epoch + 1}/{s['epochs']}",
                            unit="step", dynamic_ncols=True, disable=None)
                 while self.batch_pos < len(batches) and not self.out_of_steps():
                     self.train_step(batches[self.batch_pos])
                     bar.update(1)
-                    bar.set_postfix_str(self.postfix(), refresh=False)
+                    bar.set_postfix_str(self.postfix(len(batches)), refresh=False)
                     if stop.requested:
                         bar.close()
                         return self.stop_here()
@@ -274,13 +276,20 @@ class Trainer:
         self.log({"kind": "train", "step": self.step, "epoch": self.epoch + 1, "loss": w["loss"] / w["steps"],
                   "lr": w["lr"], "tokens_per_s": w["tokens"] / w["time"], "s_per_step": w["time"] / w["steps"]})
         self.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": w["loss"] / w["steps"],
-                       "speed": w["tokens"] / w["time"], "lr": w["lr"]}
+                       "speed": w["tokens"] / w["time"], "step_time": w["time"] / w["steps"], "lr": w["lr"]}
 
-    def postfix(self):
+    def postfix(self, n_batches):
+        """loss, learning rate, speed and the time left for the whole run (the bar itself shows the epoch's)."""
         w = self.window
         loss = w["loss"] / w["steps"] if w["steps"] else w.get("last", float("nan"))
         speed = w["tokens"] / w["time"] if w["steps"] else w.get("speed", 0.0)
-        return f"loss {loss:.3f}, lr {w.get('lr', 0):.2e}, {speed:,.0f} tok/s"
+        steps_left = (self.s["epochs"] - self.epoch) * n_batches - self.batch_pos
+        if self.s["max_steps"] is not None:
+            steps_left = min(steps_left, self.s["max_steps"] - self.step)
+        seconds = steps_left * (w["time"] / w["steps"] if w["steps"] else w.get("step_time", float("nan")))
+        eta = f"{int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}" \
+            if math.isfinite(seconds) else "?"
+        return f"loss {loss:.3f}, lr {w.get('lr', 0):.2e}, {speed:,.0f} tok/s, run ETA {eta}"
 
     def end_of_epoch(self, partial, stop):
         """Validate, record, save best/avg/last; None when a Ctrl-C came during validation."""

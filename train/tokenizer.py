@@ -1,4 +1,4 @@
-"""A joint SentencePiece model (one vocabulary for source and target), trained on the training split.
+"""A joint SentencePiece BPE model (one vocabulary for source and target), trained on the training split.
 
 Special ids are fixed for every model in the project: pad 0, unk 1, bos 2, eos 3.
 """
@@ -54,7 +54,7 @@ def train_tokenizer(lines, path, vocab_size):
     try:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(lines), model_writer=model, vocab_size=vocab_size, hard_vocab_limit=False,
-            model_type="unigram", character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
+            model_type="bpe", character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
             input_sentence_size=1_000_000, shuffle_input_sentence=True, num_threads=2, minloglevel=2)
     except RuntimeError as e:
         need = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(e))
