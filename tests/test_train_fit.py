@@ -12,7 +12,8 @@ from train import checkpoint, fit
 from train.__main__ import main
 
 PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
-         ("two old men read books .", "books read men old two ."), ("the bird sings loudly .", "loudly sings bird the ."),
+         ("two old men read books .", "books read men old two ."),
+         ("the bird sings loudly .", "loudly sings bird the ."),
          ("my sister paints a blue house .", "house blue a paints sister my ."),
          ("children play in the park .", "park the in play children .")]
 
@@ -49,10 +50,11 @@ def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_pat
     assert len(epochs) == 12 and epochs[-1]["val_bleu"] == pytest.approx(100.0)
     assert epochs[-1]["val_loss"] < epochs[0]["val_loss"] / 3
     assert "parameters: " in capsys.readouterr().out
-    assert main(["evaluate", "--run-dir", str(run_dir), "--split", "test", "--beam", "5"]) == 0
+    assert main(["evaluate", "--run-dir", str(run_dir), "--beam", "5"]) == 0   # the default split: test here
     out = capsys.readouterr().out
     assert "tok:13a" in out and "case:mixed" in out and "case:lc" in out
     result = [json.loads(line) for line in (run_dir / "evaluations.jsonl").read_text().splitlines()][-1]
+    assert result["split"] == "test" and result["beam"] == 5
     assert result["bleu"] == pytest.approx(100.0) and result["chrf"] == pytest.approx(100.0)
     hyps = (run_dir / result["hypotheses"]).read_text().splitlines()
     assert hyps == [p[1] for p in PAIRS]
@@ -141,11 +143,14 @@ def test_demo_preset_end_to_end_on_a_few_steps(tmp_path, monkeypatch, capsys):
     assert {"config.json", "spm.model", "metrics.jsonl", "last.npz", "best.npz", "avg.npz"} <= \
         {p.name for p in run_dir.iterdir()}
 
-    sentences = ["The big dog saw a red ball.", "", "Two cats eat the cake."]
+    too_long = "The big dog saw a red ball near the river. " * 20   # longer than the demo model's max_len
+    sentences = ["The big dog saw a red ball.", "", too_long, "Two cats eat the cake."]
     monkeypatch.setattr("sys.stdin", io.StringIO("".join(s + "\n" for s in sentences)))
     assert main(["translate", "--run-dir", str(run_dir), "--beam", "2"]) == 0
-    lines = capsys.readouterr().out.split("\n")
-    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""    # one line out per line in
+    captured = capsys.readouterr()
+    lines = captured.out.split("\n")
+    assert len(lines) == 5 and lines[1] == "" and lines[4] == ""    # one line out per line in
+    assert "were cut to fit the model's max_len 128" in captured.err
 
     src = (run_dir / "data" / "test.en").read_text().splitlines()[:4]
     ref = (run_dir / "data" / "test.toy").read_text().splitlines()[:4]

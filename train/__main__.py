@@ -26,7 +26,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    parser = Parser(prog="python -m train", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m train", description="Train, evaluate and use translation models built on "
+                                                        "minitorch. `python -m train COMMAND --help` for each.")
     commands = parser.add_subparsers(dest="command", metavar="command", required=True, parser_class=Parser)
     for name, module in COMMANDS.items():
         summary = module.__doc__.splitlines()[0].partition(": ")[2]

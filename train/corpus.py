@@ -87,7 +87,7 @@ def read_lines(path):
 
 
 def read_parallel(folder, split, src, tgt):
-    """(source lines, target lines) of one split; raises TrainError naming the files if they are missing or unaligned."""
+    """(source lines, target lines) of one split; TrainError naming the files if they are missing or unaligned."""
     paths = [split_file(folder, split, lang) for lang in (src, tgt)]
     for path, lang in zip(paths, (src, tgt)):
         if path is None:

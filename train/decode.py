@@ -11,18 +11,19 @@ MAX_LEN_A, MAX_LEN_B = 1.5, 10  # output length limit: a * source length + b
 
 
 def max_source_tokens(model):
-    """The longest source (in tokens, eos included) whose longest allowed output still fits the model's max_len."""
-    max_len = model.cfg.max_len
-    return min(max_len, int((max_len - 1 - MAX_LEN_B) / MAX_LEN_A))
+    """The longest source (in tokens, eos included) whose longest allowed output still fits the model's max_len
+    (None for a model without a length limit)."""
+    max_len = getattr(model.cfg, "max_len", None)
+    return None if max_len is None else min(max_len, int((max_len - 1 - MAX_LEN_B) / MAX_LEN_A))
 
 
 def translate_ids(model, src_ids, beam=1, length_penalty=0.6, batch_tokens=4096, device="cpu", progress=False):
     """list of source id lists -> list of output id lists (no bos/eos), in the input order."""
     from transformer.decoding import beam_search, greedy_decode
-    limit = max_source_tokens(model) - 1
-    clipped = [ids[:limit] for ids in src_ids]
+    limit = max_source_tokens(model)
+    clipped = [ids[:limit - 1] for ids in src_ids] if limit is not None else list(src_ids)
     if any(len(a) != len(b) for a, b in zip(clipped, src_ids)):
-        print(f"warning: sources longer than {limit} tokens were cut to fit the model's max_len "
+        print(f"warning: sources longer than {limit - 1} tokens were cut to fit the model's max_len "
               f"{model.cfg.max_len}", file=sys.stderr)
     lengths = [len(ids) + 1 for ids in clipped]
     batches = token_batches(lengths, lengths, max(batch_tokens // beam, 64), shuffle=False)

@@ -87,7 +87,7 @@ def resolve_settings(args):
         settings.update({k: given[k] for k in CHANGEABLE_ON_RESUME if k in given})
         settings["max_steps"] = given.get("max_steps")  # a step budget belongs to one command, not to the run
         return settings, None, run_dir
-    if checkpoint.checkpoint_path(run_dir, "last").is_file() or run.config_path(run_dir).is_file():
+    if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
         raise TrainError(f"{run_dir} already holds a run; add --resume to continue it, or choose another --run-dir "
                          f"(or delete the folder)")
     settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model")}
@@ -314,8 +314,8 @@ class Trainer:
             self.epoch += 1
             self.batch_pos, self.epoch_loss, self.epoch_tokens = 0, 0.0, 0
         self.save_last()
-        print(f"epoch {number}{' (partial)' if partial else ''}, step {self.step}: train loss {record['train_loss']:.3f}"
-              f", val loss {val['val_loss']:.3f} (ppl {val['val_ppl']:.2f}), greedy val BLEU {val['val_bleu']:.2f}"
+        print(f"epoch {number}{' (partial)' if partial else ''}, step {self.step}: "
+              f"train loss {record['train_loss']:.3f}, val loss {val['val_loss']:.3f} (ppl {val['val_ppl']:.2f}), greedy val BLEU {val['val_bleu']:.2f}"
               f" on {val['val_bleu_sentences']} sentences, chrF {val['val_chrf']:.2f}", flush=True)
         return record
 
