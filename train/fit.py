@@ -315,8 +315,9 @@ class Trainer:
             self.batch_pos, self.epoch_loss, self.epoch_tokens = 0, 0.0, 0
         self.save_last()
         print(f"epoch {number}{' (partial)' if partial else ''}, step {self.step}: "
-              f"train loss {record['train_loss']:.3f}, val loss {val['val_loss']:.3f} (ppl {val['val_ppl']:.2f}), greedy val BLEU {val['val_bleu']:.2f}"
-              f" on {val['val_bleu_sentences']} sentences, chrF {val['val_chrf']:.2f}", flush=True)
+              f"train loss {record['train_loss']:.3f}, val loss {val['val_loss']:.3f} (ppl {val['val_ppl']:.2f}), "
+              f"greedy val BLEU {val['val_bleu']:.2f} on {val['val_bleu_sentences']} sentences, "
+              f"chrF {val['val_chrf']:.2f}", flush=True)
         return record
 
     def validate(self, stop):
