@@ -64,6 +64,9 @@ def save(obj, path):
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private (0600); give it the permissions of a normal file
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **payload)
