@@ -30,7 +30,7 @@ def run_cli(argv, capsys):
     (["fit", "--preset", "tiny", "--batch-tokens", "many"], "argument --batch-tokens: expected a positive integer"),
     (["fit", "--preset", "tiny", "--dropout", "1.5"], "argument --dropout: expected a number in [0, 1)"),
     (["fit", "--preset", "tiny", "--lr", "-1"], "argument --lr: expected a positive number"),
-    (["fit", "--preset", "tiny", "--model", "lstm"], "argument --model: invalid choice: 'lstm'"),
+    (["fit", "--preset", "tiny", "--model", "gru"], "argument --model: invalid choice: 'gru'"),
     (["fit", "--preset", "tiny", "--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
     (["evaluate"], "the following arguments are required: --run-dir"),
     (["evaluate", "--run-dir", "r", "--beam", "0"], "argument --beam: expected a positive integer"),

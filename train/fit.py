@@ -90,10 +90,12 @@ def resolve_settings(args):
     if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
         raise TrainError(f"{run_dir} already holds a run; add --resume to continue it, or choose another --run-dir "
                          f"(or delete the folder)")
-    settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model")}
-    settings.update(preset=preset.name, model="transformer", seed=0, max_steps=None, dropout=preset.model["dropout"])
+    settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model", "lstm")}
+    settings.update(preset=preset.name, model="transformer", seed=0, max_steps=None)
     settings.update(given)
-    model_kw = dict(preset.model, dropout=settings["dropout"])
+    sizes = preset.sizes(settings["model"])
+    settings.setdefault("dropout", sizes["dropout"])
+    model_kw = dict(sizes, dropout=settings["dropout"])
     return settings, model_kw, run_dir
 
 
@@ -159,11 +161,7 @@ class Trainer:
         else:
             self.tok, note = train_tokenizer(train_src + train_tgt, self.run_dir / "spm.model", settings["vocab_size"])
             print(f"tokenizer: joint SentencePiece, {self.tok.vocab_size} pieces" + (f" ({note})" if note else ""))
-            from transformer import ModelConfig
-            try:
-                model_config = ModelConfig(vocab_size=self.tok.vocab_size, **model_kw).validate()
-            except (TypeError, ValueError) as e:
-                raise TrainError(f"bad model configuration: {e}") from None
+            model_config = run.model_config(settings["model"], self.tok.vocab_size, model_kw)
             settings["data_dir"] = str(data_dir)
             self.config = {"settings": settings, "model_config": model_config.to_dict()}
             run.write_config(self.run_dir, self.config)
@@ -182,7 +180,8 @@ class Trainer:
         mt.manual_seed(settings["seed"])
         self.model = run.build_model(self.config).to(device)
         self.model.train()
-        d_model = self.config["model_config"]["d_model"]
+        # noam_factor makes the peak lr whatever d_model is, so a model without one (an LSTM) gets the same curve
+        d_model = self.config["model_config"].get("d_model", 1)
         self.optimizer = mt.optim.Adam(self.model.parameters(), lr=settings["lr"], betas=(0.9, 0.98), eps=1e-9)
         self.schedule = mt.optim.WarmupSchedule(self.optimizer, d_model, settings["warmup"],
                                                 noam_factor(settings["lr"], d_model, settings["warmup"]))

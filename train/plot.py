@@ -4,6 +4,10 @@
     attention.png            the cross-attention of each decoder layer (rows) and head (columns) while the model
                              translates one sentence: target tokens down, source tokens across
     positional_encoding.png  the position vectors added to the embeddings: positions down, dimensions across
+
+The LSTM models (fit --model lstm / lstm-attn) have no positional encoding, and `lstm` has no attention either (its
+decoder starts from the encoder's final state); their figures are left out, with a line saying so. lstm-attn's map
+is its one additive-attention distribution per output token.
 """
 import json
 from pathlib import Path
@@ -40,8 +44,15 @@ def main(args):
     if sentence is None:
         s = config["settings"]
         sentence = read_parallel(s["data_dir"], "val", s["src"], s["tgt"])[0][0]
-    written.append(plot_attention(model, tokenizer, sentence, run_dir / "attention.png"))
-    written.append(plot_positional_encoding(model, args.positions, run_dir / "positional_encoding.png"))
+    kind = config["settings"]["model"]
+    if hasattr(model, "cross_attention"):
+        written.append(plot_attention(model, tokenizer, sentence, run_dir / "attention.png"))
+    else:
+        print(f"no attention.png: the {kind} model has no attention (its decoder starts from the encoder's state)")
+    if hasattr(model, "src_pos"):
+        written.append(plot_positional_encoding(model, args.positions, run_dir / "positional_encoding.png"))
+    else:
+        print(f"no positional_encoding.png: the {kind} model has none (a recurrent network reads tokens in order)")
     for path in written:
         print(path)
     return 0

@@ -11,6 +11,8 @@ class Preset:
     name: str
     description: str
     model: dict = field(default_factory=dict)   # ModelConfig fields other than vocab_size
+    lstm: dict = field(default_factory=dict)    # LSTMConfig fields for --model lstm / lstm-attn: about as many
+                                                # parameters as `model` at this vocabulary size
     corpus: str = "multi30k"                    # "multi30k" (or --data-dir) or "demo" (generated)
     src: str = "de"
     tgt: str = "en"
@@ -29,24 +31,32 @@ class Preset:
     def to_dict(self):
         return asdict(self)
 
+    def sizes(self, kind):
+        """The model configuration fields (all but vocab_size) for a model kind: transformer, lstm or lstm-attn."""
+        return dict(self.model if kind == "transformer" else self.lstm)
+
 
 PRESETS = {p.name: p for p in [
     Preset("demo", "a tiny model on the generated en->toy corpus: trains in a few minutes on a CPU, offline",
            model=dict(d_model=64, n_heads=4, d_ff=256, n_encoder_layers=2, n_decoder_layers=2, dropout=0.1,
                       max_len=128),
+           lstm=dict(d_embed=64, d_hidden=80, n_layers=2, dropout=0.1, max_len=128),
            corpus="demo", src="en", tgt="toy", vocab_size=500, batch_tokens=2048, epochs=6, lr=3e-3, warmup=100,
            avg_last=2, log_every=5),
     Preset("tiny", "a CPU smoke run on Multi30k: one short epoch of a very small model",
            model=dict(d_model=64, n_heads=2, d_ff=128, n_encoder_layers=1, n_decoder_layers=1, dropout=0.1,
                       max_len=256),
+           lstm=dict(d_embed=64, d_hidden=64, n_layers=1, dropout=0.1, max_len=256),
            vocab_size=2000, batch_tokens=2048, epochs=1, lr=2e-3, warmup=100, avg_last=1, val_bleu_sentences=200),
     Preset("small", "the usual Multi30k size (d_model 256, 4 heads, d_ff 1024, 3+3 layers, pre-LN)",
            model=dict(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3, dropout=0.1,
                       max_len=256, norm="pre"),
+           lstm=dict(d_embed=256, d_hidden=384, n_layers=2, dropout=0.1, max_len=256),
            vocab_size=8000, batch_tokens=4096, epochs=15, lr=1e-3, warmup=300, avg_last=5, save_every=50),
     Preset("base", "the 2017 paper's base size (512, 8 heads, 2048, 6+6 layers), meant for a GPU",
            model=dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, dropout=0.1,
                       max_len=256, norm="pre"),
+           lstm=dict(d_embed=512, d_hidden=1024, n_layers=3, dropout=0.1, max_len=256),
            vocab_size=8000, batch_tokens=8192, epochs=30, lr=7e-4, warmup=1000, avg_last=5, save_every=200),
 ]}
 

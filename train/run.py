@@ -15,7 +15,7 @@ from . import checkpoint
 from .errors import TrainError
 from .tokenizer import Tokenizer
 
-MODELS = ("transformer",)  # the choices of fit --model
+MODELS = ("transformer", "lstm", "lstm-attn")  # the choices of fit --model
 
 
 def config_path(run_dir):
@@ -49,18 +49,32 @@ def check_device(device):
         raise TrainError(str(e)) from None
 
 
-def build_model(config):
-    """A freshly initialised model from a run's config (model kind and its configuration)."""
-    kind = config["settings"]["model"]
+def model_classes(kind):
+    """(configuration class, model class) of a model kind, one of MODELS."""
     if kind not in MODELS:
         raise TrainError(f"unknown model {kind!r}; this version has {', '.join(MODELS)}")
-    from transformer import ModelConfig, Transformer
+    import transformer
+    if kind == "transformer":
+        return transformer.ModelConfig, transformer.Transformer
+    return transformer.LSTMConfig, transformer.LSTMSeq2Seq if kind == "lstm" else transformer.LSTMAttnSeq2Seq
+
+
+def model_config(kind, vocab_size, sizes):
+    """The validated configuration (ModelConfig or LSTMConfig) of a model kind, from the sizes a preset gives."""
+    config_class, _ = model_classes(kind)
     try:
-        cfg = ModelConfig.from_dict(config["model_config"])
-        cfg.validate()
+        return config_class(vocab_size=vocab_size, **sizes).validate()
+    except (TypeError, ValueError) as e:
+        raise TrainError(f"bad model configuration: {e}") from None
+
+
+def build_model(config):
+    """A freshly initialised model from a run's config (model kind and its configuration)."""
+    config_class, model_class = model_classes(config["settings"]["model"])
+    try:
+        return model_class(config_class.from_dict(config["model_config"]))
     except (ValueError, TypeError) as e:
         raise TrainError(f"bad model configuration: {e}") from None
-    return Transformer(cfg)
 
 
 def load_model(run_dir, config, name="best", device="cpu"):
