@@ -83,6 +83,8 @@ class Function:
         if requires_grad:
             ctx.parents = inputs
             out._ctx = ctx
+        elif is_grad_enabled():  # carry the name of a non-differentiable op that cut the graph, for backward's error
+            out._cut_by = next((t._cut_by for t in tensors if t._cut_by), None)
         return out
 
     def forward(self, *arrays, **options):

@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import backend, ops
-from .autograd import no_grad, run_backward
+from .autograd import is_grad_enabled, no_grad, run_backward
 
 float32, float64 = np.float32, np.float64
 int64, bool_ = np.int64, np.bool_
@@ -21,7 +21,9 @@ def resolve_dtype(dtype):
 class Tensor:
     """An n-dimensional array that records the ops applied to it, so that backward() can compute gradients."""
 
-    __slots__ = ("data", "requires_grad", "grad", "_ctx", "_retains_grad", "__weakref__")
+    # _cut_by names the non-differentiable op (argmax, a comparison, ...) that this tensor's value came through while
+    # some input required grad; backward() names it when asked for a gradient that cannot flow
+    __slots__ = ("data", "requires_grad", "grad", "_ctx", "_retains_grad", "_cut_by", "__weakref__")
     __array_priority__ = 1000  # numpy_array + tensor calls Tensor.__radd__, not NumPy's elementwise loop
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
@@ -29,6 +31,7 @@ class Tensor:
         self.grad = None
         self._ctx = None
         self._retains_grad = False
+        self._cut_by = None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -38,7 +41,18 @@ class Tensor:
         """Wrap an array as is (internal: no dtype conversion, no copy)."""
         t = object.__new__(Tensor)
         t.data, t.requires_grad, t.grad, t._ctx, t._retains_grad = array, requires_grad, None, None, False
+        t._cut_by = None
         return t
+
+    def _cut(self, array, op, *others):
+        """A tensor of array that no gradient flows through, remembering op if self or others had a gradient path."""
+        out = Tensor._make(array)
+        if is_grad_enabled():
+            for t in (self, *others):
+                if isinstance(t, Tensor) and (t.requires_grad or t._cut_by):
+                    out._cut_by = op if t.requires_grad else t._cut_by
+                    break
+        return out
 
     # ----- properties -----
     @property
@@ -102,6 +116,9 @@ class Tensor:
     def backward(self, grad=None, retain_graph=False):
         """Accumulate d(self)/d(leaf) into each leaf's .grad. grad is required unless self is a scalar."""
         if not self.requires_grad:
+            if self._cut_by:
+                raise RuntimeError(f"backward(): no gradient can flow back from this tensor: it was computed through "
+                                   f"{self._cut_by}, whose result carries no gradient (not differentiable)")
             raise RuntimeError("backward() on a tensor that does not require grad (no input had requires_grad=True, "
                                "or it was computed under no_grad())")
         if grad is None:
@@ -118,7 +135,7 @@ class Tensor:
 
     def detach(self):
         """The same data, cut from the graph."""
-        return Tensor._make(self.data)
+        return self._cut(self.data, "detach()")
 
     def zero_grad(self):
         self.grad = None
@@ -152,7 +169,8 @@ class Tensor:
         return self.to(dtype=np.float64)
 
     def long(self):
-        return Tensor._make(self.data.astype(np.int64))
+        """int64 values (truncated); not differentiable."""
+        return self._cut(self.data.astype(np.int64), "long()")
 
     def cpu(self):
         return self.to("cpu")
@@ -170,7 +188,7 @@ class Tensor:
         try:
             return fn.apply(a, b)
         except ValueError as e:
-            shape_a, shape_b = (getattr(x, "shape", ()) for x in (a, b))
+            shape_a, shape_b = (x.shape if isinstance(x, Tensor) else np.shape(x) for x in (a, b))
             if "broadcast" in str(e):
                 raise ValueError(f"{fn.__name__}: shapes {tuple(shape_a)} and {tuple(shape_b)} cannot be "
                                  f"broadcast together") from None
@@ -191,24 +209,29 @@ class Tensor:
     def __neg__(self): return ops.Neg.apply(self)
 
     # comparisons give bool tensors that are not part of the graph
-    def _compare(self, other, fn):
-        other = other.data if isinstance(other, Tensor) else other
-        return Tensor._make(fn(self.data, other))
+    def _compare(self, other, fn, op):
+        array = other.data if isinstance(other, Tensor) else other
+        try:
+            return self._cut(fn(self.data, array), f"a comparison ({op})", other)
+        except ValueError:
+            other_shape = other.shape if isinstance(other, Tensor) else np.shape(other)
+            raise ValueError(f"{op}: shapes {self.shape} and {tuple(other_shape)} cannot be broadcast "
+                             f"together") from None
 
-    def __lt__(self, other): return self._compare(other, lambda a, b: a < b)
-    def __le__(self, other): return self._compare(other, lambda a, b: a <= b)
-    def __gt__(self, other): return self._compare(other, lambda a, b: a > b)
-    def __ge__(self, other): return self._compare(other, lambda a, b: a >= b)
-    def __eq__(self, other): return self._compare(other, lambda a, b: a == b)
-    def __ne__(self, other): return self._compare(other, lambda a, b: a != b)
+    def __lt__(self, other): return self._compare(other, lambda a, b: a < b, "<")
+    def __le__(self, other): return self._compare(other, lambda a, b: a <= b, "<=")
+    def __gt__(self, other): return self._compare(other, lambda a, b: a > b, ">")
+    def __ge__(self, other): return self._compare(other, lambda a, b: a >= b, ">=")
+    def __eq__(self, other): return self._compare(other, lambda a, b: a == b, "==")
+    def __ne__(self, other): return self._compare(other, lambda a, b: a != b, "!=")
 
     def __invert__(self):
         if self.dtype != np.bool_:
             raise TypeError(f"~ needs a bool tensor, got dtype {self.dtype}")
-        return Tensor._make(~self.data)
+        return self._cut(~self.data, "~")
 
-    def __and__(self, other): return self._compare(other, lambda a, b: a & b)
-    def __or__(self, other): return self._compare(other, lambda a, b: a | b)
+    def __and__(self, other): return self._compare(other, lambda a, b: a & b, "&")
+    def __or__(self, other): return self._compare(other, lambda a, b: a | b, "|")
 
     # ----- elementwise functions -----
     def exp(self): return ops.Exp.apply(self)
@@ -242,7 +265,11 @@ class Tensor:
 
     def argmax(self, dim=None, keepdim=False):
         """Indices of the maxima (not differentiable)."""
-        return Tensor._make(self.data.argmax(axis=dim, keepdims=keepdim))
+        if dim is not None and not isinstance(dim, int):
+            raise TypeError(f"argmax: dim must be an int or None, got {dim!r}")
+        if dim is not None and not -max(self.ndim, 1) <= dim < max(self.ndim, 1):
+            raise IndexError(f"argmax: dim {dim} is out of range for a tensor of shape {self.shape}")
+        return self._cut(self.data.argmax(axis=dim, keepdims=keepdim), "argmax")
 
     # ----- shape -----
     def reshape(self, *shape):

@@ -40,10 +40,10 @@ class Div(Function):
         self.a, self.b = a, b
         return a / b
 
-    def backward(self, g):  # d(a/b) = da / b - a db / b^2
+    def backward(self, g):  # d(a/b) = da / b - (a/b) db / b   (not a / b^2: b^2 overflows first)
         need_a, need_b = self.needs_input_grad
         ga = g / self.b if need_a else None
-        gb = -g * self.a / (self.b * self.b) if need_b else None
+        gb = -(g / self.b) * (self.a / self.b) if need_b else None
         return ga, gb
 
 
@@ -145,18 +145,22 @@ class Gelu(Function):
 
     y = 0.5 a (1 + t),  t = tanh(u),  u = c (a + 0.044715 a^3),  c = sqrt(2/pi)
     dy/da = 0.5 (1 + t) + 0.5 a (1 - t^2) c (1 + 3 * 0.044715 a^2)
+    For |a| >= 10, t is +-1 and 1 - t^2 is 0 to the last bit in float32 and float64, so a is clipped to [-10, 10]
+    inside u and the a^2 factor: the same values, and no overflow of a^3 for huge inputs.
     """
     needs_float = True
     C = math.sqrt(2.0 / math.pi)
 
     def forward(self, a):
         self.a = a
-        self.t = backend.xp_of(a).tanh(self.C * (a + 0.044715 * a * a * a))
+        self.clipped = backend.xp_of(a).clip(a, -10, 10)
+        c = self.clipped
+        self.t = backend.xp_of(a).tanh(self.C * (c + 0.044715 * c * c * c))
         return 0.5 * a * (1 + self.t)
 
     def backward(self, g):
-        a, t = self.a, self.t
-        return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * self.C * (1 + 3 * 0.044715 * a * a))
+        a, c, t = self.a, self.clipped, self.t
+        return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * self.C * (1 + 3 * 0.044715 * c * c))
 
 
 class Abs(Function):
@@ -192,6 +196,7 @@ class Where(Function):
 
 class Dropout(Function):
     """out = a * m / (1 - p), m ~ Bernoulli(1 - p); the same scaled mask multiplies the gradient."""
+    needs_float = True
 
     def forward(self, a, p):
         xp = backend.xp_of(a)

@@ -1,4 +1,5 @@
 """Matrix product with NumPy's @ semantics (batched, broadcast batch dims, 1-D operands)."""
+from .. import backend
 from ..autograd import Function
 
 
@@ -6,10 +7,23 @@ def _swap(x):
     return x.swapaxes(-1, -2)
 
 
+def _as_arrays(a, b):
+    """Both operands as backend arrays (a list or number takes the other's float dtype); refuses int @ float."""
+    like = a if backend.is_array(a) else b
+    xp = backend.xp_of(like)
+    a, b = (x if backend.is_array(x) else xp.asarray(x, dtype=like.dtype if like.dtype.kind == "f" else None)
+            for x in (a, b))
+    if (a.dtype.kind == "f") != (b.dtype.kind == "f"):
+        raise TypeError(f"matmul: cannot multiply {a.dtype} {tuple(a.shape)} by {b.dtype} {tuple(b.shape)}; "
+                        f"convert the integer one with .float() (or .double())")
+    return a, b
+
+
 class MatMul(Function):
     """out = a @ b.  da = g @ b^T,  db = a^T @ g  (batch dims summed back by the engine's unbroadcast)."""
 
     def forward(self, a, b):
+        a, b = _as_arrays(a, b)
         if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
             raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not fit "
                              f"(the last dim of the first must equal the {'first' if b.ndim == 1 else 'second-to-last'} "
