@@ -49,7 +49,7 @@ def test_read_parallel_rejects_unaligned_files_naming_both(tmp_path):
 
 def test_read_lines_reports_bad_encoding_and_bad_gzip(tmp_path):
     (tmp_path / "x.de").write_bytes(b"ok\n\xff\xfe broken\n")
-    with pytest.raises(TrainError, match=r"x\.de: not UTF-8"):
+    with pytest.raises(TrainError, match=r"x\.de, line 2: not UTF-8"):
         corpus.read_lines(tmp_path / "x.de")
     (tmp_path / "y.de.gz").write_bytes(b"not gzip at all")
     with pytest.raises(TrainError, match=r"y\.de\.gz: cannot read"):

@@ -107,7 +107,7 @@ def test_resume_refuses_changed_settings_and_a_new_run_refuses_an_old_folder(tin
     assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "256", "--max-steps", "2")) == 0
     capsys.readouterr()
     assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "256")) == 1
-    assert "already holds a run; add --resume" in capsys.readouterr().err
+    assert "already holds a run stopped at step 2 (epoch 1 of 1); add --resume" in capsys.readouterr().err
     assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "512", "--resume")) == 1
     err = capsys.readouterr().err
     assert "--batch-tokens 512 differs from the run's 256" in err and len(err.strip().splitlines()) == 1

@@ -1,7 +1,8 @@
 """The CLI: `python -m train <command> [options]`; `python -m train <command> --help` lists each command's options.
 
 Each command is a module with add_arguments(parser) and main(args) -> exit status, registered in COMMANDS.
-Bad input gives a one-line reason on stderr: exit status 2 for bad arguments, 1 for problems found while running.
+Bad input gives a one-line reason on stderr: exit status 2 for bad arguments (also flags that cannot work together, or
+--device cuda without a usable GPU), 1 for problems found while running, 130 after Ctrl-C.
 """
 import argparse
 import os
@@ -42,7 +43,7 @@ def main(argv=None):
         return COMMANDS[args.command].main(args)
     except TrainError as e:
         print(f"python -m train {args.command}: error: {e}", file=sys.stderr)
-        return 1
+        return e.exit_status
     except KeyboardInterrupt:
         print(f"python -m train {args.command}: interrupted", file=sys.stderr)
         return 130

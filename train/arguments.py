@@ -1,6 +1,8 @@
 """argparse value types shared by the commands, so that bad values are argparse errors (exit status 2)."""
 import argparse
 
+from minitorch import backend
+
 
 def positive_int(text):
     try:
@@ -43,5 +45,16 @@ def probability(text):
     return value
 
 
+def device(text):
+    """cpu, or cuda when CuPy and a GPU are usable (else an argparse error saying what is missing)."""
+    if text not in backend.DEVICES:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(backend.DEVICES)})")
+    try:
+        return backend.check_device(text)
+    except RuntimeError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def add_device_argument(parser):
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where to compute (default: cpu)")
+    parser.add_argument("--device", type=device, default="cpu", metavar="{cpu,cuda}",
+                        help="where to compute (default: cpu)")

@@ -59,8 +59,8 @@ def find_corpus(data_dir, src, tgt, download=None):
             raise TrainError(f"--data-dir {folder}: no such folder")
         missing = [f"{s}.{lang}[.gz]" for s in FIT_SPLITS for lang in (src, tgt) if not split_file(folder, s, lang)]
         if missing:
-            raise TrainError(f"--data-dir {folder}: missing {', '.join(missing)} (a corpus folder holds aligned "
-                             f"files SPLIT.LANG, one sentence a line)")
+            raise TrainError(f"--data-dir {folder}: missing {', '.join(missing)} in {folder.resolve()} (a corpus "
+                             f"folder holds aligned files SPLIT.LANG, one sentence a line)")
         return folder
     for folder in default_dirs():
         if folder.is_dir() and has_splits(folder, src, tgt):
@@ -72,18 +72,45 @@ def find_corpus(data_dir, src, tgt, download=None):
 
 
 def read_lines(path):
-    """The lines of a UTF-8 text file (plain or .gz), without their line ends."""
+    """The lines of a UTF-8 text file (plain or .gz), without their line ends (and without a leading BOM).
+
+    Lines end at "\n" only (a "\r" before it is dropped), so that two aligned files split the same way.
+    """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8", newline="\n") as f:
-            return [line.rstrip("\r\n") for line in f]
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         raise TrainError(f"{path}: no such file") from None
-    except UnicodeDecodeError as e:
-        raise TrainError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except IsADirectoryError:
+        raise TrainError(f"{path}: is a folder, not a text file") from None
     except (gzip.BadGzipFile, EOFError, OSError) as e:
         raise TrainError(f"{path}: cannot read ({e})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise TrainError(f"{path}, line {line}: not UTF-8 text ({e.reason}: byte {data[e.start]:#04x} at byte "
+                         f"{column} of the line)") from None
+    lines = text.split("\n")
+    if lines[-1] == "":  # the newline at the end of the last line ends it; it does not start another
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def drop_empty_pairs(src_lines, tgt_lines):
+    """(source lines, target lines, 1-based line numbers dropped): pairs where either side is blank are left out."""
+    keep, dropped = [], []
+    for i, (x, y) in enumerate(zip(src_lines, tgt_lines)):
+        (keep if x.strip() and y.strip() else dropped).append(i)
+    return [src_lines[i] for i in keep], [tgt_lines[i] for i in keep], [i + 1 for i in dropped]
+
+
+def line_list(numbers, at_most=5):
+    """'3, 8, 12' or '3, 8, 12, 20, 31 and 7 more': line numbers for a message."""
+    shown = ", ".join(map(str, numbers[:at_most]))
+    return shown + (f" and {len(numbers) - at_most} more" if len(numbers) > at_most else "")
 
 
 def read_parallel(folder, split, src, tgt):

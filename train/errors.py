@@ -1,5 +1,14 @@
-"""The one exception type for problems a user can fix (a missing file, a bad flag, no network)."""
+"""The exception types for problems a user can fix; the CLI prints their one-line message and no traceback."""
 
 
 class TrainError(Exception):
-    """Raised with a one-line message; the CLI prints it on stderr and exits with status 1 (no traceback)."""
+    """A problem found while running (a missing file, a damaged checkpoint, no network): exit status 1."""
+
+    exit_status = 1
+
+
+class UsageError(TrainError):
+    """Flags that cannot work together or on this machine (sizes that make no model, --device cuda without a GPU):
+    exit status 2, like argparse's own errors."""
+
+    exit_status = 2

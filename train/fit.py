@@ -3,7 +3,8 @@
 After each epoch: validation loss and greedy validation BLEU, a record in metrics.jsonl, checkpoints `last`, `best`
 (by validation BLEU) and `avg` (the average of the last k epochs). `--resume` continues a stopped run exactly where
 it stopped: step, optimizer, schedule, random state and the position in the epoch's batch order. Ctrl-C stops after
-the current step and saves `last`.
+the current step and saves `last` (so does SIGTERM). A step whose loss or gradient norm is nan or inf is skipped with
+a warning; MAX_BAD_STEPS of them in a row stop the run, leaving the last checkpoint as it was.
 """
 import json
 import math
@@ -13,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 import minitorch as mt
@@ -22,14 +24,23 @@ from minitorch import backend
 from . import checkpoint, corpus, demo_corpus, download, metrics, run
 from .arguments import add_device_argument, non_negative_int, positive_float, positive_int, probability
 from .batching import token_batches, training_batch
-from .decode import translate_ids
-from .errors import TrainError
+from .decode import MAX_LEN_A, MAX_LEN_B, translate_ids
+from .errors import TrainError, UsageError
 from .presets import PRESETS, noam_factor
 from .tokenizer import PAD_ID, Tokenizer, train_tokenizer
 
 # Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
 OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "save_every")
 CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
+# Flags that override a preset's model size: flag -> the configuration fields it sets, for each model kind
+SIZE_FLAGS = {
+    "transformer": {"d_model": ("d_model",), "n_heads": ("n_heads",), "d_ff": ("d_ff",),
+                    "layers": ("n_encoder_layers", "n_decoder_layers"), "max_len": ("max_len",)},
+    "lstm": {"layers": ("n_layers",), "max_len": ("max_len",)},
+}
+# the shortest max_len whose decoding limit (MAX_LEN_A * source + MAX_LEN_B) still leaves room for a 1-token source
+MIN_MAX_LEN = math.ceil(MAX_LEN_A * 2 + MAX_LEN_B + 1)
+MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 N_EXAMPLES = 3
 
 
@@ -56,6 +67,13 @@ def add_arguments(p):
     p.add_argument("--dropout", type=probability, help="dropout rate (default: the preset's)")
     p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
                                                                 "end of each epoch)")
+    sizes = p.add_argument_group("model size (default: the preset's)")
+    sizes.add_argument("--d-model", type=positive_int, help="Transformer width; a multiple of --n-heads")
+    sizes.add_argument("--n-heads", type=positive_int, help="Transformer attention heads")
+    sizes.add_argument("--d-ff", type=positive_int, help="Transformer feed-forward width")
+    sizes.add_argument("--layers", type=positive_int, help="encoder and decoder layers each (LSTM: layers)")
+    sizes.add_argument("--max-len", type=positive_int, help=f"longest sentence in tokens, at least {MIN_MAX_LEN}; "
+                                                            f"longer training pairs are left out")
 
 
 def main(args):
@@ -70,6 +88,7 @@ def resolve_settings(args):
     """(settings, model keyword arguments, run folder) from the preset and the flags, or from the resumed run."""
     preset = PRESETS[args.preset]
     given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
+    size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
     src, tgt = given.get("src", preset.src), given.get("tgt", preset.tgt)
     run_dir = Path(args.run_dir or Path("runs") / f"{preset.name}-{src}-{tgt}")
     if args.resume:
@@ -77,6 +96,12 @@ def resolve_settings(args):
             raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
         config = run.load_config(run_dir)
         settings = config["settings"]
+        fields = SIZE_FLAGS["transformer" if settings["model"] == "transformer" else "lstm"]
+        for key, value in size_flags.items():
+            has = config["model_config"].get(fields[key][0]) if key in fields else None
+            if has != value:
+                raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's {has}; a resumed "
+                                 f"run keeps its model sizes")
         for key, value in given.items():
             if key not in CHANGEABLE_ON_RESUME and settings.get(key) != value:
                 raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's "
@@ -87,16 +112,57 @@ def resolve_settings(args):
         settings.update({k: given[k] for k in CHANGEABLE_ON_RESUME if k in given})
         settings["max_steps"] = given.get("max_steps")  # a step budget belongs to one command, not to the run
         return settings, None, run_dir
-    if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
-        raise TrainError(f"{run_dir} already holds a run; add --resume to continue it, or choose another --run-dir "
-                         f"(or delete the folder)")
     settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model", "lstm")}
     settings.update(preset=preset.name, model="transformer", seed=0, max_steps=None)
     settings.update(given)
     sizes = preset.sizes(settings["model"])
     settings.setdefault("dropout", sizes["dropout"])
     model_kw = dict(sizes, dropout=settings["dropout"])
+    model_kw.update(check_sizes(settings["model"], size_flags, model_kw, preset.name))
+    if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
+        raise TrainError(existing_run_message(run_dir))
     return settings, model_kw, run_dir
+
+
+def check_sizes(kind, size_flags, model_kw, preset):
+    """The configuration fields that the size flags set; UsageError (exit status 2) when they cannot make a model."""
+    fields = SIZE_FLAGS["transformer" if kind == "transformer" else "lstm"]
+    for key in size_flags:
+        if key not in fields:
+            raise UsageError(f"--{key.replace('_', '-')} sets a Transformer size; --model {kind} takes only "
+                             f"{', '.join('--' + k.replace('_', '-') for k in fields)}")
+    out = {field: value for key, value in size_flags.items() for field in fields[key]}
+    sizes = dict(model_kw, **out)
+    if "max_len" in size_flags and sizes["max_len"] < MIN_MAX_LEN:
+        raise UsageError(f"--max-len {sizes['max_len']} is too short: at least {MIN_MAX_LEN} tokens, so that "
+                         f"decoding has room for {MAX_LEN_A} x the source length + {MAX_LEN_B}")
+    if kind == "transformer" and sizes["d_model"] % sizes["n_heads"]:
+        def origin(key):
+            return f"--{key.replace('_', '-')} {sizes[key]}" if key in size_flags else \
+                f"{key} {sizes[key]} of --preset {preset}"
+        raise UsageError(f"{origin('d_model')} is not divisible by {origin('n_heads')}: each head takes "
+                         f"d_model / n_heads dimensions")
+    try:
+        run.model_config(kind, 8, sizes)  # any vocabulary size: only the sizes are checked here
+    except TrainError as e:
+        raise UsageError(str(e)) from None
+    return out
+
+
+def existing_run_message(run_dir):
+    """Why fit (without --resume) will not start in a folder that holds a run, and what to do instead."""
+    afresh = "or start afresh in another --run-dir (or delete the folder)"
+    try:
+        progress = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"))["progress"]
+        epochs = run.load_config(run_dir)["settings"]["epochs"]
+    except (TrainError, KeyError, TypeError):
+        return f"{run_dir} already holds a run; add --resume to continue it, {afresh}"
+    if progress["epoch"] >= epochs:
+        return (f"{run_dir} already holds a run that finished its {epochs} epoch{'s' if epochs > 1 else ''}; "
+                f"translate or evaluate with it (--run-dir {run_dir}), train it further with --resume --epochs N, "
+                f"{afresh}")
+    return (f"{run_dir} already holds a run stopped at step {progress['step']} (epoch {progress['epoch'] + 1} of "
+            f"{epochs}); add --resume to continue it, {afresh}")
 
 
 def prepare_corpus(settings, run_dir, data_dir):
@@ -119,27 +185,36 @@ def prepare_corpus(settings, run_dir, data_dir):
 
 
 class StopRequest:
-    """Ctrl-C asks training to stop after the current step (a second Ctrl-C stops at once, without saving)."""
+    """Ctrl-C (SIGINT) or SIGTERM asks training to stop after the current step; a second one stops at once, without
+    saving (the `last` on disk is then the previous one, intact: saves are atomic)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
-        self.requested = False
-        self.previous = None
+        self.requested = None   # the number of the signal that asked, once one has
+        self.previous = {}
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handler)
+            self.previous = {sig: signal.signal(sig, self._handler) for sig in self.SIGNALS}
         return self
 
     def _handler(self, signum, frame):
         if self.requested:
             raise KeyboardInterrupt
-        self.requested = True
+        self.requested = signum
         tqdm.write("stopping after this step, then saving `last` (Ctrl-C again to quit without saving)",
                    file=sys.stderr)
 
     def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        self.previous = {}
+
+    @property
+    def exit_status(self):
+        """128 + the signal's number, as a shell reports a process stopped by it (130 for Ctrl-C)."""
+        return 128 + int(self.requested or signal.SIGINT)
 
 
 class Trainer:
@@ -150,8 +225,8 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.metrics_path = self.run_dir / "metrics.jsonl"
         src, tgt = settings["src"], settings["tgt"]
-        train_src, train_tgt = corpus.read_parallel(data_dir, "train", src, tgt)
-        self.val_src, self.val_tgt = corpus.read_parallel(data_dir, "val", src, tgt)
+        train_src, train_tgt = read_split(data_dir, "train", src, tgt)
+        self.val_src, self.val_tgt = read_split(data_dir, "val", src, tgt)
         print(f"corpus {data_dir} ({src}->{tgt}): {len(train_src)} training and {len(self.val_src)} validation pairs")
 
         if resume:
@@ -167,13 +242,12 @@ class Trainer:
             run.write_config(self.run_dir, self.config)
 
         max_len = self.config["model_config"]["max_len"]
-        self.train_src, self.train_tgt, dropped = encode_pairs(self.tok, train_src, train_tgt, max_len)
-        if dropped:
-            print(f"left out {dropped} training pairs that are empty or longer than max_len {max_len} tokens")
-        self.val_pairs = encode_pairs(self.tok, self.val_src, self.val_tgt, max_len)[:2]
+        self.train_src, self.train_tgt = encode_pairs(self.tok, train_src, train_tgt, max_len, "training")
+        self.val_pairs = encode_pairs(self.tok, self.val_src, self.val_tgt, max_len, "validation")
         for split, pairs in (("train", self.train_src), ("val", self.val_pairs[0])):
             if not pairs:
-                raise TrainError(f"{data_dir}: the {split} split has no usable sentence pairs")
+                raise TrainError(f"{data_dir}: the {split} split has no sentence pair of at most {max_len - 1} "
+                                 f"tokens (max_len {max_len}) on both sides")
         self.n_bleu = min(settings["val_bleu_sentences"] or len(self.val_src), len(self.val_src))
         self.val_bleu_ids = self.tok.encode(self.val_src[:self.n_bleu])
 
@@ -190,7 +264,9 @@ class Trainer:
         self.step, self.epoch, self.batch_pos, self.best_bleu, self.metrics_lines = 0, 0, 0, -1.0, 0
         self.epoch_loss, self.epoch_tokens = 0.0, 0
         self.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0}
+        self.bad_steps, self.epoch_skipped = [], 0   # the current run of skipped steps; skipped this epoch
         if resume:
+            checkpoint.remove_temporary_files(self.run_dir)
             self.load_state(checkpoint.load(checkpoint.checkpoint_path(self.run_dir, "last"), device))
         else:
             self.metrics_path.write_text("")
@@ -214,19 +290,22 @@ class Trainer:
                 bar = tqdm(total=len(batches), initial=self.batch_pos, desc=f"epoch {self.epoch + 1}/{s['epochs']}",
                            unit="step", dynamic_ncols=True, disable=None)
                 while self.batch_pos < len(batches) and not self.out_of_steps():
-                    self.train_step(batches[self.batch_pos])
+                    updated = self.train_step(batches[self.batch_pos])
                     bar.update(1)
                     bar.set_postfix_str(self.postfix(len(batches)), refresh=False)
                     if stop.requested:
                         bar.close()
-                        return self.stop_here()
-                    if s["save_every"] and self.step % s["save_every"] == 0:
+                        return self.stop_here(stop)
+                    if len(self.bad_steps) >= MAX_BAD_STEPS:
+                        bar.close()
+                        raise TrainError(self.diverged_message())
+                    if updated and s["save_every"] and self.step % s["save_every"] == 0:
                         self.save_last()
                 bar.close()
                 partial = self.batch_pos < len(batches)
                 record = self.end_of_epoch(partial, stop)
                 if record is None:
-                    return self.stop_here()
+                    return self.stop_here(stop)
                 if partial:
                     print(f"reached --max-steps {s['max_steps']}; continue with --resume and a larger --max-steps")
                     break
@@ -241,23 +320,28 @@ class Trainer:
         return self.s["max_steps"] is not None and self.step >= self.s["max_steps"]
 
     def train_step(self, index):
-        """One update on the batch of sentences `index`."""
+        """One update on the batch of sentences `index`; False when the batch was skipped for a nan/inf loss or
+        gradient norm (the weights, optimizer and schedule are then left as they were)."""
         start = time.perf_counter()
         src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in
                                 training_batch([self.train_src[i] for i in index], [self.train_tgt[i] for i in index]))
-        logits = self.model(src, tgt_in)
-        loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.s["label_smoothing"])
         self.optimizer.zero_grad()
-        loss.backward()
-        mt.nn.utils.clip_grad_norm_(self.model.parameters(), self.s["clip_norm"])
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are handled below
+            loss = self.loss(src, tgt_in, tgt_out)
+            loss.backward()
+            grad_norm = mt.nn.utils.clip_grad_norm_(self.model.parameters(), self.s["clip_norm"])
+            loss_value = float(loss.item())
+        self.batch_pos += 1
+        if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):
+            self.skip_step("loss" if not math.isfinite(loss_value) else "gradient norm",
+                           loss_value if not math.isfinite(loss_value) else grad_norm)
+            return False
+        self.bad_steps = []
         lr = self.optimizer.lr
         self.optimizer.step()
         self.schedule.step()
-        loss_value, n_tokens = float(loss.item()), int((tgt_out != PAD_ID).sum())
-        if not math.isfinite(loss_value):
-            raise TrainError(f"the training loss became {loss_value} at step {self.step + 1}; try a lower --lr")
+        n_tokens = int((tgt_out != PAD_ID).sum())
         self.step += 1
-        self.batch_pos += 1
         self.epoch_loss += loss_value * n_tokens
         self.epoch_tokens += n_tokens
         w = self.window
@@ -268,6 +352,36 @@ class Trainer:
         w["lr"] = lr
         if w["steps"] == self.s["log_every"]:
             self.log_window()
+        return True
+
+    def loss(self, src, tgt_in, tgt_out):
+        """The label-smoothed cross-entropy of one batch (a scalar tensor)."""
+        logits = self.model(src, tgt_in)
+        return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.s["label_smoothing"])
+
+    def skip_step(self, what, value):
+        """Leave out the current batch: its loss or gradient norm is nan or inf."""
+        self.optimizer.zero_grad()
+        self.bad_steps.append((self.epoch + 1, self.batch_pos, what, value))
+        self.epoch_skipped += 1
+        tqdm.write(f"warning: epoch {self.epoch + 1}, batch {self.batch_pos}: the {what} is {value}; skipped this "
+                   f"batch ({len(self.bad_steps)} in a row; the run stops at {MAX_BAD_STEPS})", file=sys.stderr)
+
+    def diverged_message(self):
+        """Why the run stopped after MAX_BAD_STEPS skipped steps in a row, and which checkpoint is left."""
+        last = checkpoint.checkpoint_path(self.run_dir, "last")
+        if last.is_file():
+            kept = f"{last} is left as the last good checkpoint"
+            try:
+                kept += f" (step {checkpoint.load(last)['progress']['step']})"
+            except (TrainError, KeyError, TypeError):
+                pass
+        else:
+            kept = "no checkpoint had been saved yet"
+        epoch, batch, what, value = self.bad_steps[-1]
+        return (f"stopped: {len(self.bad_steps)} batches in a row gave a non-finite loss or gradient norm (the last, "
+                f"epoch {epoch} batch {batch}: {what} {value}) after step {self.step}; the model has diverged or "
+                f"the data is broken. {kept}. Try a lower --lr in a new --run-dir")
 
     def log_window(self):
         """A train record of the steps since the last one (every log_every steps, and at the end of an epoch)."""
@@ -298,7 +412,8 @@ class Trainer:
         if val is None:
             return None
         record = {"kind": "epoch", "epoch": self.epoch + 1, "step": self.step, "partial": partial,
-                  "train_loss": self.epoch_loss / max(self.epoch_tokens, 1), **val}
+                  "train_loss": self.epoch_loss / max(self.epoch_tokens, 1), "skipped_batches": self.epoch_skipped,
+                  **val}
         self.log(record)
         number = self.epoch + 1
         if val["val_bleu"] > self.best_bleu:
@@ -307,11 +422,11 @@ class Trainer:
                                   step=self.step, val_bleu=val["val_bleu"])
         checkpoint.save_model(self.run_dir / f"epoch-{number}.npz", self.model, epoch=number, step=self.step)
         kept = checkpoint.keep_last_snapshots(self.run_dir, self.s["avg_last"])
-        mt.save({"model": checkpoint.average_states(kept), "epochs": [p.stem for p in kept]},
-                checkpoint.checkpoint_path(self.run_dir, "avg"))
+        mt.save({"model": checkpoint.average_states(kept), "model_class": type(self.model).__name__,
+                 "epochs": [p.stem for p in kept]}, checkpoint.checkpoint_path(self.run_dir, "avg"))
         if not partial:
             self.epoch += 1
-            self.batch_pos, self.epoch_loss, self.epoch_tokens = 0, 0.0, 0
+            self.batch_pos, self.epoch_loss, self.epoch_tokens, self.epoch_skipped = 0, 0.0, 0, 0
         self.save_last()
         print(f"epoch {number}{' (partial)' if partial else ''}, step {self.step}: "
               f"train loss {record['train_loss']:.3f}, val loss {val['val_loss']:.3f} (ppl {val['val_ppl']:.2f}), "
@@ -323,25 +438,26 @@ class Trainer:
         """Validation loss (label-smoothed and plain NLL) and greedy BLEU/chrF; None if stopped by Ctrl-C."""
         self.model.eval()
         try:
-            total, nll, tokens = 0.0, 0.0, 0
-            val_src, val_tgt = self.val_pairs
-            lens = [len(x) + 1 for x in val_src], [len(y) + 1 for y in val_tgt]
-            with mt.no_grad():
-                for index in token_batches(*lens, self.s["batch_tokens"], shuffle=False):
-                    if stop.requested:
-                        return None
-                    src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in training_batch(
-                        [val_src[i] for i in index], [val_tgt[i] for i in index]))
-                    logits = self.model(src, tgt_in)
-                    total += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum",
-                                                   label_smoothing=self.s["label_smoothing"]).item())
-                    nll += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum").item())
-                    tokens += int((tgt_out != PAD_ID).sum())
-            n = self.n_bleu
-            hyp_ids = translate_ids(self.model, self.val_bleu_ids, beam=1, batch_tokens=self.s["batch_tokens"],
-                                    device=self.device, progress=True)
-            if stop.requested:
-                return None
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverged model: nan, no noise
+                total, nll, tokens = 0.0, 0.0, 0
+                val_src, val_tgt = self.val_pairs
+                lens = [len(x) + 1 for x in val_src], [len(y) + 1 for y in val_tgt]
+                with mt.no_grad():
+                    for index in token_batches(*lens, self.s["batch_tokens"], shuffle=False):
+                        if stop.requested:
+                            return None
+                        src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in training_batch(
+                            [val_src[i] for i in index], [val_tgt[i] for i in index]))
+                        logits = self.model(src, tgt_in)
+                        total += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum",
+                                                       label_smoothing=self.s["label_smoothing"]).item())
+                        nll += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum").item())
+                        tokens += int((tgt_out != PAD_ID).sum())
+                n = self.n_bleu
+                hyp_ids = translate_ids(self.model, self.val_bleu_ids, beam=1, batch_tokens=self.s["batch_tokens"],
+                                        device=self.device, progress=True)
+                if stop.requested:
+                    return None
         finally:
             self.model.train()
         hyps, refs = self.tok.decode(hyp_ids), self.val_tgt[:n]
@@ -358,11 +474,11 @@ class Trainer:
         if getattr(self, "examples", None):
             print(f"\ntranslate more with: python -m train translate --run-dir {self.run_dir} < {self.s['src']}.txt")
 
-    def stop_here(self):
+    def stop_here(self, stop):
         self.save_last()
         print(f"stopped at step {self.step}; saved {checkpoint.checkpoint_path(self.run_dir, 'last')}. Continue with: "
               f"python -m train fit --preset {self.s['preset']} --run-dir {self.run_dir} --resume", file=sys.stderr)
-        return 130
+        return stop.exit_status
 
     # ----- metrics and state -----
     def log(self, record):
@@ -371,36 +487,68 @@ class Trainer:
         self.metrics_lines += 1
 
     def state(self):
-        return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "schedule": self.schedule.state_dict(), "rng": backend.get_rng_state(),
+        return {"model": self.model.state_dict(), "model_class": type(self.model).__name__,
+                "optimizer": self.optimizer.state_dict(), "schedule": self.schedule.state_dict(),
+                "rng": backend.get_rng_state(),
                 "progress": {"step": self.step, "epoch": self.epoch, "batch_pos": self.batch_pos,
                              "best_bleu": self.best_bleu, "metrics_lines": self.metrics_lines,
                              "epoch_loss": self.epoch_loss, "epoch_tokens": self.epoch_tokens,
-                             "window": self.window}}
+                             "window": self.window, "epoch_skipped": self.epoch_skipped}}
 
     def save_last(self):
         mt.save(self.state(), checkpoint.checkpoint_path(self.run_dir, "last"))
 
     def load_state(self, state):
+        path = checkpoint.checkpoint_path(self.run_dir, "last")
+        checkpoint.load_weights(self.model, path, state)
         try:
-            self.model.load_state_dict(state["model"])
             self.optimizer.load_state_dict(state["optimizer"])
-        except (KeyError, ValueError) as e:
-            raise TrainError(f"{self.run_dir / 'last.npz'} does not fit this run's model: {e}") from None
-        self.schedule.load_state_dict(state["schedule"])
-        backend.set_rng_state(state["rng"])
-        p = state["progress"]
-        self.step, self.epoch, self.batch_pos = p["step"], p["epoch"], p["batch_pos"]
-        self.best_bleu, self.metrics_lines = p["best_bleu"], p["metrics_lines"]
-        self.epoch_loss, self.epoch_tokens, self.window = p["epoch_loss"], p["epoch_tokens"], p["window"]
+            self.schedule.load_state_dict(state["schedule"])
+            backend.set_rng_state(state["rng"])
+            p = state["progress"]
+            self.step, self.epoch, self.batch_pos = p["step"], p["epoch"], p["batch_pos"]
+            self.best_bleu, self.metrics_lines = p["best_bleu"], p["metrics_lines"]
+            self.epoch_loss, self.epoch_tokens, self.window = p["epoch_loss"], p["epoch_tokens"], p["window"]
+            self.epoch_skipped = p.get("epoch_skipped", 0)
+        except (KeyError, ValueError, TypeError) as e:
+            raise TrainError(f"{path}: not a training state that this run can continue from ({type(e).__name__}: "
+                             f"{e}); it holds model weights only, or was written by another version") from None
         # records written after the checkpoint (by a run that was killed) are dropped, so none appears twice
         lines = self.metrics_path.read_text(encoding="utf-8").splitlines(keepends=True) \
             if self.metrics_path.is_file() else []
         self.metrics_path.write_text("".join(lines[:self.metrics_lines]), encoding="utf-8")
 
 
-def encode_pairs(tok, src_lines, tgt_lines, max_len):
-    """(source ids, target ids, number dropped): pairs with an empty side or longer than max_len - 1 are dropped."""
+def read_split(data_dir, split, src, tgt):
+    """The aligned lines of one split without the pairs that have an empty side (their count is printed);
+    TrainError when no pair is left."""
+    src_lines, tgt_lines = corpus.read_parallel(data_dir, split, src, tgt)
+    kept_src, kept_tgt, empty = corpus.drop_empty_pairs(src_lines, tgt_lines)
+    files = f"{split}.{src}/{split}.{tgt}"
+    if not kept_src:
+        raise TrainError(f"{data_dir}: {files} hold no sentence pairs" + (
+            f" ({len(src_lines)} lines, each with an empty side)" if src_lines else " (the files are empty)"))
+    if empty:
+        print(f"left out {len(empty)} of {len(src_lines)} {files} pairs with an empty side (lines "
+              f"{corpus.line_list(empty)})")
+    return kept_src, kept_tgt
+
+
+def encode_pairs(tok, src_lines, tgt_lines, max_len, name):
+    """(source ids, target ids) of the pairs whose sides both have 1 to max_len - 1 tokens; the count of those left
+    out is printed."""
     src_ids, tgt_ids = tok.encode(src_lines), tok.encode(tgt_lines)
-    keep = [i for i, (x, y) in enumerate(zip(src_ids, tgt_ids)) if 0 < len(x) < max_len and 0 < len(y) < max_len]
-    return [src_ids[i] for i in keep], [tgt_ids[i] for i in keep], len(src_ids) - len(keep)
+    keep, too_long, no_tokens = [], 0, 0
+    for i, (x, y) in enumerate(zip(src_ids, tgt_ids)):
+        if not (x and y):
+            no_tokens += 1
+        elif len(x) >= max_len or len(y) >= max_len:
+            too_long += 1
+        else:
+            keep.append(i)
+    if too_long:
+        print(f"left out {too_long} of {len(src_ids)} {name} pairs longer than {max_len - 1} tokens "
+              f"(max_len {max_len})")
+    if no_tokens:
+        print(f"left out {no_tokens} of {len(src_ids)} {name} pairs with a side that gives no tokens")
+    return [src_ids[i] for i in keep], [tgt_ids[i] for i in keep]

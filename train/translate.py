@@ -27,15 +27,39 @@ def main(args):
     tokenizer = run.load_tokenizer(args.run_dir)
     model = run.load_model(args.run_dir, config, args.checkpoint, device)
     kw = dict(beam=args.beam, length_penalty=args.length_penalty, batch_tokens=args.batch_tokens, device=device)
+    if hasattr(sys.stdout, "reconfigure"):  # UTF-8 out whatever the locale says, as the input is read
+        sys.stdout.reconfigure(encoding="utf-8")
     if sys.stdin.isatty():
-        for line in sys.stdin:
-            print(translate_lines(model, tokenizer, [line.rstrip("\r\n")], **kw)[0], flush=True)
+        for number, line in enumerate(getattr(sys.stdin, "buffer", sys.stdin), 1):
+            print(one_line(translate_lines(model, tokenizer, [decode_line(line, number)], **kw)[0]), flush=True)
         return 0
-    try:
-        lines = [line.rstrip("\r\n") for line in sys.stdin]
-    except UnicodeDecodeError as e:
-        raise TrainError(f"stdin is not UTF-8 text ({e.reason})") from None
+    lines = read_stdin()
     for text in translate_lines(model, tokenizer, lines, **kw):
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(one_line(text) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def read_stdin():
+    """The lines of stdin as UTF-8 text, split at "\n" only (a "\r" before it is dropped), like corpus files."""
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    lines = data.split(b"\n" if isinstance(data, bytes) else "\n")
+    if not lines[-1]:  # the newline at the end of the last line ends it; it does not start another
+        lines.pop()
+    return [decode_line(line, number) for number, line in enumerate(lines, 1)]
+
+
+def decode_line(line, number):
+    """One input line (bytes or str) as text without its line end; TrainError naming the line if not UTF-8."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8-sig" if number == 1 else "utf-8")  # a BOM may start the input
+        except UnicodeDecodeError as e:
+            raise TrainError(f"stdin, line {number}: not UTF-8 text ({e.reason}: byte {line[e.start]:#04x} at byte "
+                             f"{e.start + 1} of the line)") from None
+    return line.rstrip("\r\n")
+
+
+def one_line(text):
+    """A translation as one output line, whatever it holds: line alignment with the input is never lost."""
+    return text.replace("\r", " ").replace("\n", " ")
