@@ -22,9 +22,10 @@ def translate_ids(model, src_ids, beam=1, length_penalty=0.6, batch_tokens=4096,
     from transformer.decoding import beam_search, greedy_decode
     limit = max_source_tokens(model)
     clipped = [ids[:limit - 1] for ids in src_ids] if limit is not None else list(src_ids)
-    if any(len(a) != len(b) for a, b in zip(clipped, src_ids)):
-        print(f"warning: sources longer than {limit - 1} tokens were cut to fit the model's max_len "
-              f"{model.cfg.max_len}", file=sys.stderr)
+    n_cut = sum(len(a) != len(b) for a, b in zip(clipped, src_ids))
+    if n_cut:
+        print(f"warning: {n_cut} of {len(src_ids)} sources had more than {limit - 1} tokens; they were cut to fit the "
+              f"model's max_len {model.cfg.max_len}", file=sys.stderr)
     lengths = [len(ids) + 1 for ids in clipped]
     batches = token_batches(lengths, lengths, max(batch_tokens // beam, 64), shuffle=False)
     out = [None] * len(clipped)

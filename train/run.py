@@ -84,11 +84,7 @@ def load_model(run_dir, config, name="best", device="cpu"):
         present = [n for n in checkpoint.CHECKPOINTS if checkpoint.checkpoint_path(run_dir, n).is_file()]
         raise TrainError(f"{path}: no such checkpoint" + (f"; this run has {', '.join(present)}" if present else
                                                           "; the run has not finished an epoch yet"))
-    model = build_model(config)
-    try:
-        model.load_state_dict(checkpoint.load(path)["model"])
-    except (KeyError, ValueError) as e:
-        raise TrainError(f"{path}: does not fit the run's model: {e}") from None
+    model = checkpoint.load_weights(build_model(config), path)
     return model.to(device).eval()
 
 
