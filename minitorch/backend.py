@@ -83,6 +83,26 @@ def to_numpy(array):
     return _cp.asnumpy(array) if device_of(array) == "cuda" else np.asarray(array)
 
 
+def synchronize(device):
+    """Wait until the device has finished the work queued on it (GPU calls return early); nothing on the CPU."""
+    if device == "cuda":
+        _cp.cuda.Device().synchronize()
+
+
+def device_memory(device, release=False):
+    """(bytes in use, bytes held) by CuPy's default memory pool; (0, 0) on the CPU.
+
+    The pool keeps freed blocks for reuse, so `held` is the high-water mark of what was in use at once (rounded up
+    to blocks). release=True first hands the unused blocks back to the driver, which restarts that mark.
+    """
+    if device != "cuda":
+        return 0, 0
+    pool = _cp.get_default_memory_pool()
+    if release:
+        pool.free_all_blocks()
+    return pool.used_bytes(), pool.total_bytes()
+
+
 def scatter_add(target, indices, values):
     """target[indices] += values, where repeated indices add up (unlike plain fancy assignment)."""
     if device_of(target) == "cuda":
