@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from . import evaluate, fit, plot, translate
+from . import bench, evaluate, fit, plot, translate
 from .errors import TrainError
 
 COMMANDS = {
@@ -16,6 +16,7 @@ COMMANDS = {
     "evaluate": evaluate,
     "translate": translate,
     "plot": plot,
+    "bench": bench,
 }
 
 

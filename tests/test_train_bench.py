@@ -1,0 +1,124 @@
+"""`python -m train bench` on a very small synthetic preset: the figures it prints exist and are positive, the
+profile's op patches are undone, its FLOP counts agree with each other. No timing is asserted."""
+import json
+import math
+import re
+
+import pytest
+
+from minitorch import backend
+from train import bench
+from train.__main__ import main
+from train.batching import training_batch
+from train.presets import PRESETS, Preset
+
+MICRO = Preset("bench-micro", "a few-thousand-parameter model for the bench's tests",
+               model=dict(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=2, dropout=0.1,
+                          max_len=64, norm="pre"),
+               vocab_size=40, batch_tokens=64, lr=1e-3, warmup=10)
+SMALL_BATCH = ["--batch-size", "4", "--seq-len", "8"]
+
+
+@pytest.fixture(autouse=True)
+def micro_preset(monkeypatch):
+    monkeypatch.setitem(PRESETS, MICRO.name, MICRO)
+    monkeypatch.setattr(bench, "PEAK_N", 128)  # the machine's peak from a small matmul: enough to get a number
+    monkeypatch.setattr(bench, "PEAK_REPS", 2)
+
+
+def run_cli(argv, capsys):
+    try:
+        status = main(argv)
+    except SystemExit as e:
+        status = e.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def positive(x):
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def test_train_json_has_positive_figures(capsys):
+    status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--steps", "2", "--warmup-steps", "1", *SMALL_BATCH,
+                              "--json"], capsys)
+    assert status == 0
+    r = json.loads(out)
+    assert r["mode"] == "train" and r["steps"] == 2 and len(r["step_s"]) == 2 and len(r["losses"]) == 2
+    for key in ("step_s_median", "step_s_min", "tokens_per_s", "peak_rss_bytes", "rss_before_steps_bytes",
+                "saved_for_backward_bytes", "step_matmul_gflop", "matmul_peak_gflops", "achieved_gflops",
+                "peak_fraction", "parameters"):
+        assert positive(r[key]), key
+    assert r["step_s_min"] <= r["step_s_median"]
+    assert r["batch"]["sentences"] == 4 and r["batch"]["src_len"] == 8 and r["batch"]["tgt_len"] == 8
+    assert 0 < r["batch"]["target_tokens"] < 4 * 8
+    assert r["blas_threads"]
+
+
+def test_train_table_and_profile(capsys):
+    before = {cls: (cls.__dict__.get("forward"), cls.__dict__.get("backward")) for cls in bench._function_classes()}
+    status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--steps", "1", "--warmup-steps", "1", *SMALL_BATCH,
+                              "--profile"], capsys)
+    assert status == 0
+    for label in ("step time, median", "target tokens/s", "peak RSS of the process", "saved for backward",
+                  "fraction of the peak"):
+        line = next(line for line in out.splitlines() if label in line)
+        assert float(re.findall(r"[\d,.]+", line.split(label)[1])[0].replace(",", "")) > 0, line
+    rows = dict(re.findall(r"^  (\S[^%]*?)\s+([\d,.]+)\s+[\d.]+%$", out.split("profile:")[1], re.M))
+    for kind in ("matmul", "fused", "elementwise/shape", "clipping", "Python overhead"):
+        assert float(rows[kind].replace(",", "")) > 0, (kind, rows)
+    assert re.search(r"MatMul\s+matmul", out) and re.search(r"LayerNorm\s+fused", out)
+    after = {cls: (cls.__dict__.get("forward"), cls.__dict__.get("backward")) for cls in bench._function_classes()}
+    assert after == before  # the profiler put every method back
+
+
+def test_profiler_counts_the_matmul_flops_of_the_formula():
+    """The MatMul FLOPs counted from shapes during a step equal step_matmul_flops less the attention products
+    (those run inside the fused attention op, which the profiler does not look into)."""
+    B, L = 3, 6
+    src, tgt = bench.synthetic_batch(B, L, MICRO.vocab_size, seed=1)
+    batch = training_batch(src, tgt)
+    step = bench.TrainStep(MICRO, bench.build_model(MICRO, "cpu", 0), batch, "cpu")
+    with bench.OpProfiler("cpu") as prof:
+        step()
+    S, T = batch[0].shape[1], batch[1].shape[1]
+    d, n_enc, n_dec = MICRO.model["d_model"], MICRO.model["n_encoder_layers"], MICRO.model["n_decoder_layers"]
+    # q k^T and weights @ v: 2 products of 2*B*Tq*Tk*d FLOPs each, times 3 with the backward
+    attention = 3 * 2 * 2 * B * d * (n_enc * S * S + n_dec * (T * T + T * S))
+    formula = bench.step_matmul_flops(dict(MICRO.model, vocab_size=MICRO.vocab_size), B, S, T)
+    assert prof.matmul_flops == formula - attention
+
+
+def test_synthetic_batch_has_the_shape_and_about_a_tenth_padding():
+    src, tgt = bench.synthetic_batch(200, 32, 8000, seed=0)
+    src_b, tgt_in, tgt_out = training_batch(src, tgt)
+    assert src_b.shape == tgt_in.shape == tgt_out.shape == (200, 32)
+    assert 0.05 < (src_b == 0).mean() < 0.15 and 0.05 < (tgt_out == 0).mean() < 0.15
+    assert min(min(s) for s in src + tgt) >= 4 and max(max(s) for s in src + tgt) < 8000
+    assert bench.synthetic_batch(200, 32, 8000, seed=0) == (src, tgt)
+
+
+def test_decode_json_has_positive_figures(capsys):
+    status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--mode", "decode", *SMALL_BATCH, "--json"], capsys)
+    assert status == 0
+    r = json.loads(out)
+    assert r["mode"] == "decode"
+    for name, beam in (("beam", 5), ("greedy", 1)):
+        assert r[name]["beam_size"] == beam
+        for key in ("sentences_per_s", "output_tokens_per_s", "output_tokens_per_sentence", "s_median"):
+            assert positive(r[name][key]), (name, key)
+    assert positive(r["peak_rss_bytes"])
+
+
+@pytest.mark.parametrize("argv, reason", [
+    (["--seq-len", "1"], "--seq-len 1"),
+    (["--seq-len", "65"], "max_len 64"),
+    (["--mode", "decode", "--profile"], "--profile"),
+])
+def test_bad_input_is_one_line(argv, reason, capsys):
+    status, out, err = run_cli(["bench", "--preset", MICRO.name, *argv], capsys)
+    assert status == 1 and out == "" and reason in err and len(err.strip().splitlines()) == 1
+
+
+def test_device_memory_is_zero_on_the_cpu():
+    assert backend.device_memory("cpu") == (0, 0)
