@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from . import bench, evaluate, fit, plot, translate
+from . import bench, evaluate, experiments, fit, plot, translate
 from .errors import TrainError
 
 COMMANDS = {
@@ -17,6 +17,7 @@ COMMANDS = {
     "translate": translate,
     "plot": plot,
     "bench": bench,
+    "experiment": experiments,
 }
 
 

@@ -1,0 +1,207 @@
+"""The experiment commands on tiny settings (compare, gradient-path, memory, depth), their fitting and judging
+helpers, and fit --model lstm / lstm-attn through evaluate, translate and plot."""
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from train import run
+from train.__main__ import main
+from train.experiments import depth, gradient_path, memory
+from train.presets import PRESETS
+
+PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
+         ("two old men read books .", "books read men old two ."),
+         ("the bird sings loudly .", "loudly sings bird the ."),
+         ("my sister paints a blue house .", "house blue a paints sister my ."),
+         ("children play in the park .", "park the in play children .")]
+TRAINING = ["--preset", "tiny", "--src", "xs", "--tgt", "xt", "--vocab-size", "120", "--batch-tokens", "96"]
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(tmp_path_factory):
+    """A handful of sentence pairs (word order reversed), repeated in train; val and test hold them once."""
+    folder = tmp_path_factory.mktemp("corpus")
+    for split, copies in (("train", 20), ("val", 1), ("test", 1)):
+        for lang, side in (("xs", 0), ("xt", 1)):
+            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
+    return folder
+
+
+def read_json(path):
+    return json.loads(path.read_text())
+
+
+# ----- memory -----
+@given(st.floats(0.5, 3.0), st.floats(1.0, 1e6), st.lists(st.integers(2, 4096), min_size=2, max_size=8, unique=True))
+def test_growth_exponent_of_a_power_law_is_its_power(k, c, lengths):
+    values = [c * n ** k for n in lengths]
+    assert memory.growth_exponent(lengths, values) == pytest.approx(k, abs=1e-6)
+    assert memory.local_exponents(sorted(lengths), [c * n ** k for n in sorted(lengths)]) == \
+        pytest.approx([k] * (len(lengths) - 1), abs=1e-6)
+
+
+def test_growth_exponent_fits_the_long_lengths_where_the_fastest_term_dominates():
+    lengths = [16, 32, 64, 128, 256, 512, 1024, 2048]
+    quadratic_plus_linear = [1e4 + 50.0 * n + n ** 2 for n in lengths]   # n^2 overtakes 50 n at n = 50
+    linear_plus_constant = [1e4 + 100.0 * n for n in lengths]
+    assert 1.8 < memory.growth_exponent(lengths, quadratic_plus_linear) < 2.0
+    assert memory.growth_exponent(lengths, quadratic_plus_linear) > \
+        memory.growth_exponent(lengths[:4], quadratic_plus_linear[:4]) + 0.5
+    assert 0.0 < memory.growth_exponent(lengths, linear_plus_constant) < 1.0
+
+
+def quadratic_coefficient(lengths, values):
+    """c of a + b n + c n^2 through three equally spaced lengths (a second difference)."""
+    (n0, n1, n2), (v0, v1, v2) = lengths, values
+    h = n1 - n0
+    assert n2 - n1 == h
+    return (v2 - 2 * v1 + v0) / (2 * h * h)
+
+
+@pytest.mark.slow
+def test_memory_experiment_transformer_keeps_attention_weights_lstm_grows_linearly(tmp_path, capsys):
+    out, lengths, batch = tmp_path / "memory", [8, 16, 24], 2
+    assert main(["experiment", "memory", "--out", str(out), "--lengths", ",".join(map(str, lengths)), "--models",
+                 "transformer,lstm", "--preset", "tiny", "--batch-size", str(batch)]) == 0
+    assert "| k (saved) |" in capsys.readouterr().out
+    assert {"memory.md", "memory.json", "memory.png"} <= {p.name for p in out.iterdir()}
+    data = read_json(out / "memory.json")
+    assert data["lengths"] == lengths
+    for kind, d in data["models"].items():
+        saved = [p["saved_bytes"] for p in d["points"]]
+        peak = [p["peak_bytes"] for p in d["points"]]
+        assert all(0 < a < b for a, b in zip(saved, saved[1:])) and all(0 < a < b for a, b in zip(peak, peak[1:]))
+        assert math.isfinite(d["exponent_saved"]) and math.isfinite(d["exponent_peak"])
+    # the attention weights alone, one float32 (n x n) per head and sentence in each attention block (encoder
+    # self, decoder self and cross), are a lower bound on a Transformer's n^2 term; an LSTM has no n^2 term
+    cfg = PRESETS["tiny"].model
+    blocks = cfg["n_encoder_layers"] + 2 * cfg["n_decoder_layers"]
+    transformer = [p["saved_bytes"] for p in data["models"]["transformer"]["points"]]
+    lstm = [p["saved_bytes"] for p in data["models"]["lstm"]["points"]]
+    assert quadratic_coefficient(lengths, transformer) >= 4 * batch * cfg["n_heads"] * blocks
+    assert abs(quadratic_coefficient(lengths, lstm)) * lengths[-1] ** 2 < 0.01 * lstm[-1]
+
+
+def test_memory_experiment_needs_two_lengths(tmp_path, capsys):
+    assert main(["experiment", "memory", "--out", str(tmp_path), "--lengths", "16"]) == 1
+    assert "at least two lengths" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["experiment", "memory", "--models", "transformer,gru"])
+    assert "expected a comma-separated list of transformer, lstm, lstm-attn" in capsys.readouterr().err
+
+
+# ----- depth -----
+def test_learning_rate_with_and_without_warmup():
+    peak, warmup = 2e-3, 10
+    assert [depth.learning_rate(s, peak, warmup, True) for s in (1, 5, 10)] == pytest.approx([2e-4, 1e-3, 2e-3])
+    assert [depth.learning_rate(s, peak, warmup, False) for s in (1, 5, 10)] == pytest.approx([2e-3] * 3)
+    for use_warmup in (True, False):   # the same 1/sqrt(step) decay after warmup
+        assert depth.learning_rate(40, peak, warmup, use_warmup) == pytest.approx(peak / 2)
+
+
+def test_verdict_marks_nan_blow_ups_and_no_learning_as_diverged():
+    assert not depth.verdict([6.0, 4.0, 3.0, 2.5, 2.4, 2.3, 2.2, 2.1, 2.0, 2.0])["diverged"]
+    nan = depth.verdict([6.0, 4.0, float("nan")])
+    assert nan["diverged"] and "step 3" in nan["why"] and nan["lowest_loss"] == 4.0
+    assert depth.verdict([6.0, 3.0, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5])["diverged"]       # learned, then rose
+    assert depth.verdict([6.0, 5.9, 5.8, 5.7, 5.8, 5.7, 5.7, 5.8, 5.7, 5.7])["diverged"]       # barely learned
+
+
+@pytest.mark.slow
+def test_depth_experiment_on_tiny_settings(tiny_corpus, tmp_path, capsys):
+    out = tmp_path / "depth"
+    assert main(["experiment", "depth", "--out", str(out), "--data-dir", str(tiny_corpus), *TRAINING,
+                 "--layers", "1,2", "--max-steps", "3"]) == 0
+    assert "| diverged |" in capsys.readouterr().out
+    data = read_json(out / "depth.json")
+    assert (out / "depth.png").stat().st_size > 0 and data["warmup"] == 1
+    assert sorted((r["layers"], r["norm"], r["schedule"]) for r in data["runs"]) == sorted(
+        (n, norm, s) for n in (1, 2) for norm in ("pre", "post") for s in ("warmup", "no-warmup"))
+    for r in data["runs"]:
+        assert len(r["loss"]) == 3 and all(math.isfinite(x) and x > 0 for x in r["loss"])
+        assert len(r["grad_norm"]) == 3 and all(g > 0 for g in r["grad_norm"])
+    first = {(r["layers"], r["norm"]): r["loss"][0] for r in data["runs"]}
+    for r in data["runs"]:   # the same initial model and first batch whatever the schedule
+        assert r["loss"][0] == first[r["layers"], r["norm"]]
+
+
+# ----- gradient path -----
+def test_token_windows_are_consecutive_sentences_with_eos():
+    sentences = [[10, 11], [12], [13, 14, 15]]
+    windows = gradient_path.token_windows(sentences, 7, 20, seed=1)
+    stream = [10, 11, 3, 12, 3, 13, 14, 15, 3] * 3
+    assert windows.shape == (20, 7)
+    for w in windows:
+        assert any(list(w) == stream[i:i + 7] for i in (0, 3, 5))
+
+
+# ----- compare, then gradient-path on its runs -----
+@pytest.mark.slow
+def test_compare_then_gradient_path_on_its_runs(tiny_corpus, tmp_path, capsys):
+    out = tmp_path / "compare"
+    assert main(["experiment", "compare", "--out", str(out), "--data-dir", str(tiny_corpus), *TRAINING,
+                 "--max-steps", "2", "--beam", "2"]) == 0
+    assert "| test BLEU (lc) |" in capsys.readouterr().out
+    data = read_json(out / "compare.json")
+    assert [r["model"] for r in data["models"]] == ["transformer", "lstm", "lstm-attn"]
+    for r in data["models"]:
+        assert r["steps"] == 2 and 0 < r["epochs"] < 1 and r["parameters"] > 0
+        assert 0 < r["train_seconds"] <= r["wall_seconds"] and r["tokens_per_s"] > 0
+        assert r["test"]["split"] == "test" and r["val"]["split"] == "val" and r["test"]["beam"] == 2
+        for split in ("val", "test"):
+            assert 0 <= r[split]["bleu"] <= 100 and 0 <= r[split]["bleu_lowercase"] <= 100
+        assert len(r["val_bleu_curve"]) == 1   # --max-steps validates once at the end
+    assert (out / "compare.png").stat().st_size > 0
+    assert (out / "compare.md").read_text().count("\n| ") == 4   # header and three models
+
+    grad = tmp_path / "gradient"
+    assert main(["experiment", "gradient-path", "--out", str(grad), "--runs", str(out / "runs"), "--length", "24",
+                 "--windows", "3", "--directions", "2"]) == 0
+    models = read_json(grad / "gradient_path.json")["models"]
+    assert set(models) == {"transformer", "lstm"} and (grad / "gradient_path.png").stat().st_size > 0
+    for m in models.values():
+        assert m["steps"] == 2
+        for stage in ("initialisation", "after 2 steps"):
+            norms = np.array(m[stage]["norm_by_distance"])
+            assert norms.shape == (24,) and np.all(np.isfinite(norms)) and np.all(norms > 0)
+    # at initialisation the LSTM's gradient fades with distance; attention reaches every position alike
+    lstm, transformer = models["lstm"]["initialisation"], models["transformer"]["initialisation"]
+    assert lstm["far_over_near"] < 0.1 < transformer["far_over_near"]
+    assert lstm["decades_per_10_positions"] < transformer["decades_per_10_positions"]
+
+
+def test_gradient_path_refuses_a_folder_without_the_runs(tmp_path, capsys):
+    assert main(["experiment", "gradient-path", "--out", str(tmp_path / "g"), "--runs", str(tmp_path)]) == 1
+    assert "no transformer run" in capsys.readouterr().err
+
+
+# ----- fit --model lstm / lstm-attn and the commands downstream -----
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["lstm", "lstm-attn"])
+def test_fit_evaluate_translate_plot_an_lstm_run(kind, tiny_corpus, tmp_path, monkeypatch, capsys):
+    run_dir = tmp_path / kind
+    assert main(["fit", "--preset", "demo", "--model", kind, "--data-dir", str(tiny_corpus), "--src", "xs", "--tgt",
+                 "xt", "--vocab-size", "120", "--batch-tokens", "96", "--run-dir", str(run_dir),
+                 "--max-steps", "2"]) == 0
+    config = run.load_config(run_dir)
+    assert config["settings"]["model"] == kind and config["settings"]["dropout"] == PRESETS["demo"].lstm["dropout"]
+    assert {k: config["model_config"][k] for k in PRESETS["demo"].lstm} == PRESETS["demo"].lstm
+    model = run.load_model(run_dir, config, "last")
+    assert type(model).__name__ == {"lstm": "LSTMSeq2Seq", "lstm-attn": "LSTMAttnSeq2Seq"}[kind]
+    assert f"parameters: {sum(p.numel() for p in model.parameters()):,}" in capsys.readouterr().out
+
+    assert main(["evaluate", "--run-dir", str(run_dir), "--beam", "2"]) == 0
+    assert "case:lc" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO("the red cat sleeps .\n\ntwo old men read books .\n"))
+    assert main(["translate", "--run-dir", str(run_dir), "--beam", "2"]) == 0
+    assert len(capsys.readouterr().out.split("\n")) == 4   # one line out per line in
+    assert main(["plot", "--run-dir", str(run_dir)]) == 0
+    printed = capsys.readouterr().out
+    assert "no positional_encoding.png" in printed and (run_dir / "curves.png").is_file()
+    assert (run_dir / "attention.png").is_file() == (kind == "lstm-attn")
+    assert ("no attention.png" in printed) == (kind == "lstm")

@@ -1,0 +1,123 @@
+"""compare: the Transformer against the two LSTM baselines at about the same parameter count, trained by `fit` on the
+same corpus and tokenizer settings, batches, schedule and budget, and scored by `evaluate` with the same beam search.
+
+    transformer   the encoder-decoder Transformer of the preset (pre-LN)
+    lstm          LSTM encoder-decoder: the encoder's final state starts the decoder (Sutskever et al. 2014)
+    lstm-attn     bidirectional LSTM encoder, LSTM decoder with additive attention (Bahdanau et al. 2015)
+
+Writes compare.md (the table: parameters, epochs, time, speed, validation and test BLEU cased and lowercased,
+chrF), compare.json, and compare.png: greedy validation BLEU after each epoch against training time (the seconds
+spent in training steps, without the validation between epochs). The runs stay in OUT/runs/MODEL, usable with
+evaluate, translate and plot, and with `experiment gradient-path --runs OUT/runs`.
+"""
+import argparse
+import json
+from pathlib import Path
+
+from .. import corpus, evaluate, run
+from ..arguments import positive_int
+from ..errors import TrainError
+from . import results, training
+from .options import add_training_arguments, choice_list
+
+
+def add_arguments(p):
+    p.add_argument("--models", type=choice_list(*run.MODELS), default=list(run.MODELS),
+                   help=f"comma-separated, of {', '.join(run.MODELS)} (default: all three)")
+    p.add_argument("--epochs", type=positive_int, help="epochs per model (default: the preset's)")
+    p.add_argument("--beam", type=positive_int, default=5, help="beam size of the final evaluation (default 5)")
+    p.add_argument("--split", help="the test split (default: the first of test_2016_flickr, test in the corpus)")
+    add_training_arguments(p)
+
+
+def main(args, out):
+    run.check_device(args.device)
+    data_dir = training.corpus_dir(args, out)
+    rows = []
+    for kind in args.models:
+        trainer, seconds = training.train(kind, out / "runs" / kind, args, data_dir)
+        rows.append(summarize(trainer, seconds, args))
+        del trainer
+    data = {"preset": args.preset, "beam": args.beam, "models": rows}
+    headers = ["model", "parameters", "epochs", "steps", "train time (s)", "wall time (s)", "target tokens/s",
+               "val BLEU", "val BLEU (lc)", "test BLEU", "test BLEU (lc)", "test chrF"]
+    table = [[r["model"], r["parameters"], r["epochs"], r["steps"], r["train_seconds"], r["wall_seconds"],
+              r["tokens_per_s"], r["val"]["bleu"], r["val"]["bleu_lowercase"], r["test"]["bleu"],
+              r["test"]["bleu_lowercase"], r["test"]["chrf"]] for r in rows]
+    split = rows[0]["test"]["split"]
+    text = (f"Preset `{args.preset}`, the same batches and schedule for every model; BLEU by sacreBLEU (13a, cased; "
+            f"lc: lowercased) with beam {args.beam} on the `best` checkpoint (by greedy validation BLEU), test split "
+            f"`{split}`; train time: the training steps alone; wall time: training plus the validation after each "
+            f"epoch.\n\n" + results.markdown_table(headers, table))
+    results.write(out, "compare", text, data)
+    plot(rows, out / "compare.png")
+    return 0
+
+
+def test_split(data_dir, src, tgt, requested):
+    """The split to report as test: --split, or the first of evaluate's defaults other than val."""
+    present = corpus.available_splits(data_dir, src, tgt)
+    if requested:
+        if requested not in present:
+            raise TrainError(f"--split {requested}: not in {data_dir} (it has {', '.join(present)})")
+        return requested
+    name = next((s for s in evaluate.DEFAULT_SPLITS if s != "val" and s in present), None)
+    if name is None:
+        raise TrainError(f"{data_dir} has no test split (it has {', '.join(present)}); pass --split")
+    return name
+
+
+def evaluation(run_dir, split, beam, device):
+    """Run `evaluate` on a split of the run's corpus -> its record (bleu, bleu_lowercase, chrf, ...)."""
+    parser = argparse.ArgumentParser()
+    evaluate.add_arguments(parser)
+    evaluate.main(parser.parse_args(["--run-dir", str(run_dir), "--split", split, "--beam", str(beam),
+                                     "--device", device]))
+    lines = (Path(run_dir) / "evaluations.jsonl").read_text(encoding="utf-8").splitlines()
+    return json.loads(lines[-1])
+
+
+def training_time(records):
+    """[(step, training seconds so far, target tokens so far)] after each train record of metrics.jsonl."""
+    out, step, seconds, tokens = [], 0, 0.0, 0.0
+    for r in records:
+        if r["kind"] == "train":
+            n = r["step"] - step
+            seconds += r["s_per_step"] * n
+            tokens += r["tokens_per_s"] * r["s_per_step"] * n
+            step = r["step"]
+            out.append((step, seconds, tokens))
+    return out
+
+
+def summarize(trainer, wall_seconds, args):
+    """One row of the table (a dict) for a trained run: size, budget, speed, BLEU by evaluate."""
+    s, run_dir = trainer.s, trainer.run_dir
+    records = [json.loads(line) for line in trainer.metrics_path.read_text(encoding="utf-8").splitlines()]
+    times = training_time(records)
+    at_step = {step: seconds for step, seconds, _ in times}
+    curve = [(at_step[r["step"]], r["val_bleu"]) for r in records if r["kind"] == "epoch" and r["step"] in at_step]
+    split = test_split(s["data_dir"], s["src"], s["tgt"], args.split)
+    train_seconds, tokens = (times[-1][1], times[-1][2]) if times else (0.0, 0.0)
+    return {"model": s["model"], "run_dir": str(run_dir), "parameters": sum(p.numel() for p in trainer.model.parameters()),
+            "epochs": trainer.epoch + trainer.batch_pos / len(trainer.batches(trainer.epoch)), "steps": trainer.step,
+            "train_seconds": train_seconds, "wall_seconds": wall_seconds,
+            "tokens_per_s": tokens / train_seconds if train_seconds else None,
+            "val_bleu_curve": curve,
+            "val": evaluation(run_dir, "val", args.beam, trainer.device),
+            "test": evaluation(run_dir, split, args.beam, trainer.device)}
+
+
+def plot(rows, path):
+    plt = results.pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for r in rows:
+        if r["val_bleu_curve"]:
+            t, bleu = zip(*r["val_bleu_curve"])
+            ax.plot(t, bleu, "o-", label=f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters)")
+    ax.set_xlabel("training time (s, training steps only)")
+    ax.set_ylabel("greedy validation BLEU")
+    ax.set_title("validation BLEU after each epoch against training time")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return results.save_figure(fig, path)
