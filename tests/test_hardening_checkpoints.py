@@ -1,6 +1,7 @@
 """Checkpoints that cannot be used: truncated or corrupt files, shapes that do not fit the model, weights of another
 kind of model, nan weights, a weights-only file where a training state is needed. Each gives one line naming the
 file (and the tensor and both shapes where they differ) with exit status 1, and never a partly loaded model."""
+import errno
 import json
 import shutil
 
@@ -128,3 +129,31 @@ def test_a_weights_only_file_as_last_cannot_be_resumed(run_dir, trained, capsys)
     status, out, err = resume(run_dir, trained[1], capsys)
     assert status == 1
     assert "last.npz: not a training state that this run can continue from" in one_line_error(err)
+
+
+def test_a_damaged_config_or_tokenizer_in_the_run_folder_is_named(run_dir, capsys):
+    (run_dir / "spm.model").write_bytes(b"not a model")
+    status, out, err = translate(run_dir, capsys)
+    assert status == 1
+    assert f"{run_dir / 'spm.model'}: not a readable SentencePiece model (truncated or corrupt?)" in one_line_error(err)
+    for content, missing in (('{"settings": {"model": "transformer"}}', "preset, src, tgt, model_config"),
+                             ("[1, 2]", "settings, model_config"), ("{", None)):
+        (run_dir / "config.json").write_text(content)
+        status, out, err = translate(run_dir, capsys)
+        assert status == 1
+        assert (f"config.json: not a run configuration written by `python -m train fit` (no {missing})" if missing
+                else "config.json: not valid JSON") in one_line_error(err)
+
+
+def test_a_full_disk_or_a_file_as_run_folder_is_one_line(trained, tmp_path, monkeypatch, capsys):
+    data = trained[1]
+    (tmp_path / "a-file").write_text("")
+    status, out, err = run_cli(fit_argv(data, tmp_path / "a-file"), capsys)
+    assert status == 1 and "--run-dir " + str(tmp_path / "a-file") + ": cannot make the folder" in one_line_error(err)
+
+    def no_space(obj, path):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+    monkeypatch.setattr(mt, "save", no_space)
+    status, out, err = run_cli(fit_argv(data, tmp_path / "run", "--max-steps", "1"), capsys)
+    assert status == 1
+    assert one_line_error(err).endswith(f"error: {tmp_path / 'run'}/best.npz: No space left on device")

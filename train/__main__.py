@@ -52,6 +52,15 @@ def main(argv=None):
     except BrokenPipeError:  # e.g. `translate ... | head`: the reader has gone, which is not an error here
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush cannot fail
         return 0
+    except OSError as e:  # the machine's side: a full disk, a folder that may not be written, ...
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"python -m train {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
+    except MemoryError as e:  # also CuPy's OutOfMemoryError
+        print(f"python -m train {args.command}: error: out of memory ({type(e).__name__}: {e}); a smaller "
+              f"--batch-tokens needs less", file=sys.stderr)
+        return 1
+
 
 
 if __name__ == "__main__":

@@ -222,7 +222,10 @@ class Trainer:
 
     def __init__(self, settings, model_kw, run_dir, data_dir, device, resume):
         self.s, self.run_dir, self.device = settings, Path(run_dir), device
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise TrainError(f"--run-dir {run_dir}: cannot make the folder ({e.strerror})") from None
         self.metrics_path = self.run_dir / "metrics.jsonl"
         src, tgt = settings["src"], settings["tgt"]
         train_src, train_tgt = read_split(data_dir, "train", src, tgt)
