@@ -36,9 +36,17 @@ def load_config(run_dir):
     if not path.is_file():
         raise TrainError(f"{path}: not found; is {run_dir} a run folder made by `python -m train fit`?")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        config = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise TrainError(f"{path}: not valid JSON ({e})") from None
+    settings = config.get("settings") if isinstance(config, dict) else None
+    missing = ([] if isinstance(settings, dict) else ["settings"]) + [
+        k for k in ("model", "preset", "src", "tgt") if isinstance(settings, dict) and k not in settings] + (
+        [] if isinstance(config, dict) and isinstance(config.get("model_config"), dict) else ["model_config"])
+    if missing:
+        raise TrainError(f"{path}: not a run configuration written by `python -m train fit` (no "
+                         f"{', '.join(missing)})")
+    return config
 
 
 def check_device(device):

@@ -22,7 +22,10 @@ class Tokenizer:
         if not path.is_file():
             raise TrainError(f"{path}: no tokenizer model (is this a run folder made by `python -m train fit`?)")
         self.path = path
-        self.sp = spm.SentencePieceProcessor(model_file=str(path))
+        try:
+            self.sp = spm.SentencePieceProcessor(model_file=str(path))
+        except (RuntimeError, OSError) as e:
+            raise TrainError(f"{path}: not a readable SentencePiece model (truncated or corrupt?): {e}") from None
         if (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id()) != (PAD_ID, UNK_ID, BOS_ID,
                                                                                        EOS_ID):
             raise TrainError(f"{path}: special ids must be pad 0, unk 1, bos 2, eos 3")
