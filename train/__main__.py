@@ -62,6 +62,5 @@ def main(argv=None):
         return 1
 
 
-
 if __name__ == "__main__":
     sys.exit(main())
