@@ -98,7 +98,10 @@ def resolve_settings(args):
         settings = config["settings"]
         fields = SIZE_FLAGS["transformer" if settings["model"] == "transformer" else "lstm"]
         for key, value in size_flags.items():
-            has = config["model_config"].get(fields[key][0]) if key in fields else None
+            if key not in fields:
+                raise UsageError(f"--{key.replace('_', '-')} sets a Transformer size; this run's model is "
+                                 f"{settings['model']}")
+            has = config["model_config"].get(fields[key][0])
             if has != value:
                 raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's {has}; a resumed "
                                  f"run keeps its model sizes")
