@@ -383,7 +383,7 @@ class Trainer:
             except (TrainError, KeyError, TypeError):
                 pass
         else:
-            kept = "no checkpoint had been saved yet"
+            kept = "No checkpoint had been saved yet"
         epoch, batch, what, value = self.bad_steps[-1]
         return (f"stopped: {len(self.bad_steps)} batches in a row gave a non-finite loss or gradient norm (the last, "
                 f"epoch {epoch} batch {batch}: {what} {value}) after step {self.step}; the model has diverged or "
