@@ -1,6 +1,5 @@
 """Incremental decoding: the key/value cache gives the logits of a full forward pass, greedy and beam search agree
 with decoding that recomputes everything, beam size 1 is greedy, and a wide beam finds the best hypothesis."""
-import contextlib
 import functools
 import itertools
 
@@ -13,6 +12,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import optim
 from transformer import DecoderOnly, ModelConfig, Transformer, beam_search, greedy_decode
+from transformer.decoding import inference
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 V = 11
@@ -73,20 +73,9 @@ def unpadded(row):
     return [int(t) for t in row if t != PAD]
 
 
-@contextlib.contextmanager
-def evaluating(model):
-    was_training = model.training
-    model.eval()
-    try:
-        with mt.no_grad():
-            yield
-    finally:
-        model.train(was_training)
-
-
 def full_forward_logits(model, src_row, ys):
     """Next-token logits after bos + ys, recomputed from scratch for one sentence (no cache, no batching)."""
-    with evaluating(model):
+    with inference(model):
         if isinstance(model, Transformer):
             return model(np.array([src_row]), np.array([[BOS] + ys]))[0, -1].numpy().astype(np.float64)
         return model(np.array([[BOS] + src_row + ys]))[0, -1].numpy().astype(np.float64)
@@ -187,7 +176,7 @@ def test_batched_beam_search_equals_one_sentence_at_a_time(kind):
 
 def log_prob(model, src_row, ys, ends):
     """log p(ys, then eos if ends | src) for one sentence, from one full forward pass."""
-    with evaluating(model):
+    with inference(model):
         logits = (model(np.array([src_row]), np.array([[BOS] + list(ys)]))[0] if isinstance(model, Transformer)
                   else model(np.array([[BOS] + src_row + list(ys)]))[0, len(src_row):])
         log_p = F.log_softmax(logits.double(), dim=-1).numpy()

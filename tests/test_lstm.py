@@ -15,6 +15,7 @@ from transformer.additive_attention import AdditiveAttention
 from transformer.lstm_config import LSTMConfig
 from transformer.lstm_models import LSTMAttnSeq2Seq, LSTMSeq2Seq
 from transformer.rnn import LSTM
+from model_gradcheck import finite_difference_check
 
 PAD, BOS, EOS = 0, 2, 3
 V = 13
@@ -302,30 +303,6 @@ def test_dropout_is_active_in_training_only_and_state_dict_restores(kind):
     assert not np.allclose(a(src, tgt).numpy(), b(src, tgt).numpy())
     b.load_state_dict(a.state_dict())
     np.testing.assert_array_equal(a(src, tgt).numpy(), b(src, tgt).numpy())
-
-
-def finite_difference_check(model, loss_fn, rng, per_parameter=3, eps=1e-6):
-    """Every parameter tensor, a few random entries each: backward's gradient against central differences."""
-    loss = loss_fn()
-    model.zero_grad()
-    loss.backward()
-    checked = 0
-    for name, p in model.named_parameters():
-        flat = p.data.reshape(-1)
-        for j in rng.choice(flat.size, size=min(per_parameter, flat.size), replace=False):
-            original = flat[j]
-            flat[j] = original + eps
-            with mt.no_grad():
-                up = loss_fn().item()
-            flat[j] = original - eps
-            with mt.no_grad():
-                down = loss_fn().item()
-            flat[j] = original
-            numeric = (up - down) / (2 * eps)
-            analytic = p.grad.numpy().reshape(-1)[j] if p.grad is not None else 0.0
-            assert abs(analytic - numeric) <= 1e-7 + 1e-5 * abs(numeric), (name, j, analytic, numeric)
-            checked += 1
-    return checked
 
 
 @pytest.mark.parametrize("kind, tie", [(LSTMAttnSeq2Seq, True), (LSTMAttnSeq2Seq, False), (LSTMSeq2Seq, True)])

@@ -16,6 +16,7 @@ from transformer.layers import (DecoderLayer, EncoderLayer, FeedForward, Positio
                                 sinusoidal_table)
 from transformer.masks import causal_mask, padding_mask
 from transformer.model import Decoder, Encoder
+from model_gradcheck import finite_difference_check
 
 PAD, BOS, EOS = 0, 2, 3
 
@@ -305,29 +306,6 @@ def test_state_dict_restores_the_model():
 
 
 # ----- gradients: every parameter of a whole 1-layer model against central differences in float64 -----
-def finite_difference_check(model, loss_fn, rng, per_parameter=4, eps=1e-6):
-    loss = loss_fn()
-    model.zero_grad()
-    loss.backward()
-    checked = 0
-    for name, p in model.named_parameters():
-        flat = p.data.reshape(-1)
-        for j in rng.choice(flat.size, size=min(per_parameter, flat.size), replace=False):
-            original = flat[j]
-            flat[j] = original + eps
-            with mt.no_grad():
-                up = loss_fn().item()
-            flat[j] = original - eps
-            with mt.no_grad():
-                down = loss_fn().item()
-            flat[j] = original
-            numeric = (up - down) / (2 * eps)
-            analytic = p.grad.numpy().reshape(-1)[j] if p.grad is not None else 0.0
-            assert abs(analytic - numeric) <= 1e-7 + 1e-5 * abs(numeric), (name, j, analytic, numeric)
-            checked += 1
-    return checked
-
-
 @pytest.mark.parametrize("kind, norm, positions, tie", [
     ("transformer", "pre", "sinusoidal", True), ("transformer", "post", "learned", False),
     ("decoder-only", "pre", "learned", True)])
@@ -347,7 +325,7 @@ def test_gradients_of_a_one_layer_model_in_float64(kind, norm, positions, tie):
         logits = model(src, tgt_in) if kind == "transformer" else model(tgt_in)
         return F.cross_entropy(logits, tgt_out, ignore_index=PAD, label_smoothing=0.1)
 
-    assert finite_difference_check(model, loss_fn, rng) > 40
+    assert finite_difference_check(model, loss_fn, rng, per_parameter=4) > 40
 
 
 # ----- learning: a tiny Transformer learns four pairs by heart -----

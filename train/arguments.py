@@ -4,45 +4,23 @@ import argparse
 from minitorch import backend
 
 
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _number(convert, accept, expected):
+    """An argparse type: text -> convert(text), an argparse error saying `expected` when it fails or accept() says no."""
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+        return value
+    return parse
 
 
-def non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
-
-
-def positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return value
-
-
-def probability(text):
-    """A dropout rate: a number in [0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
-    return value
+positive_int = _number(int, lambda v: v > 0, "a positive integer")
+non_negative_int = _number(int, lambda v: v >= 0, "an integer >= 0")
+positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
+probability = _number(float, lambda v: 0.0 <= v < 1.0, "a number in [0, 1)")  # a dropout rate
 
 
 def device(text):
@@ -58,3 +36,14 @@ def device(text):
 def add_device_argument(parser):
     parser.add_argument("--device", type=device, default="cpu", metavar="{cpu,cuda}",
                         help="where to compute (default: cpu)")
+
+
+def add_decoding_arguments(parser):
+    """The options shared by the commands that decode with a trained run (evaluate, translate)."""
+    from .checkpoint import CHECKPOINTS
+    parser.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
+    parser.add_argument("--beam", type=positive_int, default=5, help="beam size; 1 = greedy (default 5)")
+    parser.add_argument("--length-penalty", type=positive_float, default=0.6, help="GNMT length penalty alpha (0.6)")
+    parser.add_argument("--checkpoint", choices=CHECKPOINTS, default="best", help="which weights (default: best)")
+    parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="source tokens per decoding batch")
+    add_device_argument(parser)

@@ -8,8 +8,7 @@ import time
 from pathlib import Path
 
 from . import corpus, metrics, run
-from .arguments import add_device_argument, positive_float, positive_int
-from .checkpoint import CHECKPOINTS
+from .arguments import add_decoding_arguments
 from .decode import translate_lines
 from .errors import TrainError
 
@@ -17,16 +16,11 @@ DEFAULT_SPLITS = ("test_2016_flickr", "test", "val")  # the first one present is
 
 
 def add_arguments(p):
-    p.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
+    add_decoding_arguments(p)
     p.add_argument("--split", help="a split of the run's corpus, e.g. test_2016_flickr, val (default: the first "
                                    f"of {', '.join(DEFAULT_SPLITS)} that exists)")
     p.add_argument("--src-file", help="translate this file instead of a split (needs --ref-file)")
     p.add_argument("--ref-file", help="the reference translations of --src-file, line by line")
-    p.add_argument("--beam", type=positive_int, default=5, help="beam size; 1 = greedy (default 5)")
-    p.add_argument("--length-penalty", type=positive_float, default=0.6, help="GNMT length penalty alpha (0.6)")
-    p.add_argument("--checkpoint", choices=CHECKPOINTS, default="best", help="which weights (default: best)")
-    p.add_argument("--batch-tokens", type=positive_int, default=4096, help="source tokens per decoding batch")
-    add_device_argument(p)
 
 
 def main(args):

@@ -6,19 +6,13 @@ length-sorted batches and written in their original order.
 import sys
 
 from . import run
-from .arguments import add_device_argument, positive_float, positive_int
-from .checkpoint import CHECKPOINTS
+from .arguments import add_decoding_arguments
 from .decode import translate_lines
 from .errors import TrainError
 
 
 def add_arguments(p):
-    p.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
-    p.add_argument("--beam", type=positive_int, default=5, help="beam size; 1 = greedy (default 5)")
-    p.add_argument("--length-penalty", type=positive_float, default=0.6, help="GNMT length penalty alpha (0.6)")
-    p.add_argument("--checkpoint", choices=CHECKPOINTS, default="best", help="which weights (default: best)")
-    p.add_argument("--batch-tokens", type=positive_int, default=4096, help="source tokens per decoding batch")
-    add_device_argument(p)
+    add_decoding_arguments(p)
 
 
 def main(args):

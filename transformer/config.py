@@ -6,8 +6,27 @@ NORMS = ("pre", "post")
 POSITIONS = ("sinusoidal", "learned")
 
 
+class StoredConfig:
+    """to_dict / from_dict for a config dataclass, so that a run folder can store it as JSON and rebuild it."""
+
+    def to_dict(self):
+        """A plain dict (JSON-ready) of every field."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """The config stored by to_dict; unknown or missing keys raise ValueError."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"{cls.__name__}.from_dict: unknown keys {unknown}; expected some of {sorted(names)}")
+        if "vocab_size" not in d:
+            raise ValueError(f"{cls.__name__}.from_dict: the key 'vocab_size' is missing")
+        return cls(**d).validate()
+
+
 @dataclass
-class ModelConfig:
+class ModelConfig(StoredConfig):
     """Hyperparameters of the model, named as in the paper (defaults: the base model of Vaswani et al. 2017).
 
     norm: "pre" puts LayerNorm before each sub-layer plus a final LayerNorm (stable without long warm-up);
@@ -57,18 +76,3 @@ class ModelConfig:
         if not isinstance(self.tie_embeddings, bool):
             raise ValueError(f"ModelConfig.tie_embeddings must be True or False, got {self.tie_embeddings!r}")
         return self
-
-    def to_dict(self):
-        """A plain dict (JSON-ready) of every field."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        """The config stored by to_dict; unknown or missing keys raise ValueError."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"ModelConfig.from_dict: unknown keys {unknown}; expected some of {sorted(names)}")
-        if "vocab_size" not in d:
-            raise ValueError("ModelConfig.from_dict: the key 'vocab_size' is missing")
-        return cls(**d).validate()

@@ -1,10 +1,11 @@
 """LSTMConfig: the sizes that define the LSTM baselines (LSTMSeq2Seq, LSTMAttnSeq2Seq)."""
-import dataclasses
 from dataclasses import dataclass
+
+from .config import StoredConfig
 
 
 @dataclass
-class LSTMConfig:
+class LSTMConfig(StoredConfig):
     """Hyperparameters of the LSTM encoder-decoders.
 
     d_embed: token embedding size; d_hidden: the decoder's LSTM state size, also the encoder's (the attention model's
@@ -38,18 +39,3 @@ class LSTMConfig:
         if not isinstance(self.tie_embeddings, bool):
             raise ValueError(f"LSTMConfig.tie_embeddings must be True or False, got {self.tie_embeddings!r}")
         return self
-
-    def to_dict(self):
-        """A plain dict (JSON-ready) of every field."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        """The config stored by to_dict; unknown or missing keys raise ValueError."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"LSTMConfig.from_dict: unknown keys {unknown}; expected some of {sorted(names)}")
-        if "vocab_size" not in d:
-            raise ValueError("LSTMConfig.from_dict: the key 'vocab_size' is missing")
-        return cls(**d).validate()
