@@ -57,6 +57,9 @@ class Function:
 
     # Ops whose math needs real numbers (exp, log, ...) refuse integer inputs with a clear message.
     needs_float = False
+    # run_backward sets this just before backward; False means no backward will follow (retain_graph=False), so
+    # backward may write its gradient into the arrays it saved instead of allocating new ones.
+    retain_graph = True
 
     @classmethod
     def apply(cls, *inputs, **options):
@@ -146,6 +149,7 @@ def run_backward(root, grad, retain_graph=False):
                 continue
         if ctx is FREED:
             FREED.backward(g)
+        ctx.retain_graph = retain_graph
         input_grads = ctx.backward(g)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
