@@ -8,15 +8,26 @@ from ..tensor import Tensor
 REDUCTIONS = ("mean", "sum", "none")
 
 
+BLOCK_BYTES = 1 << 20  # row blocks of about 1 MB stay in the L2 cache between the passes over them
+
+
+def row_blocks(n_rows, row_bytes, device):
+    """Row slices covering range(n_rows): blocks of about BLOCK_BYTES on the CPU, so that every pass over a block
+    after the first reads from cache rather than memory; one block on a GPU, where each pass is one kernel."""
+    step = n_rows if device != "cpu" else max(1, BLOCK_BYTES // max(row_bytes, 1))
+    return [slice(i, i + step) for i in range(0, n_rows, step)]
+
+
 class CrossEntropy(Function):
     """loss_r = -sum_c q_rc log p_rc for each row r of logits x (M, C) with target t (M,), p = softmax(x_r).
 
-    The target distribution is q = (1 - e) one_hot(t) + e / C (label smoothing e). With z = x - max(x) and
-    lse = log(sum(exp(z))), log p = z - lse, and since sum_c q_c = 1 the loss needs no log p array:
-        loss_r = lse_r - (1 - e) z_r[t_r] - (e / C) sum_c z_rc
-    Backward, with s_r the gradient reaching row r (g, g / n_valid or g_r; 0 on ignored rows):
-        d loss_r / d x_rc = p_rc - q_rc          so  dx = s[:, None] * (p - q)
-    Only p (M, C), in the logits' dtype, is saved for the backward.
+    The target distribution is q = (1 - e) one_hot(t) + e / C (label smoothing e). With z = x - max(x),
+    E = exp(z) and S = sum_c E, log p = z - log S, and since sum_c q_c = 1 the loss needs no log p array:
+        loss_r = log S_r - (1 - e) z_r[t_r] - (e / C) sum_c z_rc
+    Backward, with s_r the gradient reaching row r (g, g / n_valid or g_r; 0 on ignored rows), p = E / S:
+        d loss_r / d x_rc = p_rc - q_rc,   so   dx = E * (s / S) - s e / C - s (1 - e) one_hot(t)
+    Only E (M, C) in the logits' dtype and S (M,) are saved: the division by S happens on the (M, 1) side, and
+    the backward writes dx into E when no second backward follows.
     """
     needs_float = True
 
@@ -24,19 +35,26 @@ class CrossEntropy(Function):
         xp = backend.xp_of(x)
         n_rows, n_classes = x.shape
         e = label_smoothing
-        rows = xp.arange(n_rows)
         valid = target != ignore_index
         safe_target = xp.where(valid, target, 0)  # any class will do for an ignored row; its loss is zeroed
-        p = x - x.max(axis=1, keepdims=True)                            # z
-        loss = -(1.0 - e) * p[rows, safe_target]
+        E = xp.empty_like(x)
+        row_max = xp.empty((n_rows, 1), x.dtype)
+        S = xp.empty(n_rows, x.dtype)
+        z_sum = xp.zeros(n_rows, x.dtype)
+        ones = xp.ones(n_classes, x.dtype)  # row sums as matrix-vector products: BLAS beats NumPy's sum here
+        for r in row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x)):
+            x[r].max(axis=1, keepdims=True, out=row_max[r])
+            xp.subtract(x[r], row_max[r], out=E[r])                    # z
+            if e:
+                xp.matmul(E[r], ones, out=z_sum[r])                     # sum_c z
+            xp.exp(E[r], out=E[r])                                      # the one exponential, in place: E
+            xp.matmul(E[r], ones, out=S[r])                             # S
+        z_target = x[xp.arange(n_rows), safe_target] - row_max[:, 0]
+        loss = xp.log(S) - (1.0 - e) * z_target
         if e:
-            loss -= (e / n_classes) * p.sum(axis=1)
-        xp.exp(p, out=p)                                                # the one exponential, in place
-        total = p.sum(axis=1)
-        loss += xp.log(total)                                           # + lse
-        p /= total[:, None]                                             # p = softmax(x)
+            loss -= (e / n_classes) * z_sum
         loss *= valid
-        self.p, self.target, self.valid, self.e = p, safe_target, valid, e
+        self.E, self.S, self.target, self.valid, self.e = E, S, safe_target, valid, e
         self.reduction, self.n_valid = reduction, int(valid.sum())
         if reduction == "none":
             return loss
@@ -46,17 +64,19 @@ class CrossEntropy(Function):
         return xp.asarray(loss.sum() / max(self.n_valid, 1))
 
     def backward(self, g):
-        p, e = self.p, self.e
-        n_rows, n_classes = p.shape
+        xp = backend.xp_of(g)
+        E, S, e = self.E, self.S, self.e
+        n_rows, n_classes = E.shape
         if self.reduction == "mean":
             g = g / max(self.n_valid, 1)
-        scale = g * self.valid                                          # g is () for mean/sum, (M,) for none
-        scale = scale.astype(p.dtype, copy=False)[:, None]              # (M, 1): s_r
-        dx = p * scale                                                  # s p
-        if e:
-            dx -= (e / n_classes) * scale                               # - s e / C
-        rows = backend.xp_of(p).arange(n_rows)
-        dx[rows, self.target] -= (1.0 - e) * scale[:, 0]                # - s (1 - e) one_hot
+        s = (g * self.valid).astype(E.dtype, copy=False)               # s_r; g is () for mean/sum, (M,) for none
+        s_over_S = (s / S)[:, None]                                     # (M, 1): s / S
+        dx = E if not self.retain_graph else xp.empty_like(E)
+        for r in row_blocks(n_rows, E.itemsize * n_classes, backend.device_of(E)):
+            xp.multiply(E[r], s_over_S[r], out=dx[r])                   # E * (s / S)
+            if e:
+                dx[r] -= (e / n_classes) * s[r, None]                   # - s e / C
+        dx[xp.arange(n_rows), self.target] -= (1.0 - e) * s             # - s (1 - e) one_hot(t)
         return dx, None
 
 
