@@ -1,4 +1,6 @@
 """Layer normalisation over the last dim(s) as one Function, with the backward for input, weight and bias."""
+import math
+
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
@@ -8,42 +10,55 @@ class LayerNorm(Function):
     """y = xhat * w + b, xhat = (x - mean(x)) * rstd, rstd = 1 / sqrt(var(x) + eps), over the last k dims.
 
     x (..., *S) with S the normalised shape (k dims, n elements); w, b (S) or None; var is biased (divides by n).
-    Backward, with gh = g * w and means over the k normalised dims (sums over the leading dims for w and b):
-        dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))    (d xhat / dx removes the mean and the xhat direction)
+    Computed on x as (M, n) rows. Backward, with gh = g * w, means over each row, sums over rows for w and b:
         dw = sum(g * xhat),   db = sum(g)
-    Saves xhat (x's shape and dtype), rstd (one number per normalised row) and a reference to w.
+        dx = (gh - mean(gh) - xhat * mean(gh * xhat)) * rstd    (d xhat / dx removes the mean and the xhat direction)
+    Saves xhat (M, n) in x's dtype, rstd (M,) and a reference to w. The backward scales xhat in place for its last
+    term when no second backward follows and xhat is not the output. Row means are products with a vector of 1/n and
+    row dot products einsums: each reads its operands once, with no temporary, faster than NumPy's mean over rows.
     """
     needs_float = True
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
         xp = backend.xp_of(x)
-        dims = tuple(range(x.ndim - normalized_ndim, x.ndim))
-        xhat = x - x.mean(axis=dims, keepdims=True)
-        var = (xhat * xhat).mean(axis=dims, keepdims=True)
+        n = math.prod(x.shape[x.ndim - normalized_ndim:])
+        self.x_shape, self.w_shape = x.shape, x.shape[x.ndim - normalized_ndim:]
+        x = x.reshape(-1, n)
+        xhat = x - (x @ xp.full(n, 1.0 / n, x.dtype))[:, None]             # x - mean(x)
+        var = xp.einsum("ij,ij->i", xhat, xhat) / n                        # mean((x - mean)^2)
         rstd = 1.0 / xp.sqrt(var + eps)
-        xhat *= rstd
-        self.xhat, self.rstd, self.weight, self.dims = xhat, rstd, weight, dims
+        xhat *= rstd[:, None]                                               # xhat
+        self.xhat, self.rstd, self.weight = xhat, rstd, weight
+        self.xhat_is_output = weight is None and bias is None  # then backward must not write into xhat
         if weight is None:
-            return xhat if bias is None else xhat + bias  # never xhat += bias: xhat is saved for the backward
-        y = xhat * weight
-        if bias is not None:
-            y += bias
-        return y
+            y = xhat if bias is None else xhat + bias.reshape(n)  # never xhat += bias: xhat is saved for backward
+        else:
+            y = xhat * weight.reshape(n)
+            if bias is not None:
+                y += bias.reshape(n)
+        return y.reshape(self.x_shape)
 
     def backward(self, g):
-        xhat, rstd, dims = self.xhat, self.rstd, self.dims
+        xp = backend.xp_of(g)
+        xhat, rstd = self.xhat, self.rstd
         need_x, need_w, need_b = self.needs_input_grad
-        batch_dims = tuple(range(g.ndim - len(dims)))
+        n = xhat.shape[1]
+        g = g.reshape(-1, n)
         dx = dw = db = None
-        if need_x:
-            gh = g if self.weight is None else g * self.weight
-            dx = gh - gh.mean(axis=dims, keepdims=True)
-            dx -= xhat * (gh * xhat).mean(axis=dims, keepdims=True)
-            dx *= rstd
         if need_w:
-            dw = (g * xhat).sum(axis=batch_dims)
+            dw = xp.einsum("ij,ij->j", g, xhat).reshape(self.w_shape)          # sum(g * xhat)
         if need_b:
-            db = g.sum(axis=batch_dims)
+            db = g.sum(axis=0).reshape(self.w_shape)                           # sum(g)
+        if need_x:
+            gh = g if self.weight is None else g * self.weight.reshape(n)       # gh
+            mean_gh_xhat = xp.einsum("ij,ij->i", gh, xhat) / n                 # mean(gh * xhat)
+            mean_gh = (gh @ xp.full(n, 1.0 / n, gh.dtype))[:, None]             # mean(gh)
+            dx = gh - mean_gh if gh is g else xp.subtract(gh, mean_gh, out=gh)  # g is the caller's: never written
+            in_place = not (self.retain_graph or self.xhat_is_output)
+            xhat_term = xp.multiply(xhat, mean_gh_xhat[:, None], out=xhat if in_place else None)
+            dx -= xhat_term                                                     # - xhat * mean(gh * xhat)
+            dx *= rstd[:, None]                                                 # * rstd
+            dx = dx.reshape(self.x_shape)
         return dx, dw, db
 
 
