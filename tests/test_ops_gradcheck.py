@@ -447,6 +447,15 @@ def test_relu_and_abs_gradient_at_zero_is_zero():
         np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
 
 
+def test_relu_of_infinities_is_finite_where_numpy_maximum_is():
+    """relu(-inf) is 0 and relu(inf) is inf (a * [a > 0] would give nan at -inf), and the gradient there is 0 / 1."""
+    x = mt.tensor([-np.inf, np.inf, -1.0], requires_grad=True)
+    y = x.relu()
+    np.testing.assert_array_equal(y.numpy(), np.maximum(x.numpy(), 0.0))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0])
+
+
 def test_every_design_op_is_covered():
     """DESIGN.md's 'Tensor methods and operators' plus F.relu/gelu/dropout/linear/embedding all appear above."""
     required = {"add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu",

@@ -134,7 +134,7 @@ class Sigmoid(Function):
 class Relu(Function):
     def forward(self, a):
         self.positive = a > 0
-        return a * self.positive
+        return backend.xp_of(a).maximum(a, 0)  # not a * positive: -inf * 0 is nan
 
     def backward(self, g):  # d relu(a) = [a > 0] da  (0 at a = 0)
         return g * self.positive
