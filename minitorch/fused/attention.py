@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
+from ..ops.elementwise import keep_mask
 from ..tensor import Tensor
 
 
@@ -47,7 +48,7 @@ class ScaledDotProductAttention(Function):
         a = w
         if dropout_p > 0.0:
             # the same draw as ops.Dropout, so a fixed seed gives the same mask as the composed version
-            self.keep = backend.rng(backend.device_of(w)).random(w.shape, dtype=w.dtype) >= dropout_p
+            self.keep = keep_mask(w.shape, dropout_p, backend.device_of(w))
             self.dropout_scale = 1.0 / (1.0 - dropout_p)
             a = w * self.keep
             a *= self.dropout_scale

@@ -194,18 +194,35 @@ class Where(Function):
         return None, g * self.cond, g * ~self.cond
 
 
+def keep_mask(shape, p, device):
+    """A bool array of `shape`, each element True with probability 1 - p, p rounded to a multiple of 2^-16.
+
+    Random 16-bit words compared once with a threshold: cheaper than drawing floats (on the CPU the generator's raw
+    64-bit outputs, four words each, 2.5-4x faster than integers(dtype=uint16)). Dropout and the fused attention both
+    draw here, so one seed gives both the same mask."""
+    xp, rng = backend.xp_of_device(device), backend.rng(device)
+    if device == "cpu":
+        n = math.prod(shape)
+        words = rng.bit_generator.random_raw(-(-n // 4)).view(xp.uint16)[:n].reshape(shape)
+    else:
+        words = rng.integers(0, 1 << 16, size=shape, dtype=xp.uint16)
+    return words >= xp.uint16(min(round(p * (1 << 16)), (1 << 16) - 1))
+
+
 class Dropout(Function):
-    """out = a * m / (1 - p), m ~ Bernoulli(1 - p); the same scaled mask multiplies the gradient."""
+    """out = a * m / (1 - p), m ~ Bernoulli(1 - p) from keep_mask, saved as bool; the gradient is g * m / (1 - p)."""
     needs_float = True
 
     def forward(self, a, p):
-        xp = backend.xp_of(a)
-        keep = backend.rng(backend.device_of(a)).random(a.shape, dtype=a.dtype) >= p
-        self.scaled_mask = keep * xp.asarray(1.0 / (1.0 - p), dtype=a.dtype)
-        return a * self.scaled_mask
+        self.keep, self.scale = keep_mask(a.shape, p, backend.device_of(a)), 1.0 / (1.0 - p)
+        out = a * self.keep
+        out *= self.scale  # a Python float: the product keeps a's dtype
+        return out
 
     def backward(self, g):
-        return g * self.scaled_mask, None
+        dx = g * self.keep
+        dx *= self.scale
+        return dx, None
 
 
 class Cast(Function):
