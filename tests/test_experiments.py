@@ -6,9 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import minitorch as mt
+import minitorch.functional as F
 from train import run
 from train.__main__ import main
 from train.experiments import depth, gradient_path, memory
@@ -37,6 +39,7 @@ def read_json(path):
 
 
 # ----- memory -----
+@settings(max_examples=50)
 @given(st.floats(0.5, 3.0), st.floats(1.0, 1e6), st.lists(st.integers(2, 4096), min_size=2, max_size=8, unique=True))
 def test_growth_exponent_of_a_power_law_is_its_power(k, c, lengths):
     values = [c * n ** k for n in lengths]
@@ -104,12 +107,30 @@ def test_learning_rate_with_and_without_warmup():
         assert depth.learning_rate(40, peak, warmup, use_warmup) == pytest.approx(peak / 2)
 
 
-def test_verdict_marks_nan_blow_ups_and_no_learning_as_diverged():
-    assert not depth.verdict([6.0, 4.0, 3.0, 2.5, 2.4, 2.3, 2.2, 2.1, 2.0, 2.0])["diverged"]
-    nan = depth.verdict([6.0, 4.0, float("nan")])
-    assert nan["diverged"] and "step 3" in nan["why"] and nan["lowest_loss"] == 4.0
-    assert depth.verdict([6.0, 3.0, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5])["diverged"]       # learned, then rose
-    assert depth.verdict([6.0, 5.9, 5.8, 5.7, 5.8, 5.7, 5.7, 5.8, 5.7, 5.7])["diverged"]       # barely learned
+def test_verdict_tells_training_from_stalling_and_diverging():
+    unigram = 4.0
+    trains = depth.verdict([6.0, 4.0, 3.0, 2.5, 2.4, 2.3, 2.2, 2.1, 2.0, 2.0], unigram)
+    assert trains["outcome"] == "trains" and trains["final_loss"] == 2.0 and trains["lowest_loss"] == 2.0
+    nan = depth.verdict([6.0, 4.0, float("nan")], unigram)
+    assert nan["outcome"] == "diverged" and "step 3" in nan["why"] and nan["lowest_loss"] == 4.0
+    assert depth.verdict([6.0, 3.0, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5], unigram)["outcome"] == "diverged"
+    assert depth.verdict([6.0, 5.0, 4.5, 4.2, 4.1, 4.0, 3.9, 3.9, 3.9, 3.9], unigram)["outcome"] == "stalled"
+
+
+def test_unigram_loss_is_the_best_constant_prediction():
+    vocab, eps = 7, 0.1
+    targets = [np.array([[4, 4, 5, 0], [6, 4, 3, 0]]), np.array([[5, 3]])]   # 0 is padding
+    loss = depth.unigram_loss(targets, vocab, eps)
+    flat = np.array([4, 4, 5, 6, 4, 3, 5, 3])
+    p = np.bincount(flat, minlength=vocab) / len(flat)
+
+    def constant_prediction_loss(q):
+        logits = mt.tensor(np.tile(np.log(q), (len(flat), 1)))
+        return F.cross_entropy(logits, mt.tensor(flat), label_smoothing=eps).item()
+    best = (1 - eps) * p + eps / vocab
+    assert loss == pytest.approx(constant_prediction_loss(best), rel=1e-5)
+    for other in (np.full(vocab, 1 / vocab), (p + 0.01) / (p + 0.01).sum()):
+        assert constant_prediction_loss(other) > loss
 
 
 @pytest.mark.slow
@@ -117,14 +138,15 @@ def test_depth_experiment_on_tiny_settings(tiny_corpus, tmp_path, capsys):
     out = tmp_path / "depth"
     assert main(["experiment", "depth", "--out", str(out), "--data-dir", str(tiny_corpus), *TRAINING,
                  "--layers", "1,2", "--max-steps", "3"]) == 0
-    assert "| diverged |" in capsys.readouterr().out
+    assert "| outcome |" in capsys.readouterr().out
     data = read_json(out / "depth.json")
-    assert (out / "depth.png").stat().st_size > 0 and data["warmup"] == 1
+    assert (out / "depth.png").stat().st_size > 0 and data["warmup"] == 1 and 0 < data["unigram_loss"] < math.log(120)
     assert sorted((r["layers"], r["norm"], r["schedule"]) for r in data["runs"]) == sorted(
         (n, norm, s) for n in (1, 2) for norm in ("pre", "post") for s in ("warmup", "no-warmup"))
     for r in data["runs"]:
         assert len(r["loss"]) == 3 and all(math.isfinite(x) and x > 0 for x in r["loss"])
         assert len(r["grad_norm"]) == 3 and all(g > 0 for g in r["grad_norm"])
+        assert r["outcome"] in ("trains", "stalled", "diverged")
     first = {(r["layers"], r["norm"]): r["loss"][0] for r in data["runs"]}
     for r in data["runs"]:   # the same initial model and first batch whatever the schedule
         assert r["loss"][0] == first[r["layers"], r["norm"]]

@@ -99,7 +99,8 @@ def summarize(trainer, wall_seconds, args):
     curve = [(at_step[r["step"]], r["val_bleu"]) for r in records if r["kind"] == "epoch" and r["step"] in at_step]
     split = test_split(s["data_dir"], s["src"], s["tgt"], args.split)
     train_seconds, tokens = (times[-1][1], times[-1][2]) if times else (0.0, 0.0)
-    return {"model": s["model"], "run_dir": str(run_dir), "parameters": sum(p.numel() for p in trainer.model.parameters()),
+    n_params = sum(p.numel() for p in trainer.model.parameters())
+    return {"model": s["model"], "run_dir": str(run_dir), "parameters": n_params,
             "epochs": trainer.epoch + trainer.batch_pos / len(trainer.batches(trainer.epoch)), "steps": trainer.step,
             "train_seconds": train_seconds, "wall_seconds": wall_seconds,
             "tokens_per_s": tokens / train_seconds if train_seconds else None,

@@ -1,5 +1,5 @@
 """depth: pre-LN against post-LN Transformers at several depths, with and without learning-rate warmup, on a short
-training budget: the loss curves, and whether each run diverged.
+training budget: the loss curves, and whether each run trained, stalled or diverged.
 
 Post-LN (the 2017 original) normalises after each residual addition, so every gradient on its way down passes
 through the LayerNorms above; at initialisation the gradients of the layers near the output are large and grow with
@@ -11,9 +11,12 @@ Every run has the preset's width, n encoder and n decoder layers, the same initi
 rate, Adam (0.9, 0.98), gradient clipping at the preset's norm, label smoothing 0.1, the preset's dropout:
     warmup       lr rises linearly to the peak over --warmup steps, then decays as 1/sqrt(step) (fit's schedule)
     no-warmup    the peak from the first step, then the same 1/sqrt(step) decay after --warmup steps
-A run is marked diverged when its loss becomes non-finite, or when its mean loss over the last tenth of the steps is
-more than 1 nat above the lowest loss it had reached (it learned, then blew up), or when that mean is above 90% of
-its first-step loss (it learned next to nothing).
+Outcome of a run, from its final loss (the mean over the last tenth of the steps):
+    diverged    the loss became nan/inf, or the final loss is more than 1 nat above the lowest loss of the run
+    stalled     the final loss is not 0.25 nat below the unigram loss: the label-smoothed cross-entropy of the best
+                prediction that ignores the source and the context, the target tokens' frequencies, which every
+                model learns first; a run still there has learned nothing more
+    trains      otherwise
 """
 import math
 import time
@@ -51,7 +54,9 @@ def main(args, out):
     warmup = args.warmup or max(1, steps // 4)
     lr = args.lr or preset.lr
     batches, vocab_size = training_batches(args, preset, out, steps)
+    unigram = unigram_loss([b[2] for b in batches], vocab_size, preset.label_smoothing)
     data = {"preset": preset.name, "steps": steps, "warmup": warmup, "lr": lr, "vocab_size": vocab_size,
+            "unigram_loss": unigram,
             "batch_tokens": args.batch_tokens or preset.batch_tokens, "runs": []}
     for n_layers in args.layers:
         for norm in args.norms:
@@ -61,17 +66,18 @@ def main(args, out):
                 curve = train_curve(sizes, vocab_size, batches, lr, warmup, schedule == "warmup",
                                     preset.clip_norm, preset.label_smoothing, args.seed, device)
                 r = dict(layers=n_layers, norm=norm, schedule=schedule, seconds=time.perf_counter() - start,
-                         **curve, **verdict(curve["loss"]))
+                         **curve, **verdict(curve["loss"], unigram))
                 data["runs"].append(r)
-                print(f"{n_layers:3d} layers, {norm}-LN, {schedule:9s}: loss {r['loss'][0]:.2f} -> {r['final_loss']:.2f}"
-                      f"{'  DIVERGED (' + r['why'] + ')' if r['diverged'] else ''} ({r['seconds']:.0f} s)", flush=True)
+                print(f"{n_layers:3d} layers, {norm}-LN, {schedule:9s}: loss {r['loss'][0]:.2f} -> "
+                      f"{r['final_loss']:.2f}, {r['outcome']}{': ' + r['why'] if r['why'] else ''} ({r['seconds']:.0f} s)", flush=True)
     rows = [[r["layers"], r["norm"] + "-LN", r["schedule"], r["loss"][0], r["lowest_loss"], r["final_loss"],
-             r["grad_norm"][0], "**yes**: " + r["why"] if r["diverged"] else "no"] for r in data["runs"]]
+             r["grad_norm"][0], r["outcome"] if r["outcome"] == "trains" else f"**{r['outcome']}**: {r['why']}"]
+            for r in data["runs"]]
     text = (f"{steps} steps of about {data['batch_tokens']} tokens, peak lr {lr:g}, warmup {warmup} steps, "
             f"`{preset.name}` width; losses in nats per target token (label-smoothed); final: mean over the last "
-            f"tenth of the steps.\n\n"
+            f"tenth of the steps; unigram loss (token frequencies only) {unigram:.2f}.\n\n"
             + results.markdown_table(["layers (enc + dec each)", "norm", "schedule", "first loss", "lowest loss",
-                                      "final loss", "grad norm at step 1", "diverged"], rows))
+                                      "final loss", "grad norm at step 1", "outcome"], rows))
     results.write(out, "depth", text, data)
     plot(data, out / "depth.png")
     return 0
@@ -126,23 +132,35 @@ def train_curve(sizes, vocab_size, batches, lr, warmup, use_warmup, clip_norm, l
     return {"loss": losses, "grad_norm": grad_norms}
 
 
-def verdict(losses):
-    """{diverged, why, final_loss, lowest_loss} by the rule in the module docstring."""
+def unigram_loss(targets, vocab_size, label_smoothing):
+    """The label-smoothed cross-entropy of the best prediction that ignores its input: q = (1 - e) p + e / V, p the
+    frequencies of the (non-padding) target tokens; its expected loss is the entropy of q."""
+    counts = np.zeros(vocab_size)
+    for t in targets:
+        t = np.asarray(t)
+        np.add.at(counts, t[t != PAD_ID], 1)
+    q = (1 - label_smoothing) * counts / counts.sum() + label_smoothing / vocab_size
+    return float(-(q * np.log(q)).sum())
+
+
+def verdict(losses, unigram):
+    """{outcome: trains|stalled|diverged, why, final_loss, lowest_loss} by the rules in the module docstring."""
     if not math.isfinite(losses[-1]):
-        return {"diverged": True, "why": f"loss {losses[-1]} at step {len(losses)}", "final_loss": losses[-1],
+        return {"outcome": "diverged", "why": f"loss {losses[-1]} at step {len(losses)}", "final_loss": losses[-1],
                 "lowest_loss": min(losses[:-1], default=float("nan"))}
-    tail = max(1, len(losses) // 10)
-    final, lowest = float(np.mean(losses[-tail:])), min(losses)
-    why = ""
+    final, lowest = float(np.mean(losses[-max(1, len(losses) // 10):])), min(losses)
     if final > lowest + 1.0:
-        why = f"loss rose from {lowest:.2f} to {final:.2f}"
-    elif len(losses) > 1 and final > 0.9 * losses[0]:
-        why = f"loss stayed near its start ({losses[0]:.2f} -> {final:.2f})"
-    return {"diverged": bool(why), "why": why, "final_loss": final, "lowest_loss": lowest}
+        outcome, why = "diverged", f"loss rose from {lowest:.2f} to {final:.2f}"
+    elif final > unigram - 0.25:
+        outcome, why = "stalled", f"final loss {final:.2f}, unigram loss {unigram:.2f}"
+    else:
+        outcome, why = "trains", ""
+    return {"outcome": outcome, "why": why, "final_loss": final, "lowest_loss": lowest}
 
 
 def plot(data, path):
-    """One panel per depth: the loss of each (norm, schedule) against the step; x marks a diverged run's end."""
+    """One panel per depth: the loss of each (norm, schedule) against the step, the unigram loss (dash-dot); x
+    marks a diverged run's end."""
     plt = results.pyplot()
     depths = sorted({r["layers"] for r in data["runs"]})
     fig, axes = plt.subplots(1, len(depths), figsize=(4.6 * len(depths), 4), sharey=True, squeeze=False)
@@ -153,10 +171,12 @@ def plot(data, path):
             steps = np.arange(1, len(loss) + 1)
             ok = np.isfinite(loss)
             ax.plot(steps[ok], loss[ok], "-" if r["schedule"] == "warmup" else "--", color=colors[r["norm"]], lw=1.2,
-                    label=f"{r['norm']}-LN, {r['schedule']}" + (" (diverged)" if r["diverged"] else ""))
-            if r["diverged"] and ok.any():
+                    label=f"{r['norm']}-LN, {r['schedule']}" + ("" if r["outcome"] == "trains" else
+                                                                 f" ({r['outcome']})"))
+            if r["outcome"] == "diverged" and ok.any():
                 ax.plot(steps[ok][-1], loss[ok][-1], "x", color=colors[r["norm"]], ms=9, mew=2)
         ax.axvline(data["warmup"], color="gray", lw=0.8, ls=":")
+        ax.axhline(data["unigram_loss"], color="black", lw=0.8, ls="-.", label="unigram loss")
         ax.set_title(f"{n_layers} + {n_layers} layers")
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)

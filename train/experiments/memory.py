@@ -79,6 +79,9 @@ def main(args, out):
     text += "\nPeak memory of the step (MB, above what was in use before it):\n\n" + results.markdown_table(
         ["model"] + [f"n={n}" for n in lengths],
         [[kind] + [p["peak_bytes"] / MB for p in d["points"]] for kind, d in data["models"].items()])
+    text += "\nLocal growth exponent of the memory saved for backward between consecutive lengths:\n\n" + \
+        results.markdown_table(["model"] + [f"{a}->{b}" for a, b in zip(lengths, lengths[1:])],
+                               [[kind] + d["local_exponents_saved"] for kind, d in data["models"].items()])
     results.write(out, "memory", text, dict(data, lengths=lengths))
     plot(data, lengths, out / "memory.png")
     return 0
