@@ -68,8 +68,9 @@ def main(args, out):
                 r = dict(layers=n_layers, norm=norm, schedule=schedule, seconds=time.perf_counter() - start,
                          **curve, **verdict(curve["loss"], unigram))
                 data["runs"].append(r)
+                why = f": {r['why']}" if r["why"] else ""
                 print(f"{n_layers:3d} layers, {norm}-LN, {schedule:9s}: loss {r['loss'][0]:.2f} -> "
-                      f"{r['final_loss']:.2f}, {r['outcome']}{': ' + r['why'] if r['why'] else ''} ({r['seconds']:.0f} s)", flush=True)
+                      f"{r['final_loss']:.2f}, {r['outcome']}{why} ({r['seconds']:.0f} s)", flush=True)
     rows = [[r["layers"], r["norm"] + "-LN", r["schedule"], r["loss"][0], r["lowest_loss"], r["final_loss"],
              r["grad_norm"][0], r["outcome"] if r["outcome"] == "trains" else f"**{r['outcome']}**: {r['why']}"]
             for r in data["runs"]]
