@@ -14,7 +14,7 @@ BLOCK_BYTES = 1 << 20  # row blocks of about 1 MB stay in the L2 cache between t
 def row_blocks(n_rows, row_bytes, device):
     """Row slices covering range(n_rows): blocks of about BLOCK_BYTES on the CPU, so that every pass over a block
     after the first reads from cache rather than memory; one block on a GPU, where each pass is one kernel."""
-    step = n_rows if device != "cpu" else max(1, BLOCK_BYTES // max(row_bytes, 1))
+    step = max(1, n_rows if device != "cpu" else BLOCK_BYTES // max(row_bytes, 1))
     return [slice(i, i + step) for i in range(0, n_rows, step)]
 
 
@@ -43,12 +43,12 @@ class CrossEntropy(Function):
         z_sum = xp.zeros(n_rows, x.dtype)
         ones = xp.ones(n_classes, x.dtype)  # row sums as matrix-vector products: BLAS beats NumPy's sum here
         for r in row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x)):
-            x[r].max(axis=1, keepdims=True, out=row_max[r])
+            row_max[r] = x[r].max(axis=1, keepdims=True)
             xp.subtract(x[r], row_max[r], out=E[r])                    # z
             if e:
-                xp.matmul(E[r], ones, out=z_sum[r])                     # sum_c z
+                z_sum[r] = E[r] @ ones                                  # sum_c z
             xp.exp(E[r], out=E[r])                                      # the one exponential, in place: E
-            xp.matmul(E[r], ones, out=S[r])                             # S
+            S[r] = E[r] @ ones                                          # S
         z_target = x[xp.arange(n_rows), safe_target] - row_max[:, 0]
         loss = xp.log(S) - (1.0 - e) * z_target
         if e:
