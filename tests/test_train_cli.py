@@ -78,7 +78,9 @@ def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys):
 def test_every_command_has_help(capsys):
     for name in COMMANDS:
         status, out, err = run_cli([name, "--help"], capsys)
-        assert status == 0 and "--run-dir" in out and err == ""
+        assert status == 0 and out.startswith(f"usage: python -m train {name}") and err == ""
+        if name in ("fit", "evaluate", "translate", "plot"):  # the commands that work on a run folder
+            assert "--run-dir" in out
 
 
 def test_python_dash_m_train_reports_without_traceback(tmp_path):
