@@ -6,8 +6,9 @@ same corpus and tokenizer settings, batches, schedule and budget, and scored by 
     lstm-attn     bidirectional LSTM encoder, LSTM decoder with additive attention (Bahdanau et al. 2015)
 
 Writes compare.md (the table: parameters, epochs, time, speed, validation and test BLEU cased and lowercased,
-chrF), compare.json, and compare.png: greedy validation BLEU after each epoch against training time (the seconds
-spent in training steps, without the validation between epochs). The runs stay in OUT/runs/MODEL, usable with
+chrF), compare.json, and compare.png: greedy validation BLEU after each epoch against the training step and
+against training time (the seconds spent in training steps, without the validation between epochs; on a machine
+shared with other work, time depends on that work too, steps do not). The runs stay in OUT/runs/MODEL, usable with
 evaluate, translate and plot, and with `experiment gradient-path --runs OUT/runs`.
 """
 import argparse
@@ -96,7 +97,8 @@ def summarize(trainer, wall_seconds, args):
     records = [json.loads(line) for line in trainer.metrics_path.read_text(encoding="utf-8").splitlines()]
     times = training_time(records)
     at_step = {step: seconds for step, seconds, _ in times}
-    curve = [(at_step[r["step"]], r["val_bleu"]) for r in records if r["kind"] == "epoch" and r["step"] in at_step]
+    curve = [{"epoch": r["epoch"], "step": r["step"], "seconds": at_step[r["step"]], "val_bleu": r["val_bleu"]}
+             for r in records if r["kind"] == "epoch" and r["step"] in at_step]
     split = test_split(s["data_dir"], s["src"], s["tgt"], args.split)
     train_seconds, tokens = (times[-1][1], times[-1][2]) if times else (0.0, 0.0)
     n_params = sum(p.numel() for p in trainer.model.parameters())
@@ -110,15 +112,19 @@ def summarize(trainer, wall_seconds, args):
 
 
 def plot(rows, path):
+    """Greedy validation BLEU after each epoch, against the step (left) and the training time (right)."""
     plt = results.pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for r in rows:
-        if r["val_bleu_curve"]:
-            t, bleu = zip(*r["val_bleu_curve"])
-            ax.plot(t, bleu, "o-", label=f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters)")
-    ax.set_xlabel("training time (s, training steps only)")
-    ax.set_ylabel("greedy validation BLEU")
-    ax.set_title("validation BLEU after each epoch against training time")
-    ax.grid(alpha=0.3)
-    ax.legend()
+        label = f"{r['model']} ({r['parameters'] / 1e6:.2f}M parameters)"
+        for ax, x in zip(axes, ("step", "seconds")):
+            ax.plot([c[x] for c in r["val_bleu_curve"]], [c["val_bleu"] for c in r["val_bleu_curve"]], "o-",
+                    label=label)
+    axes[0].set_xlabel("training step")
+    axes[1].set_xlabel("training time (s, training steps only)")
+    axes[0].set_ylabel("greedy validation BLEU")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("validation BLEU after each epoch")
     return results.save_figure(fig, path)
