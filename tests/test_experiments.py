@@ -58,6 +58,19 @@ def test_growth_exponent_fits_the_long_lengths_where_the_fastest_term_dominates(
     assert 0.0 < memory.growth_exponent(lengths, linear_plus_constant) < 1.0
 
 
+@settings(max_examples=30)
+@given(st.floats(0, 1e6), st.floats(0, 1e4), st.floats(0, 1e3))
+def test_quadratic_fit_recovers_the_coefficients(a, b, c):
+    lengths = [16, 32, 64, 128, 256]
+    fit = memory.quadratic_fit(lengths, [a + b * n + c * n * n for n in lengths])
+    assert [fit["a"], fit["b"], fit["c"]] == pytest.approx([a, b, c], rel=1e-6, abs=1e-3)
+    total = a + b * 256 + c * 256 ** 2
+    if total > 0:
+        assert fit["share_at_longest"] == pytest.approx(c * 256 ** 2 / total, abs=1e-6)
+    else:
+        assert math.isnan(fit["share_at_longest"])
+
+
 def quadratic_coefficient(lengths, values):
     """c of a + b n + c n^2 through three equally spaced lengths (a second difference)."""
     (n0, n1, n2), (v0, v1, v2) = lengths, values
@@ -88,6 +101,8 @@ def test_memory_experiment_transformer_keeps_attention_weights_lstm_grows_linear
     lstm = [p["saved_bytes"] for p in data["models"]["lstm"]["points"]]
     assert quadratic_coefficient(lengths, transformer) >= 4 * batch * cfg["n_heads"] * blocks
     assert abs(quadratic_coefficient(lengths, lstm)) * lengths[-1] ** 2 < 0.01 * lstm[-1]
+    reported = data["models"]["transformer"]["quadratic_fit_saved"]
+    assert reported["c"] == pytest.approx(quadratic_coefficient(lengths, transformer), rel=1e-4)
 
 
 def test_memory_experiment_needs_two_lengths(tmp_path, capsys):

@@ -11,7 +11,9 @@ whose source and target are both n tokens long, with the preset's sizes (max_len
                          (tracemalloc on the CPU, which sees NumPy's buffers; CuPy's memory pool on the GPU)
 
 k is the least-squares slope of log(memory) against log(n) over the longer half of the lengths: at short lengths
-the parts that do not grow with n (the parameters' gradients, for one) hide the growth.
+the parts that do not grow with n (the parameters' gradients, for one) hide the growth. The saved bytes are also fitted
+exactly as a + b n + c n^2 (least squares; with three or more lengths): c is the part that grows as n^2 (for a
+Transformer, the attention matrices), reported in bytes and as its share of the total at the longest n.
 """
 import gc
 import time
@@ -67,15 +69,19 @@ def main(args, out):
                                 "exponent_saved": growth_exponent(lengths, saved),
                                 "exponent_peak": growth_exponent(lengths, peak),
                                 "local_exponents_saved": local_exponents(lengths, saved),
-                                "local_exponents_peak": local_exponents(lengths, peak)}
+                                "local_exponents_peak": local_exponents(lengths, peak),
+                                "quadratic_fit_saved": quadratic_fit(lengths, saved) if len(lengths) > 2 else None}
     for kind, d in data["models"].items():
-        rows.append([kind, d["parameters"], d["exponent_saved"], d["exponent_peak"]]
-                    + [p["saved_bytes"] / MB for p in d["points"]])
+        fit = d["quadratic_fit_saved"] or {"c": None, "share_at_longest": None}
+        c = None if fit["c"] is None else round(fit["c"], 2) + 0.0   # no "-0.00" for a fit of exactly linear data
+        rows.append([kind, d["parameters"], d["exponent_saved"], d["exponent_peak"], c,
+                     fit["share_at_longest"]] + [p["saved_bytes"] / MB for p in d["points"]])
     text = (f"One training step, batch of {args.batch_size}, source and target n tokens, `{preset.name}` sizes; "
             f"memory in MB saved for backward at each n; k: fitted exponent of memory ~ n^k over the longer half "
-            f"of the lengths.\n\n"
-            + results.markdown_table(["model", "parameters", "k (saved)", "k (peak)"] + [f"n={n}" for n in lengths],
-                                     rows))
+            f"of the lengths; c: bytes per n^2 in the fit a + b n + c n^2 of the saved bytes, and the share of "
+            f"c n^2 in them at n={lengths[-1]}.\n\n"
+            + results.markdown_table(["model", "parameters", "k (saved)", "k (peak)", "c (bytes)",
+                                      f"n^2 share at {lengths[-1]}"] + [f"n={n}" for n in lengths], rows))
     text += "\nPeak memory of the step (MB, above what was in use before it):\n\n" + results.markdown_table(
         ["model"] + [f"n={n}" for n in lengths],
         [[kind] + [p["peak_bytes"] / MB for p in d["points"]] for kind, d in data["models"].items()])
@@ -130,6 +136,16 @@ def growth_exponent(lengths, values):
     order = np.argsort(n)
     keep = order[min(len(order) // 2, len(order) - 2):]
     return float(np.polyfit(np.log(n[keep]), np.log(v[keep]), 1)[0])
+
+
+def quadratic_fit(lengths, values):
+    """{a, b, c, share_at_longest} of the least-squares fit values ~ a + b n + c n^2 (three or more lengths);
+    share_at_longest: c n^2 / value at the longest n."""
+    n, v = np.asarray(lengths, dtype=np.float64), np.asarray(values, dtype=np.float64)
+    (a, b, c), *_ = np.linalg.lstsq(np.stack([np.ones_like(n), n, n * n], axis=1), v, rcond=None)
+    longest = int(np.argmax(n))
+    share = float(c * n[longest] ** 2 / v[longest]) if v[longest] else float("nan")
+    return {"a": float(a), "b": float(b), "c": float(c), "share_at_longest": share}
 
 
 def local_exponents(lengths, values):
