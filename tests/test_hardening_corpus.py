@@ -5,8 +5,8 @@ import gzip
 import pytest
 
 from train import corpus
-from train.__main__ import main
 from train.errors import TrainError
+from cli_runner import run_cli
 
 PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
          ("two old men read books .", "books read men old two ."), ("the bird sings .", "sings bird the .")]
@@ -31,16 +31,6 @@ def make_corpus(folder, copies=8, train_src=None, train_tgt=None):
 def fit_argv(data_dir, run_dir, *extra):
     return ["fit", "--preset", "tiny", "--data-dir", str(data_dir), "--src", "xs", "--tgt", "xt", "--run-dir",
             str(run_dir), "--batch-tokens", "64", *SMALL, *extra]
-
-
-def run_cli(argv, capsys):
-    """(exit status, stdout, stderr) of `python -m train ARGV` run in this process."""
-    try:
-        status = main(argv)
-    except SystemExit as e:
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def one_line_error(err):

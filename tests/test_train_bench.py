@@ -8,9 +8,9 @@ import pytest
 
 from minitorch import backend
 from train import bench
-from train.__main__ import main
 from train.batching import training_batch
 from train.presets import PRESETS, Preset
+from cli_runner import run_cli
 
 MICRO = Preset("bench-micro", "a few-thousand-parameter model for the bench's tests",
                model=dict(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=2, dropout=0.1,
@@ -24,15 +24,6 @@ def micro_preset(monkeypatch):
     monkeypatch.setitem(PRESETS, MICRO.name, MICRO)
     monkeypatch.setattr(bench, "PEAK_N", 128)  # the machine's peak from a small matmul: enough to get a number
     monkeypatch.setattr(bench, "PEAK_REPS", 2)
-
-
-def run_cli(argv, capsys):
-    try:
-        status = main(argv)
-    except SystemExit as e:
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def positive(x):

@@ -8,17 +8,8 @@ import pytest
 
 import minitorch as mt
 from train import download
-from train.__main__ import COMMANDS, main
-
-
-def run_cli(argv, capsys):
-    """(exit status, stdout, stderr) of main(argv), whether it returns or exits."""
-    try:
-        status = main(argv)
-    except SystemExit as e:
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
+from train.__main__ import COMMANDS
+from cli_runner import run_cli
 
 
 @pytest.mark.parametrize("argv, reason", [
