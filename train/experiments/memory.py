@@ -55,7 +55,7 @@ def main(args, out):
     if len(lengths) < 2:
         raise TrainError("--lengths: give at least two lengths to fit a growth exponent")
     preset = PRESETS[args.preset]
-    rows, data = [], {"preset": preset.name, "batch_size": args.batch_size, "device": device, "models": {}}
+    data = {"preset": preset.name, "batch_size": args.batch_size, "device": device, "models": {}}
     for kind in args.models:
         points = []
         for n in lengths:
@@ -71,14 +71,25 @@ def main(args, out):
                                 "local_exponents_saved": local_exponents(lengths, saved),
                                 "local_exponents_peak": local_exponents(lengths, peak),
                                 "quadratic_fit_saved": quadratic_fit(lengths, saved) if len(lengths) > 2 else None}
+    data["lengths"] = lengths
+    report(data, out)
+    plot(data, lengths, out / "memory.png")
+    return 0
+
+
+def report(data, out):
+    """Write memory.md (three tables) and memory.json from the measurements."""
+    lengths, rows = data["lengths"], []
     for kind, d in data["models"].items():
         fit = d["quadratic_fit_saved"] or {"c": None, "share_at_longest": None}
-        c = None if fit["c"] is None else round(fit["c"], 2) + 0.0   # no "-0.00" for a fit of exactly linear data
-        rows.append([kind, d["parameters"], d["exponent_saved"], d["exponent_peak"], c,
-                     fit["share_at_longest"]] + [p["saved_bytes"] / MB for p in d["points"]])
-    text = (f"One training step, batch of {args.batch_size}, source and target n tokens, `{preset.name}` sizes; "
-            f"memory in MB saved for backward at each n; k: fitted exponent of memory ~ n^k over the longer half "
-            f"of the lengths; c: bytes per n^2 in the fit a + b n + c n^2 of the saved bytes, and the share of "
+        # rounded: a fit of exactly linear data gives c of about 1e-12, shown as 0 and not as "-1e-12"
+        c, share = (None, None) if fit["c"] is None else (round(fit["c"], 2) + 0.0,
+                                                          round(fit["share_at_longest"], 3) + 0.0)
+        rows.append([kind, d["parameters"], d["exponent_saved"], d["exponent_peak"], c, share]
+                    + [p["saved_bytes"] / MB for p in d["points"]])
+    text = (f"One training step, batch of {data['batch_size']}, source and target n tokens, `{data['preset']}` "
+            f"sizes; memory in MB saved for backward at each n; k: fitted exponent of memory ~ n^k over the longer "
+            f"half of the lengths; c: bytes per n^2 in the fit a + b n + c n^2 of the saved bytes, and the share of "
             f"c n^2 in them at n={lengths[-1]}.\n\n"
             + results.markdown_table(["model", "parameters", "k (saved)", "k (peak)", "c (bytes)",
                                       f"n^2 share at {lengths[-1]}"] + [f"n={n}" for n in lengths], rows))
@@ -88,9 +99,7 @@ def main(args, out):
     text += "\nLocal growth exponent of the memory saved for backward between consecutive lengths:\n\n" + \
         results.markdown_table(["model"] + [f"{a}->{b}" for a, b in zip(lengths, lengths[1:])],
                                [[kind] + d["local_exponents_saved"] for kind, d in data["models"].items()])
-    results.write(out, "memory", text, dict(data, lengths=lengths))
-    plot(data, lengths, out / "memory.png")
-    return 0
+    results.write(out, "memory", text, data)
 
 
 def random_batch(rng, batch_size, n, vocab_size):
