@@ -210,6 +210,9 @@ def test_compare_then_gradient_path_on_its_runs(tiny_corpus, tmp_path, capsys):
     lstm, transformer = models["lstm"]["initialisation"], models["transformer"]["initialisation"]
     assert lstm["far_over_near"] < 0.1 < transformer["far_over_near"]
     assert lstm["decades_per_10_positions"] < transformer["decades_per_10_positions"]
+    assert main(["experiment", "gradient-path", "--out", str(grad), "--runs", str(out / "runs"), "--length",
+                 "1000"]) == 1
+    assert "takes at most max_len 256 tokens" in capsys.readouterr().err
 
 
 def test_gradient_path_refuses_a_folder_without_the_runs(tmp_path, capsys):

@@ -45,6 +45,8 @@ def add_arguments(p):
 
 def main(args, out):
     device = run.check_device(args.device)
+    if args.length < 2:
+        raise TrainError("--length: a window needs at least 2 positions")
     data = {"length": args.length, "windows": args.windows, "directions": args.directions, "models": {}}
     run_dirs = trained_runs(args, out)
     for kind, run_dir in run_dirs.items():
@@ -53,7 +55,9 @@ def main(args, out):
             raise TrainError(f"{run_dir} holds a {config['settings']['model']} model, not {kind}")
         s = config["settings"]
         tok = run.load_tokenizer(run_dir)
-        n = min(args.length, config["model_config"]["max_len"])
+        n, max_len = args.length, config["model_config"]["max_len"]
+        if n > max_len:
+            raise TrainError(f"--length {n}: the {kind} model of {run_dir} takes at most max_len {max_len} tokens")
         src_lines = corpus.read_parallel(s["data_dir"], "train", s["src"], s["tgt"])[0]
         windows = token_windows(tok.encode(src_lines), n, args.windows, seed=args.seed)
         mt.manual_seed(s["seed"])  # as fit did right before building the model it trained
