@@ -27,7 +27,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend
 
-from .. import corpus, run
+from .. import corpus, download, run
 from ..batching import token_batches, training_batch
 from ..presets import PRESETS
 from ..tokenizer import PAD_ID, train_tokenizer
@@ -88,7 +88,7 @@ def training_batches(args, preset, out, steps):
     """The first `steps` training batches (src, tgt_in, tgt_out) of the corpus, in fit's order, and the vocabulary
     size of the tokenizer trained for them (out/spm.model)."""
     src, tgt = args.src or preset.src, args.tgt or preset.tgt
-    data_dir = corpus.find_corpus(training.corpus_dir(args, out), src, tgt)
+    data_dir = corpus.find_corpus(training.corpus_dir(args, out), src, tgt, download=download.download_multi30k)
     train_src, train_tgt = corpus.read_parallel(data_dir, "train", src, tgt)
     tok, _ = train_tokenizer(train_src + train_tgt, out / "spm.model", args.vocab_size or preset.vocab_size)
     max_len = preset.model["max_len"]
