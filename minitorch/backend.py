@@ -3,6 +3,8 @@
 This is the only file that imports cupy. Every other file asks here for the array module (`xp`) of a device or of an
 array, so the same op code runs on both.
 """
+import importlib
+
 import numpy as np
 
 try:  # CuPy is an optional extra; without it only the CPU exists.
@@ -139,3 +141,28 @@ def get_rng_state():
 
 def set_rng_state(state):
     rng("cpu").bit_generator.state = state
+
+
+# GPUs for data-parallel jobs: one device per process, and NCCL to reduce across them.
+def gpu_count():
+    """The number of CUDA devices CuPy sees (0 without CuPy or a GPU)."""
+    if not cuda_available():
+        return 0
+    return _cp.cuda.runtime.getDeviceCount()
+
+
+def use_gpu(index):
+    """Make GPU `index` this process's "cuda" device (before anything is allocated on a GPU)."""
+    _cp.cuda.Device(index).use()
+
+
+def nccl():
+    """CuPy's NCCL module (cupy.cuda.nccl); RuntimeError when this CuPy was built without NCCL."""
+    try:
+        module = importlib.import_module("cupy.cuda.nccl")
+    except ImportError as e:
+        raise RuntimeError(f"NCCL is not available in this CuPy ({e}); install NCCL for data-parallel GPU jobs") \
+            from None
+    if not getattr(module, "available", True):
+        raise RuntimeError("this CuPy was built without NCCL; data-parallel GPU jobs need it")
+    return module

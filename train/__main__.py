@@ -39,28 +39,35 @@ def build_parser():
     return parser
 
 
+def error_message(command, e):
+    """(one-line message, exit status) for an exception a user should see without a traceback; (None, 1) for one
+    that is a bug."""
+    if isinstance(e, TrainError):
+        return str(e), e.exit_status
+    if isinstance(e, KeyboardInterrupt):
+        return "interrupted", 130
+    if isinstance(e, OSError):  # the machine's side: a full disk, a folder that may not be written, ...
+        where = f"{e.filename}: " if e.filename else ""
+        return f"{where}{e.strerror or e}", 1
+    if isinstance(e, MemoryError):  # also CuPy's OutOfMemoryError
+        return (f"out of memory ({type(e).__name__}: {e}); a smaller --batch-tokens needs less"), 1
+    return None, 1
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command].main(args)
-    except TrainError as e:
-        print(f"python -m train {args.command}: error: {e}", file=sys.stderr)
-        return e.exit_status
-    except KeyboardInterrupt:
-        print(f"python -m train {args.command}: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # e.g. `translate ... | head`: the reader has gone, which is not an error here
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush cannot fail
         return 0
-    except OSError as e:  # the machine's side: a full disk, a folder that may not be written, ...
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"python -m train {args.command}: error: {where}{e.strerror or e}", file=sys.stderr)
-        return 1
-    except MemoryError as e:  # also CuPy's OutOfMemoryError
-        print(f"python -m train {args.command}: error: out of memory ({type(e).__name__}: {e}); a smaller "
-              f"--batch-tokens needs less", file=sys.stderr)
-        return 1
-
+    except (TrainError, KeyboardInterrupt, OSError, MemoryError) as e:
+        message, status = error_message(args.command, e)
+        if isinstance(e, KeyboardInterrupt):
+            print(f"python -m train {args.command}: {message}", file=sys.stderr)
+        else:
+            print(f"python -m train {args.command}: error: {message}", file=sys.stderr)
+        return status
 
 if __name__ == "__main__":
     sys.exit(main())

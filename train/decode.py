@@ -17,8 +17,16 @@ def max_source_tokens(model):
     return None if max_len is None else min(max_len, int((max_len - 1 - MAX_LEN_B) / MAX_LEN_A))
 
 
-def translate_ids(model, src_ids, beam=1, length_penalty=0.6, batch_tokens=4096, device="cpu", progress=False):
-    """list of source id lists -> list of output id lists (no bos/eos), in the input order."""
+def translate_ids(model, src_ids, beam=1, length_penalty=0.6, batch_tokens=4096, device="cpu", progress=False,
+                  world=None):
+    """list of source id lists -> list of output id lists (no bos/eos), in the input order.
+
+    With a World of several ranks, each translates its share of the sentences and all get the whole list back."""
+    if world is not None and world.size > 1:
+        from .parallel import gather_shares, share
+        mine = translate_ids(model, share(list(src_ids), world), beam, length_penalty, batch_tokens, device,
+                             progress and world.is_main)
+        return gather_shares(mine, world, len(src_ids))
     from transformer.decoding import beam_search, greedy_decode
     limit = max_source_tokens(model)
     clipped = [ids[:limit - 1] for ids in src_ids] if limit is not None else list(src_ids)

@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from . import corpus, metrics, run
+from . import corpus, metrics, parallel, run
 from .arguments import add_decoding_arguments
 from .decode import translate_lines
 from .errors import TrainError
@@ -21,10 +21,18 @@ def add_arguments(p):
                                    f"of {', '.join(DEFAULT_SPLITS)} that exists)")
     p.add_argument("--src-file", help="translate this file instead of a split (needs --ref-file)")
     p.add_argument("--ref-file", help="the reference translations of --src-file, line by line")
+    parallel.add_distributed_argument(p, "decoding (each process translates a share of the sentences)")
 
 
 def main(args):
     device = run.check_device(args.device)
+    world = parallel.init_world(args.distributed, device)
+    with parallel.stop_job_on_error(world, "evaluate"):
+        return evaluate(args, device, world)
+
+
+def evaluate(args, device, world):
+    """Translate, score, print and record (rank 0 writes; every rank translates its share)."""
     config = run.load_config(args.run_dir)
     s = config["settings"]
     if (args.src_file is None) != (args.ref_file is None):
@@ -49,8 +57,11 @@ def main(args):
 
     start = time.perf_counter()
     hypotheses = translate_lines(model, tokenizer, sources, beam=args.beam, length_penalty=args.length_penalty,
-                                 batch_tokens=args.batch_tokens, device=device, progress=True)
+                                 batch_tokens=args.batch_tokens, device=device, progress=world.is_main,
+                                 world=world)
     seconds = time.perf_counter() - start
+    if not world.is_main:
+        return 0
     out = Path(args.run_dir) / f"hyp.{name}.{args.checkpoint}.beam{args.beam}.{s['tgt']}"
     out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
 

@@ -19,9 +19,9 @@ from tqdm import tqdm
 
 import minitorch as mt
 import minitorch.functional as F
-from minitorch import backend
+from minitorch import backend, distributed
 
-from . import checkpoint, corpus, demo_corpus, download, metrics, run
+from . import checkpoint, corpus, demo_corpus, download, metrics, parallel, run
 from .arguments import add_device_argument, non_negative_int, positive_float, positive_int, probability
 from .batching import token_batches, training_batch
 from .decode import MAX_LEN_A, MAX_LEN_B, translate_ids
@@ -72,16 +72,20 @@ def add_arguments(p):
     sizes.add_argument("--n-heads", type=positive_int, help="Transformer attention heads")
     sizes.add_argument("--d-ff", type=positive_int, help="Transformer feed-forward width")
     sizes.add_argument("--layers", type=positive_int, help="encoder and decoder layers each (LSTM: layers)")
+    parallel.add_distributed_argument(p)
     sizes.add_argument("--max-len", type=positive_int, help=f"longest sentence in tokens, at least {MIN_MAX_LEN}; "
                                                             f"longer training pairs are left out")
 
 
 def main(args):
     device = run.check_device(args.device)
-    settings, model_kw, run_dir = resolve_settings(args)
-    data_dir = prepare_corpus(settings, run_dir, args.data_dir)
-    trainer = Trainer(settings, model_kw, run_dir, data_dir, device, resume=args.resume)
-    return trainer.fit()
+    world = parallel.init_world(args.distributed, device)
+    with parallel.stop_job_on_error(world, "fit"):
+        settings, model_kw, run_dir = resolve_settings(args)
+        world.barrier()   # every rank has checked the run folder before rank 0 writes into it
+        data_dir = parallel.main_first(world, lambda: prepare_corpus(settings, run_dir, args.data_dir))
+        trainer = Trainer(settings, model_kw, run_dir, data_dir, device, resume=args.resume, world=world)
+        return trainer.fit()
 
 
 def resolve_settings(args):
@@ -193,9 +197,9 @@ class StopRequest:
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self):
+    def __init__(self, quiet=False):
         self.requested = None   # the number of the signal that asked, once one has
-        self.previous = {}
+        self.previous, self.quiet = {}, quiet
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
@@ -206,8 +210,9 @@ class StopRequest:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = signum
-        tqdm.write("stopping after this step, then saving `last` (Ctrl-C again to quit without saving)",
-                   file=sys.stderr)
+        if not self.quiet:
+                tqdm.write("stopping after this step, then saving `last` (Ctrl-C again to quit without saving)",
+                       file=sys.stderr)
 
     def __exit__(self, *exc):
         for sig, handler in self.previous.items():
@@ -223,8 +228,10 @@ class StopRequest:
 class Trainer:
     """The state of one training run and the loop that advances it."""
 
-    def __init__(self, settings, model_kw, run_dir, data_dir, device, resume):
+    def __init__(self, settings, model_kw, run_dir, data_dir, device, resume, world=None):
         self.s, self.run_dir, self.device = settings, Path(run_dir), device
+        self.world = world = world or distributed.World()
+        self.main = world.is_main   # the rank that writes files and prints
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -238,14 +245,20 @@ class Trainer:
         if resume:
             self.tok = Tokenizer(self.run_dir / "spm.model")
             self.config = dict(run.load_config(self.run_dir), settings=settings)
-            run.write_config(self.run_dir, self.config)
+            world.barrier()   # every rank has read the configuration before rank 0 rewrites it
+            if self.main:
+                run.write_config(self.run_dir, self.config)
         else:
-            self.tok, note = train_tokenizer(train_src + train_tgt, self.run_dir / "spm.model", settings["vocab_size"])
-            print(f"tokenizer: joint SentencePiece, {self.tok.vocab_size} pieces" + (f" ({note})" if note else ""))
+            if self.main:
+                tok, note = train_tokenizer(train_src + train_tgt, self.run_dir / "spm.model", settings["vocab_size"])
+                print(f"tokenizer: joint SentencePiece, {tok.vocab_size} pieces" + (f" ({note})" if note else ""))
+            world.barrier()   # the other ranks load the tokenizer that rank 0 has written
+            self.tok = tok if self.main else Tokenizer(self.run_dir / "spm.model")
             model_config = run.model_config(settings["model"], self.tok.vocab_size, model_kw)
             settings["data_dir"] = str(data_dir)
             self.config = {"settings": settings, "model_config": model_config.to_dict()}
-            run.write_config(self.run_dir, self.config)
+            if self.main:
+                run.write_config(self.run_dir, self.config)
 
         max_len = self.config["model_config"]["max_len"]
         self.train_src, self.train_tgt = encode_pairs(self.tok, train_src, train_tgt, max_len, "training")
@@ -260,6 +273,11 @@ class Trainer:
         mt.manual_seed(settings["seed"])
         self.model = run.build_model(self.config).to(device)
         self.model.train()
+        distributed.broadcast_parameters(self.model.parameters(), world)   # the same start on every rank
+        if world.rank:   # dropout: each rank its own masks (rank 0 keeps the stream a one-process run has)
+            mt.manual_seed(rank_seed(settings["seed"], world.rank))
+        self.sync = distributed.GradientSync(self.model.parameters(), world)
+        self.stop_request, self.stop_votes = None, 0   # Ctrl-C seen here; ranks that saw it (from the last sync)
         # noam_factor makes the peak lr whatever d_model is, so a model without one (an LSTM) gets the same curve
         d_model = self.config["model_config"].get("d_model", 1)
         self.optimizer = mt.optim.Adam(self.model.parameters(), lr=settings["lr"], betas=(0.9, 0.98), eps=1e-9)
@@ -272,9 +290,10 @@ class Trainer:
         self.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0}
         self.bad_steps, self.epoch_skipped = [], 0   # the current run of skipped steps; skipped this epoch
         if resume:
-            checkpoint.remove_temporary_files(self.run_dir)
+            if self.main:
+                checkpoint.remove_temporary_files(self.run_dir)
             self.load_state(checkpoint.load(checkpoint.checkpoint_path(self.run_dir, "last"), device))
-        else:
+        elif self.main:
             self.metrics_path.write_text("")
         n_params = sum(p.numel() for p in self.model.parameters())
         print(f"model: {settings['model']} {self.config['model_config']}")
@@ -289,17 +308,19 @@ class Trainer:
         if self.out_of_steps():
             raise TrainError(f"{self.run_dir} is at step {self.step} already; pass a larger --max-steps")
         print(f"run folder {self.run_dir}; {len(self.batches(0))} batches an epoch of about {s['batch_tokens']} tokens"
-              + (f"; resuming at step {self.step} (epoch {self.epoch + 1})" if self.step else ""))
-        with StopRequest() as stop:
+              + (f"; resuming at step {self.step} (epoch {self.epoch + 1})" if self.step else "")
+              + (f"; data-parallel over {self.world.size} processes" if self.world.size > 1 else ""))
+        with StopRequest(quiet=not self.main) as stop:
+            self.stop_request = stop
             while self.epoch < s["epochs"] and not self.out_of_steps():
                 batches = self.batches(self.epoch)
                 bar = tqdm(total=len(batches), initial=self.batch_pos, desc=f"epoch {self.epoch + 1}/{s['epochs']}",
-                           unit="step", dynamic_ncols=True, disable=None)
+                           unit="step", dynamic_ncols=True, disable=None if self.main else True)
                 while self.batch_pos < len(batches) and not self.out_of_steps():
                     updated = self.train_step(batches[self.batch_pos])
                     bar.update(1)
                     bar.set_postfix_str(self.postfix(len(batches)), refresh=False)
-                    if stop.requested:
+                    if self.stopping(stop):
                         bar.close()
                         return self.stop_here(stop)
                     if len(self.bad_steps) >= MAX_BAD_STEPS:
@@ -322,6 +343,11 @@ class Trainer:
     def batches(self, epoch):
         return token_batches(self.src_lens, self.tgt_lens, self.s["batch_tokens"], self.s["seed"], epoch)
 
+    def stopping(self, stop):
+        """Stop after this step? In a job of several ranks, all stop after the same step: each step's sync counts
+        the ranks that had seen Ctrl-C (or SIGTERM) by then."""
+        return bool(stop.requested) if self.world.size == 1 else self.stop_votes > 0
+
     def out_of_steps(self):
         return self.s["max_steps"] is not None and self.step >= self.s["max_steps"]
 
@@ -329,14 +355,23 @@ class Trainer:
         """One update on the batch of sentences `index`; False when the batch was skipped for a nan/inf loss or
         gradient norm (the weights, optimizer and schedule are then left as they were)."""
         start = time.perf_counter()
-        src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in
-                                training_batch([self.train_src[i] for i in index], [self.train_tgt[i] for i in index]))
+        # each rank takes its share of the batch; its loss is its tokens' sum over the whole batch's token count,
+        # so that the ranks' gradients add up to the gradient of the batch's mean loss
+        mine = parallel.share(index, self.world)
+        n_tokens = sum(self.tgt_lens[i] for i in index)
         self.optimizer.zero_grad()
+        loss_value = 0.0
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are handled below
-            loss = self.loss(src, tgt_in, tgt_out)
-            loss.backward()
+            if len(mine):
+                src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in training_batch(
+                    [self.train_src[i] for i in mine], [self.train_tgt[i] for i in mine]))
+                loss = self.loss(src, tgt_in, tgt_out, n_tokens if self.world.size > 1 else None)
+                loss.backward()
+                loss_value = float(loss.item())
+            if self.world.size > 1:
+                stop_vote = bool(self.stop_request and self.stop_request.requested)
+                loss_value, self.stop_votes = self.sync([loss_value, stop_vote])
             grad_norm = mt.nn.utils.clip_grad_norm_(self.model.parameters(), self.s["clip_norm"])
-            loss_value = float(loss.item())
         self.batch_pos += 1
         if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):
             self.skip_step("loss" if not math.isfinite(loss_value) else "gradient norm",
@@ -346,7 +381,6 @@ class Trainer:
         lr = self.optimizer.lr
         self.optimizer.step()
         self.schedule.step()
-        n_tokens = int((tgt_out != PAD_ID).sum())
         self.step += 1
         self.epoch_loss += loss_value * n_tokens
         self.epoch_tokens += n_tokens
@@ -360,18 +394,24 @@ class Trainer:
             self.log_window()
         return True
 
-    def loss(self, src, tgt_in, tgt_out):
-        """The label-smoothed cross-entropy of one batch (a scalar tensor)."""
+    def loss(self, src, tgt_in, tgt_out, n_tokens=None):
+        """The label-smoothed cross-entropy of one batch (a scalar tensor): the mean over its target tokens, or their
+        sum over n_tokens (the token count of the whole batch, when this is one rank's share of it)."""
         logits = self.model(src, tgt_in)
-        return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.s["label_smoothing"])
+        smoothing = self.s["label_smoothing"]
+        if n_tokens is None:
+            return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=smoothing)
+        return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=smoothing,
+                               reduction="sum") / n_tokens
 
     def skip_step(self, what, value):
         """Leave out the current batch: its loss or gradient norm is nan or inf."""
         self.optimizer.zero_grad()
         self.bad_steps.append((self.epoch + 1, self.batch_pos, what, value))
         self.epoch_skipped += 1
-        tqdm.write(f"warning: epoch {self.epoch + 1}, batch {self.batch_pos}: the {what} is {value}; skipped this "
-                   f"batch ({len(self.bad_steps)} in a row; the run stops at {MAX_BAD_STEPS})", file=sys.stderr)
+        if self.main:
+            tqdm.write(f"warning: epoch {self.epoch + 1}, batch {self.batch_pos}: the {what} is {value}; skipped "
+                       f"this batch ({len(self.bad_steps)} in a row; the run stops at {MAX_BAD_STEPS})", file=sys.stderr)
 
     def diverged_message(self):
         """Why the run stopped after MAX_BAD_STEPS skipped steps in a row, and which checkpoint is left."""
@@ -424,12 +464,14 @@ class Trainer:
         number = self.epoch + 1
         if val["val_bleu"] > self.best_bleu:
             self.best_bleu = val["val_bleu"]
-            checkpoint.save_model(checkpoint.checkpoint_path(self.run_dir, "best"), self.model, epoch=number,
-                                  step=self.step, val_bleu=val["val_bleu"])
-        checkpoint.save_model(self.run_dir / f"epoch-{number}.npz", self.model, epoch=number, step=self.step)
-        kept = checkpoint.keep_last_snapshots(self.run_dir, self.s["avg_last"])
-        mt.save({"model": checkpoint.average_states(kept), "model_class": type(self.model).__name__,
-                 "epochs": [p.stem for p in kept]}, checkpoint.checkpoint_path(self.run_dir, "avg"))
+            if self.main:
+                checkpoint.save_model(checkpoint.checkpoint_path(self.run_dir, "best"), self.model, epoch=number,
+                                      step=self.step, val_bleu=val["val_bleu"])
+        if self.main:
+            checkpoint.save_model(self.run_dir / f"epoch-{number}.npz", self.model, epoch=number, step=self.step)
+            kept = checkpoint.keep_last_snapshots(self.run_dir, self.s["avg_last"])
+            mt.save({"model": checkpoint.average_states(kept), "model_class": type(self.model).__name__,
+                     "epochs": [p.stem for p in kept]}, checkpoint.checkpoint_path(self.run_dir, "avg"))
         if not partial:
             self.epoch += 1
             self.batch_pos, self.epoch_loss, self.epoch_tokens, self.epoch_skipped = 0, 0.0, 0, 0
@@ -441,7 +483,10 @@ class Trainer:
         return record
 
     def validate(self, stop):
-        """Validation loss (label-smoothed and plain NLL) and greedy BLEU/chrF; None if stopped by Ctrl-C."""
+        """Validation loss (label-smoothed and plain NLL) and greedy BLEU/chrF; None if stopped by Ctrl-C.
+
+        In a job of several ranks each takes a share of the batches and sentences, and the sums and translations are
+        gathered, so that every rank gets the same figures; a Ctrl-C then takes effect at the end of validation."""
         self.model.eval()
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverged model: nan, no noise
@@ -449,8 +494,9 @@ class Trainer:
                 val_src, val_tgt = self.val_pairs
                 lens = [len(x) + 1 for x in val_src], [len(y) + 1 for y in val_tgt]
                 with mt.no_grad():
-                    for index in token_batches(*lens, self.s["batch_tokens"], shuffle=False):
-                        if stop.requested:
+                    batches = token_batches(*lens, self.s["batch_tokens"], shuffle=False)
+                    for index in parallel.share(batches, self.world):
+                        if stop.requested and self.world.size == 1:
                             return None
                         src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in training_batch(
                             [val_src[i] for i in index], [val_tgt[i] for i in index]))
@@ -459,10 +505,12 @@ class Trainer:
                                                        label_smoothing=self.s["label_smoothing"]).item())
                         nll += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum").item())
                         tokens += int((tgt_out != PAD_ID).sum())
+                sums = self.world.allreduce_sum_(np.array([total, nll, tokens], dtype=np.float64))
+                total, nll, tokens = float(sums[0]), float(sums[1]), int(sums[2])
                 n = self.n_bleu
                 hyp_ids = translate_ids(self.model, self.val_bleu_ids, beam=1, batch_tokens=self.s["batch_tokens"],
-                                        device=self.device, progress=True)
-                if stop.requested:
+                                        device=self.device, progress=self.main, world=self.world)
+                if self.world.any(stop.requested):
                     return None
         finally:
             self.model.train()
@@ -488,21 +536,28 @@ class Trainer:
 
     # ----- metrics and state -----
     def log(self, record):
-        with open(self.metrics_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
+        if self.main:
+            with open(self.metrics_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
         self.metrics_lines += 1
 
     def state(self):
+        """The whole training state (in a job of several ranks, a collective: it gathers their random states)."""
+        rng = {"rng": backend.get_rng_state()}
+        if self.world.size > 1:
+            ranks = self.world.allgather_object(rng["rng"])
+            rng = {"rng": ranks[0], "rng_ranks": ranks}
         return {"model": self.model.state_dict(), "model_class": type(self.model).__name__,
-                "optimizer": self.optimizer.state_dict(), "schedule": self.schedule.state_dict(),
-                "rng": backend.get_rng_state(),
+                "optimizer": self.optimizer.state_dict(), "schedule": self.schedule.state_dict(), **rng,
                 "progress": {"step": self.step, "epoch": self.epoch, "batch_pos": self.batch_pos,
                              "best_bleu": self.best_bleu, "metrics_lines": self.metrics_lines,
                              "epoch_loss": self.epoch_loss, "epoch_tokens": self.epoch_tokens,
                              "window": self.window, "epoch_skipped": self.epoch_skipped}}
 
     def save_last(self):
-        mt.save(self.state(), checkpoint.checkpoint_path(self.run_dir, "last"))
+        state = self.state()
+        if self.main:
+            mt.save(state, checkpoint.checkpoint_path(self.run_dir, "last"))
 
     def load_state(self, state):
         path = checkpoint.checkpoint_path(self.run_dir, "last")
@@ -510,7 +565,7 @@ class Trainer:
         try:
             self.optimizer.load_state_dict(state["optimizer"])
             self.schedule.load_state_dict(state["schedule"])
-            backend.set_rng_state(state["rng"])
+            self.load_rng(state)
             p = state["progress"]
             self.step, self.epoch, self.batch_pos = p["step"], p["epoch"], p["batch_pos"]
             self.best_bleu, self.metrics_lines = p["best_bleu"], p["metrics_lines"]
@@ -519,10 +574,26 @@ class Trainer:
         except (KeyError, ValueError, TypeError) as e:
             raise TrainError(f"{path}: not a training state that this run can continue from ({type(e).__name__}: "
                              f"{e}); it holds model weights only, or was written by another version") from None
+        if not self.main:
+            return
         # records written after the checkpoint (by a run that was killed) are dropped, so none appears twice
         lines = self.metrics_path.read_text(encoding="utf-8").splitlines(keepends=True) \
             if self.metrics_path.is_file() else []
         self.metrics_path.write_text("".join(lines[:self.metrics_lines]), encoding="utf-8")
+
+    def load_rng(self, state):
+        """Each rank's random state from the checkpoint; a rank that the saving job did not have (it had fewer
+        ranks) draws a fresh one from the seed, its rank and the step."""
+        ranks = state.get("rng_ranks") or [state["rng"]]
+        if self.world.rank < len(ranks) and (self.world.rank == 0 or len(ranks) == self.world.size):
+            backend.set_rng_state(ranks[self.world.rank])
+        else:
+            mt.manual_seed(rank_seed(self.s["seed"], self.world.rank, state["progress"]["step"]))
+
+
+def rank_seed(seed, rank, step=0):
+    """The seed of a rank's random numbers (dropout) in a data-parallel job: distinct for each rank and start."""
+    return int(np.random.SeedSequence([seed, rank, step]).generate_state(1)[0])
 
 
 def read_split(data_dir, split, src, tgt):

@@ -1,0 +1,10 @@
+"""Data-parallel training across processes: MPI (mpi4py) on CPUs, NCCL (through CuPy) on GPUs.
+
+    world = distributed.init(device)              # rank, size and collectives of this job (size 1 without MPI)
+    sync = distributed.GradientSync(model.parameters(), world)
+    ... loss.backward(); sync() ...               # every rank now holds the sum of all ranks' gradients
+"""
+from .gradient_sync import GradientSync, broadcast_parameters
+from .world import DistributedError, MPIWorld, World, init
+
+__all__ = ["World", "MPIWorld", "DistributedError", "init", "GradientSync", "broadcast_parameters"]

