@@ -8,6 +8,12 @@ with every op timed and splits a step into matmul, fused ops, elementwise/shape 
 Python overhead (everything else: autograd bookkeeping, modules, graph walk), so that the next optimisation is chosen
 by measurement.
 
+`--distributed`, under `mpirun -n N`, measures data-parallel scaling: rank 0 first times the one-process step on the
+whole batch alone (the other ranks wait, idle), then all N ranks time the data-parallel step of `fit --distributed`,
+each on its share of the same batch, with the gradients summed over the ranks after backward (that allreduce is also
+timed on its own). It prints both step times and tokens per second, the speed-up, and the scaling efficiency:
+tokens/s of N processes over N x tokens/s of one.
+
 Decode mode times beam search (beam 5) and greedy decoding with the key/value cache, as `evaluate` runs them, on a
 freshly initialised model: such a model rarely emits eos, so each sentence runs to its length limit (1.5 x source
 length + 10), the slowest case; the output tokens per second carry over to real lengths.
@@ -29,15 +35,15 @@ import numpy as np
 
 import minitorch as mt
 import minitorch.functional as F
-from minitorch import backend
+from minitorch import backend, distributed
 from minitorch.autograd import Function
 from minitorch.graph_memory import saved_bytes
 from minitorch.ops import MatMul
 
-from . import run
+from . import parallel, run
 from .arguments import add_device_argument, non_negative_int, positive_int
 from .batching import training_batch
-from .errors import TrainError
+from .errors import TrainError, UsageError
 from .presets import PRESETS, noam_factor
 from .tokenizer import PAD_ID
 
@@ -68,6 +74,11 @@ def add_arguments(p):
                    help="train mode: afterwards run --steps more steps with every op timed, and print where a step's "
                         "time goes by op kind and by op")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    p.add_argument("--distributed", action="store_true",
+                   help="train mode, under `mpirun -n N python -m train bench ... --distributed`: time the "
+                        "data-parallel step of N processes, each on its share of the --batch-size sentences, against "
+                        "one process alone on all of them, and print the speed-up and scaling efficiency (needs "
+                        "mpi4py: pip install -e '.[dist]')")
 
 
 def main(args):
@@ -81,6 +92,12 @@ def main(args):
                          f"{preset.model['max_len']}")
     if args.profile and args.mode != "train":
         raise TrainError("--profile times the ops of training steps; drop it with --mode decode")
+    if args.distributed:
+        if args.mode != "train":
+            raise UsageError("--distributed times data-parallel training steps; drop it with --mode decode")
+        if args.profile:
+            raise UsageError("--profile times the ops of one process's steps; drop it with --distributed")
+        return main_distributed(args, preset, device, batch_size)
     if args.mode == "train":
         result = bench_train(preset, device, batch_size, args.seq_len, args.steps or 10, args.warmup_steps,
                              args.seed, args.profile, progress=not args.json)
@@ -91,6 +108,24 @@ def main(args):
         print(json.dumps(result))
     else:
         print_result(result)
+    return 0
+
+
+def main_distributed(args, preset, device, batch_size):
+    """`bench --distributed`: every rank of the MPI job runs this; rank 0 prints."""
+    world = parallel.init_world(True, device)
+    with parallel.stop_job_on_error(world, "bench"):
+        if batch_size < world.size:
+            raise UsageError(f"--batch-size {batch_size} is smaller than the {world.size} processes: each needs at "
+                             f"least one sentence")
+        result = bench_distributed(preset, device, batch_size, args.seq_len, args.steps or 10, args.warmup_steps,
+                                   args.seed, world, progress=not args.json)
+        if not world.is_main:   # rank 0's result holds the figures of every rank
+            return 0
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print_distributed(result)
     return 0
 
 
@@ -116,11 +151,17 @@ def build_model(preset, device, seed):
 
 class TrainStep:
     """The training step of `fit` (Trainer.train_step) without its bookkeeping: the same loss, clipping, optimizer and
-    schedule, on one fixed batch. Calling it returns the loss and the time at each phase boundary."""
+    schedule, on one fixed batch. Calling it returns the loss and the time at each phase boundary.
 
-    def __init__(self, preset, model, batch, device):
+    With `sync` (a GradientSync) it is the data-parallel step of `fit --distributed`: `batch` is this rank's share of a
+    batch of `batch_tokens` target tokens, the loss is the share's token sum over batch_tokens, and after backward the
+    gradients (and the loss) are summed over the ranks; `sync_s` is then the time of that sum in the last step.
+    """
+
+    def __init__(self, preset, model, batch, device, sync=None, batch_tokens=None):
         self.model, self.device = model.train(), device
         self.batch = batch                                                 # host arrays, moved each step as fit does
+        self.sync, self.batch_tokens, self.sync_s = sync, batch_tokens, 0.0
         self.label_smoothing, self.clip_norm = preset.label_smoothing, preset.clip_norm
         d_model = preset.model["d_model"]
         self.optimizer = mt.optim.Adam(model.parameters(), lr=preset.lr, betas=(0.9, 0.98), eps=1e-9)
@@ -129,7 +170,8 @@ class TrainStep:
         self.saved = None
 
     def __call__(self, measure_saved=False, sync_phases=False):
-        """One update -> (loss, [start, after forward+loss, after backward, after clipping, end])."""
+        """One update -> (loss, [start, after forward+loss, after backward (and the sum over ranks), after clipping,
+        end])."""
         def mark():
             if sync_phases:
                 backend.synchronize(self.device)
@@ -138,7 +180,11 @@ class TrainStep:
         marks = [time.perf_counter()]
         src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in self.batch)
         logits = self.model(src, tgt_in)
-        loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.label_smoothing)
+        if self.sync is None:
+            loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.label_smoothing)
+        else:   # this rank's part of the whole batch's mean: the ranks' gradients add up to the batch's gradient
+            loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.label_smoothing,
+                                   reduction="sum") / self.batch_tokens
         mark()
         if measure_saved:
             walk = time.perf_counter()
@@ -147,12 +193,20 @@ class TrainStep:
             marks = [m + walk for m in marks]  # the graph walk is the bench's, not the step's
         self.optimizer.zero_grad()
         loss.backward()
+        value = None
+        if self.sync is not None:
+            value = float(loss.item())   # as fit does; it also waits for the backward, which is not the sum's time
+            start = time.perf_counter()
+            value, = self.sync([value])
+            backend.synchronize(self.device)
+            self.sync_s = time.perf_counter() - start
         mark()
         mt.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip_norm)
         mark()
         self.optimizer.step()
         self.schedule.step()
-        value = float(loss.item())                                         # waits for the device, as fit does
+        if value is None:
+            value = float(loss.item())                                     # waits for the device, as fit does
         marks.append(time.perf_counter())
         if not math.isfinite(value):
             raise TrainError(f"the loss became {value} during the benchmark")
@@ -397,6 +451,90 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
     return result
 
 
+def timed_steps(step, steps, warmup_steps, world=None):
+    """Run warmup_steps untimed steps, then `steps` timed ones -> {step_s, losses, allreduce_s: one per timed step}.
+    With a world, its ranks start the timed steps together."""
+    for _ in range(warmup_steps):
+        step()
+    if world is not None:
+        world.barrier()
+    out = {"step_s": [], "losses": [], "allreduce_s": []}
+    for _ in range(steps):
+        loss, marks = step()
+        out["step_s"].append(marks[-1] - marks[0])
+        out["losses"].append(loss)
+        out["allreduce_s"].append(step.sync_s)
+    return out
+
+
+def wait_idle(world, poll_s=0.01):
+    """world.barrier(), sleeping while it waits: MPI's barrier spins, so a waiting rank would take a core from the
+    rank that is being timed."""
+    comm = getattr(world, "comm", None)
+    if comm is None or world.size == 1:
+        world.barrier()
+        return
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(poll_s)
+
+
+def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, seed, world, progress=True):
+    """Time the one-process step on rank 0 alone, then the data-parallel step on every rank of `world`, each on its
+    share of the same batch -> on rank 0 a dict of figures (see print_distributed), None on the other ranks."""
+    say = _progress(progress and world.is_main)
+    src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
+    batch = training_batch(src_ids, tgt_ids)
+    target_tokens = int((batch[2] != PAD_ID).sum())
+    alone = None
+    if world.is_main:
+        say(f"one process alone: {warmup_steps} warm-up step(s), then {steps} timed: {preset.name}, batch "
+            f"{batch[0].shape} -> {batch[1].shape}, {device}")
+        alone = timed_steps(TrainStep(preset, build_model(preset, device, seed), batch, device), steps, warmup_steps)
+    wait_idle(world)
+
+    # every rank starts from the same fresh weights (the same seed), as fit's broadcast of rank 0's makes them
+    mine = parallel.share(list(range(batch_size)), world)
+    share = training_batch([src_ids[i] for i in mine], [tgt_ids[i] for i in mine])
+    model = build_model(preset, device, seed)
+    sync = distributed.GradientSync(model.parameters(), world)
+    step = TrainStep(preset, model, share, device, sync=sync, batch_tokens=target_tokens)
+    say(f"{world.size} process{'es' if world.size > 1 else ''} together: {warmup_steps} warm-up step(s), then "
+        f"{steps} timed, each on its share of the batch")
+    timed = timed_steps(step, steps, warmup_steps, world)
+    ranks = world.allgather_object(dict(timed, sentences=len(mine), target_tokens=int((share[2] != PAD_ID).sum()),
+                                        blas_threads=blas_threads()))
+    if not world.is_main:
+        return None
+
+    # a job's step lasts until its slowest rank is done; the last rank to reach the allreduce waits for no one, so
+    # the fastest rank's allreduce is the collective's own cost, the slowest's adds the wait for the other ranks
+    per_step = [list(column) for column in zip(*(r["step_s"] for r in ranks))]
+    job_s = [max(ranks_s) for ranks_s in per_step]
+    reduce_s = [list(column) for column in zip(*(r["allreduce_s"] for r in ranks))]
+    one_s, n_s = statistics.median(alone["step_s"]), statistics.median(job_s)
+    grad_bytes = sum(b.size * np.dtype(b.dtype).itemsize for b in sync.buckets) if world.size > 1 else 0
+    return {
+        "mode": "train", "distributed": True, "preset": preset.name, "device": device, "n_ranks": world.size,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "batch": {"sentences": batch_size, "src_len": int(batch[0].shape[1]), "tgt_len": int(batch[1].shape[1]),
+                  "target_tokens": target_tokens, "padding": float((batch[2] == PAD_ID).mean()),
+                  "vocab_size": preset.vocab_size, "seed": seed,
+                  "rank_sentences": [r["sentences"] for r in ranks],
+                  "rank_target_tokens": [r["target_tokens"] for r in ranks]},
+        "warmup_steps": warmup_steps, "steps": steps,
+        "one_process": {"step_s": alone["step_s"], "losses": alone["losses"], "step_s_median": one_s,
+                        "step_s_min": min(alone["step_s"]), "tokens_per_s": target_tokens / one_s},
+        "data_parallel": {"step_s": job_s, "losses": timed["losses"], "step_s_median": n_s, "step_s_min": min(job_s),
+                          "tokens_per_s": target_tokens / n_s, "rank_step_s": [r["step_s"] for r in ranks]},
+        "speedup": one_s / n_s, "scaling_efficiency": one_s / n_s / world.size,
+        "allreduce_ms_median": 1e3 * statistics.median(min(s) for s in reduce_s),
+        "allreduce_with_wait_ms_median": 1e3 * statistics.median(max(s) for s in reduce_s),
+        "allreduce_bytes_per_step": grad_bytes, "allreduce_mb_per_step": grad_bytes / 2**20,
+        "blas_threads": [r["blas_threads"] for r in ranks],
+    }
+
+
 def bench_decode(preset, device, batch_size, seq_len, reps, seed, progress=True):
     """Time beam search (beam 5) and greedy decoding of batch_size synthetic sentences, `reps` times each."""
     from .decode import MAX_LEN_A, MAX_LEN_B, translate_ids
@@ -488,6 +626,38 @@ def print_result(r):
         print(f"  peak RSS of the process {_mb(r['peak_rss_bytes'])}; increase while decoding "
               f"{_mb(r['decode_rss_increase_bytes'])}" +
               (f"; GPU memory pool peak {_mb(r['device_pool_peak_bytes'])}" if r["device"] == "cuda" else ""))
+
+
+def _ms(seconds):
+    ms = 1e3 * seconds
+    return f"{ms:,.0f} ms" if ms >= 10 else f"{ms:.2f} ms"
+
+
+def print_distributed(r):
+    """The table of `bench --distributed`: one process alone against the data-parallel job."""
+    b, one, dp, n = r["batch"], r["one_process"], r["data_parallel"], r["n_ranks"]
+    processes = f"{n} process{'es' if n > 1 else ''}"
+    print(f"minitorch bench: train, data-parallel over {processes}, preset {r['preset']} ({r['parameters']:,} "
+          f"parameters), {r['device']}")
+    print(f"batch: {b['sentences']} sentences x {b['src_len']} source / {b['tgt_len']} target tokens, "
+          f"{b['padding']:.0%} padding, {b['target_tokens']:,} target tokens, vocabulary {b['vocab_size']:,}; "
+          f"sentences a process: {', '.join(map(str, b['rank_sentences']))}")
+    print("BLAS threads: " + "; ".join(f"rank {rank} " + (", ".join(f"{k} {v}" for k, v in threads.items()) or
+                                                          "unknown") for rank, threads in enumerate(r["blas_threads"])))
+    print(f"{r['steps']} timed steps after {r['warmup_steps']} warm-up, each way (loss {one['losses'][0]:.3f} -> "
+          f"{one['losses'][-1]:.3f} alone, {dp['losses'][0]:.3f} -> {dp['losses'][-1]:.3f} data-parallel)")
+    reduced = n > 1
+    rows = [("", "1 process", processes),
+            ("step time, median", _ms(one["step_s_median"]), _ms(dp["step_s_median"])),
+            ("step time, min", _ms(one["step_s_min"]), _ms(dp["step_s_min"])),
+            ("target tokens/s", f"{one['tokens_per_s']:,.0f}", f"{dp['tokens_per_s']:,.0f}"),
+            ("speed-up", "", f"{r['speedup']:.2f}"),
+            ("scaling efficiency", "", f"{r['scaling_efficiency']:.2f}"),
+            ("allreduce a step, median", "", _ms(r["allreduce_ms_median"] / 1e3) if reduced else "none"),
+            ("  with the wait for ranks", "", _ms(r["allreduce_with_wait_ms_median"] / 1e3) if reduced else "none"),
+            ("gradients summed a step", "", _mb(r["allreduce_bytes_per_step"]) if reduced else "none")]
+    for name, alone, together in rows:
+        print(f"  {name:<28} {alone:>12} {together:>14}")
 
 
 def print_profile(p, top=12):
