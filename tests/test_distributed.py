@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import minitorch as mt
+from minitorch import backend
 from train import parallel
 from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
 from test_train_fit import PAIRS, records, tiny_fit
@@ -81,6 +82,14 @@ def test_distributed_without_mpi4py_is_a_clear_error(corpus, tmp_path, monkeypat
 def test_summed_gradients_of_the_shares_are_the_whole_batchs(n_ranks, n_sentences, tmp_path):
     result = ok(mpirun(n_ranks, [str(TESTS / "dist_gradient_check.py"), str(n_sentences)], cwd=tmp_path))
     assert sorted(result.stdout.split()) == sorted(sum(([f"ok", str(r)] for r in range(n_ranks)), []))
+
+
+@requires_mpi
+@pytest.mark.gpu
+@pytest.mark.skipif(backend.gpu_count() < 2, reason="needs 2 GPUs (one per rank) and CuPy with NCCL")
+def test_summed_gradients_through_nccl_on_two_gpus(tmp_path):
+    result = ok(mpirun(2, [str(TESTS / "dist_gradient_check.py"), "7", "cuda"], cwd=tmp_path))
+    assert sorted(result.stdout.split()) == ["0", "1", "ok", "ok"]
 
 
 @requires_mpi
