@@ -196,6 +196,19 @@ def test_compare_then_gradient_path_on_its_runs(tiny_corpus, tmp_path, capsys):
     assert (out / "compare.png").stat().st_size > 0
     assert (out / "compare.md").read_text().count("\n| ") == 4   # header and three models
 
+    # the same runs, summarised afterwards with --runs: the same figures, without retraining (and no wall time)
+    again = tmp_path / "again"
+    assert main(["experiment", "compare", "--out", str(again), "--beam", "2",
+                 "--runs", f"lstm={out / 'runs' / 'lstm'},transformer={out / 'runs' / 'transformer'}"]) == 0
+    rows = {r["model"]: r for r in read_json(again / "compare.json")["models"]}
+    assert list(rows) == ["lstm", "transformer"]
+    for r in data["models"][:2]:
+        row = rows[r["model"]]
+        assert row["wall_seconds"] is None and row["steps"] == 2 and row["parameters"] == r["parameters"]
+        assert row["test"]["bleu"] == r["test"]["bleu"] and row["val_bleu_curve"] == r["val_bleu_curve"]
+    assert main(["experiment", "compare", "--out", str(again), "--runs", f"lstm={out / 'runs' / 'transformer'}"]) == 1
+    assert "that run trained a transformer" in capsys.readouterr().err
+
     grad = tmp_path / "gradient"
     assert main(["experiment", "gradient-path", "--out", str(grad), "--runs", str(out / "runs"), "--length", "24",
                  "--windows", "3", "--directions", "2"]) == 0

@@ -10,12 +10,16 @@ chrF), compare.json, and compare.png: greedy validation BLEU after each epoch ag
 against training time (the seconds spent in training steps, without the validation between epochs; on a machine
 shared with other work, time depends on that work too, steps do not). The runs stay in OUT/runs/MODEL, usable with
 evaluate, translate and plot, and with `experiment gradient-path --runs OUT/runs`.
+
+`--runs transformer=DIR,lstm=DIR,...` compares runs already trained by `python -m train fit` (e.g. full-length runs
+on Multi30k) instead of training: the same table and figure from their metrics, with evaluate's beam search on their
+`best` checkpoints (their wall time is not recorded, so that column is left empty).
 """
 import argparse
 import json
 from pathlib import Path
 
-from .. import corpus, evaluate, run
+from .. import checkpoint, corpus, evaluate, run
 from ..arguments import positive_int
 from ..errors import TrainError
 from . import results, training
@@ -28,25 +32,51 @@ def add_arguments(p):
     p.add_argument("--epochs", type=positive_int, help="epochs per model (default: the preset's)")
     p.add_argument("--beam", type=positive_int, default=5, help="beam size of the final evaluation (default 5)")
     p.add_argument("--split", help="the test split (default: the first of test_2016_flickr, test in the corpus)")
+    p.add_argument("--runs", type=run_list, help="MODEL=DIR,...: summarise these finished `fit` runs instead of "
+                                                 "training (e.g. transformer=runs/small-de-en,lstm=runs/small-lstm)")
     add_training_arguments(p)
 
 
+def run_list(text):
+    """'transformer=DIR,lstm=DIR' -> {model: Path}, each model one of run.MODELS."""
+    runs = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        kind, _, folder = item.partition("=")
+        if kind not in run.MODELS or not folder:
+            raise argparse.ArgumentTypeError(f"expected MODEL=DIR items with MODEL one of {', '.join(run.MODELS)}, "
+                                             f"got {item!r}")
+        runs[kind] = Path(folder)
+    if not runs:
+        raise argparse.ArgumentTypeError(f"expected MODEL=DIR items, got {text!r}")
+    return runs
+
+
 def main(args, out):
-    run.check_device(args.device)
-    data_dir = training.corpus_dir(args, out)
+    device = run.check_device(args.device)
     rows = []
-    for kind in args.models:
-        trainer, seconds = training.train(kind, out / "runs" / kind, args, data_dir)
-        rows.append(summarize(trainer, seconds, args))
-        del trainer
-    data = {"preset": args.preset, "beam": args.beam, "models": rows}
+    if args.runs:
+        for kind, run_dir in args.runs.items():
+            config = run.load_config(run_dir)
+            if config["settings"]["model"] != kind:
+                raise TrainError(f"--runs {kind}={run_dir}: that run trained a {config['settings']['model']}")
+            rows.append(summarize(run_dir, None, args, device))
+        preset = rows[0]["preset"]
+    else:
+        data_dir = training.corpus_dir(args, out)
+        for kind in args.models:
+            trainer, seconds = training.train(kind, out / "runs" / kind, args, data_dir)
+            epochs = trainer.epoch + trainer.batch_pos / len(trainer.batches(trainer.epoch))
+            rows.append(summarize(trainer.run_dir, seconds, args, trainer.device, epochs))
+            del trainer
+        preset = args.preset
+    data = {"preset": preset, "beam": args.beam, "models": rows}
     headers = ["model", "parameters", "epochs", "steps", "train time (s)", "wall time (s)", "target tokens/s",
                "val BLEU", "val BLEU (lc)", "test BLEU", "test BLEU (lc)", "test chrF"]
     table = [[r["model"], r["parameters"], r["epochs"], r["steps"], r["train_seconds"], r["wall_seconds"],
               r["tokens_per_s"], r["val"]["bleu"], r["val"]["bleu_lowercase"], r["test"]["bleu"],
               r["test"]["bleu_lowercase"], r["test"]["chrf"]] for r in rows]
     split = rows[0]["test"]["split"]
-    text = (f"Preset `{args.preset}`, the same batches and schedule for every model; BLEU by sacreBLEU (13a, cased; "
+    text = (f"Preset `{preset}`, the same batches and schedule for every model; BLEU by sacreBLEU (13a, cased; "
             f"lc: lowercased) with beam {args.beam} on the `best` checkpoint (by greedy validation BLEU), test split "
             f"`{split}`; train time: the training steps alone; wall time: training plus the validation after each "
             f"epoch.\n\n" + results.markdown_table(headers, table))
@@ -91,24 +121,30 @@ def training_time(records):
     return out
 
 
-def summarize(trainer, wall_seconds, args):
-    """One row of the table (a dict) for a trained run: size, budget, speed, BLEU by evaluate."""
-    s, run_dir = trainer.s, trainer.run_dir
-    records = [json.loads(line) for line in trainer.metrics_path.read_text(encoding="utf-8").splitlines()]
+def summarize(run_dir, wall_seconds, args, device, epochs=None):
+    """One row of the table (a dict) for a trained run folder: size, budget, speed, BLEU by evaluate. Without
+    `epochs`, they are counted from the run's records (steps / the steps of its first full epoch)."""
+    config = run.load_config(run_dir)
+    s = config["settings"]
+    records = [json.loads(line) for line in (Path(run_dir) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
     times = training_time(records)
     at_step = {step: seconds for step, seconds, _ in times}
     curve = [{"epoch": r["epoch"], "step": r["step"], "seconds": at_step[r["step"]], "val_bleu": r["val_bleu"]}
              for r in records if r["kind"] == "epoch" and r["step"] in at_step]
     split = test_split(s["data_dir"], s["src"], s["tgt"], args.split)
     train_seconds, tokens = (times[-1][1], times[-1][2]) if times else (0.0, 0.0)
-    n_params = sum(p.numel() for p in trainer.model.parameters())
-    return {"model": s["model"], "run_dir": str(run_dir), "parameters": n_params,
-            "epochs": trainer.epoch + trainer.batch_pos / len(trainer.batches(trainer.epoch)), "steps": trainer.step,
+    n_params = sum(p.numel() for p in run.build_model(config).parameters())
+    steps = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"))["progress"]["step"]
+    if epochs is None:
+        full_epochs = [r["step"] for r in records if r["kind"] == "epoch" and not r["partial"]]
+        epochs = steps / full_epochs[0] if full_epochs else None
+    return {"model": s["model"], "preset": s["preset"], "run_dir": str(run_dir), "parameters": n_params,
+            "epochs": epochs, "steps": steps,
             "train_seconds": train_seconds, "wall_seconds": wall_seconds,
             "tokens_per_s": tokens / train_seconds if train_seconds else None,
             "val_bleu_curve": curve,
-            "val": evaluation(run_dir, "val", args.beam, trainer.device),
-            "test": evaluation(run_dir, split, args.beam, trainer.device)}
+            "val": evaluation(run_dir, "val", args.beam, device),
+            "test": evaluation(run_dir, split, args.beam, device)}
 
 
 def plot(rows, path):
