@@ -3,6 +3,7 @@ whole batch's, all ranks hold bit-identical weights after every step, 2 ranks tr
 global batches, a 2-rank run resumes exactly, a failing or killed rank stops the whole job, and evaluation split
 across ranks gives the same translations. The jobs are real MPI jobs (Open MPI from the `dist` extra)."""
 import json
+import shutil
 import subprocess
 import sys
 
@@ -137,6 +138,14 @@ def test_two_ranks_resume_exactly_with_dropout(corpus, tmp_path):
     ok(mpirun(2, fit_args(corpus, whole, "--epochs", "3", "--max-steps", "16", "--distributed"), cwd=tmp_path))
     ok(mpirun(2, fit_args(corpus, parts, "--epochs", "3", "--max-steps", "8", "--distributed"), cwd=tmp_path))
     assert len(mt.load(parts / "last.npz")["rng_ranks"]) == 2
+    alone = tmp_path / "alone"   # any number of ranks resumes from the same checkpoint: here one plain process
+    shutil.copytree(parts, alone)
+    config = json.loads((alone / "config.json").read_text())
+    assert config["settings"]["data_dir"] == str(corpus.resolve())
+    resumed_alone = ok(subprocess.run([sys.executable, *fit_args(corpus, alone, "--epochs", "3", "--max-steps", "12",
+                                                                 "--resume")],
+                                      cwd=tmp_path, env=mpi_env(), capture_output=True, text=True, timeout=240))
+    assert "resuming at step 8" in resumed_alone.stdout and mt.load(alone / "last.npz")["progress"]["step"] == 12
     resumed = ok(mpirun(2, fit_args(corpus, parts, "--epochs", "3", "--max-steps", "16", "--distributed", "--resume"),
                         cwd=tmp_path))
     assert "resuming at step 8" in resumed.stdout
