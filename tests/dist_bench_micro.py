@@ -13,7 +13,7 @@ MICRO = Preset("bench-micro", "a few-thousand-parameter model for the distribute
                model=dict(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=2, dropout=0.0,
                           max_len=64, norm="pre"),
                vocab_size=40, batch_tokens=64, lr=1e-3, warmup=10)
-PRESETS[MICRO.name] = MICRO
 
-if __name__ == "__main__":
+if __name__ == "__main__":   # only in the MPI job's processes, not in a test process that imports MICRO
+    PRESETS[MICRO.name] = MICRO
     sys.exit(main(sys.argv[1:]))
