@@ -14,20 +14,9 @@ import minitorch as mt
 from minitorch import backend
 from train import parallel
 from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
-from test_train_fit import PAIRS, records, tiny_fit
+from test_train_fit import records, tiny_corpus, tiny_fit  # noqa: F401 (tiny_corpus: a fixture)
 
 TESTS = REPO / "tests"
-
-
-@pytest.fixture
-def corpus(tmp_path):
-    """The handful of pairs of test_train_fit, repeated; val and test hold them once."""
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for split, copies in (("train", 20), ("val", 1), ("test", 1)):
-        for lang, side in (("xs", 0), ("xt", 1)):
-            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
-    return folder
 
 
 def fit_args(corpus, run_dir, *extra):
@@ -69,10 +58,10 @@ def test_shares_cover_every_item_once_and_gather_back_in_order(n, size):
     assert parallel.gather_shares([f"t{x}" for x in shares[0]], world, n) == [f"t{x}" for x in items]
 
 
-def test_distributed_without_mpi4py_is_a_clear_error(corpus, tmp_path, monkeypatch, capsys):
+def test_distributed_without_mpi4py_is_a_clear_error(tiny_corpus, tmp_path, monkeypatch, capsys):
     from cli_runner import run_cli
     monkeypatch.setitem(sys.modules, "mpi4py", None)   # as if not installed
-    status, _, err = run_cli(tiny_fit(corpus, tmp_path / "run", "--distributed"), capsys)
+    status, _, err = run_cli(tiny_fit(tiny_corpus, tmp_path / "run", "--distributed"), capsys)
     assert status == 1
     assert "--distributed needs mpi4py" in err and "pip install -e '.[dist]'" in err
 
@@ -94,12 +83,12 @@ def test_summed_gradients_through_nccl_on_two_gpus(tmp_path):
 
 
 @requires_mpi
-def test_one_process_with_distributed_trains_exactly_as_without(corpus, tmp_path):
+def test_one_process_with_distributed_trains_exactly_as_without(tiny_corpus, tmp_path):
     """`--distributed` outside mpirun (a job of one) changes nothing: the same weights, bit for bit."""
     plain, single = tmp_path / "plain", tmp_path / "single"
     for run_dir, extra in ((plain, ()), (single, ("--distributed",))):
-        ok(subprocess.run([sys.executable, *fit_args(corpus, run_dir, "--max-steps", "8", *extra)], cwd=tmp_path,
-                          env=mpi_env(), capture_output=True, text=True, timeout=240))
+        ok(subprocess.run([sys.executable, *fit_args(tiny_corpus, run_dir, "--max-steps", "8", *extra)],
+                          cwd=tmp_path, env=mpi_env(), capture_output=True, text=True, timeout=240))
     a, b = weights(plain), weights(single)
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert train_losses(plain) == train_losses(single)
@@ -107,14 +96,14 @@ def test_one_process_with_distributed_trains_exactly_as_without(corpus, tmp_path
 
 @requires_mpi
 @pytest.mark.slow
-def test_two_ranks_hold_identical_weights_and_train_like_one_process(corpus, tmp_path):
+def test_two_ranks_hold_identical_weights_and_train_like_one_process(tiny_corpus, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
     common = ("--epochs", "10", "--max-steps", "20", "--dropout", "0")
     result = ok(mpirun(2, [str(TESTS / "dist_fit_probe.py"), "check-identical",
-                           *fit_args(corpus, two, *common, "--distributed")[2:]], cwd=tmp_path))
+                           *fit_args(tiny_corpus, two, *common, "--distributed")[2:]], cwd=tmp_path))
     assert "2 ranks hold identical weights (20 checked)" in result.stderr
     assert "data-parallel over 2 processes" in result.stdout
-    ok(subprocess.run([sys.executable, *fit_args(corpus, one, *common)], cwd=tmp_path, env=mpi_env(),
+    ok(subprocess.run([sys.executable, *fit_args(tiny_corpus, one, *common)], cwd=tmp_path, env=mpi_env(),
                       capture_output=True, text=True, timeout=240))
 
     # the same global batches: the losses agree to float32 rounding (each rank sums its share, then the ranks add)
@@ -132,22 +121,22 @@ def test_two_ranks_hold_identical_weights_and_train_like_one_process(corpus, tmp
 
 @requires_mpi
 @pytest.mark.slow
-def test_two_ranks_resume_exactly_with_dropout(corpus, tmp_path):
+def test_two_ranks_resume_exactly_with_dropout(tiny_corpus, tmp_path):
     """Stopped at step 8 and resumed to 16 (each rank's dropout stream restored) = 16 steps in one go."""
     whole, parts = tmp_path / "whole", tmp_path / "parts"
-    ok(mpirun(2, fit_args(corpus, whole, "--epochs", "3", "--max-steps", "16", "--distributed"), cwd=tmp_path))
-    ok(mpirun(2, fit_args(corpus, parts, "--epochs", "3", "--max-steps", "8", "--distributed"), cwd=tmp_path))
+    ok(mpirun(2, fit_args(tiny_corpus, whole, "--epochs", "3", "--max-steps", "16", "--distributed"), cwd=tmp_path))
+    ok(mpirun(2, fit_args(tiny_corpus, parts, "--epochs", "3", "--max-steps", "8", "--distributed"), cwd=tmp_path))
     assert len(mt.load(parts / "last.npz")["rng_ranks"]) == 2
     alone = tmp_path / "alone"   # any number of ranks resumes from the same checkpoint: here one plain process
     shutil.copytree(parts, alone)
     config = json.loads((alone / "config.json").read_text())
-    assert config["settings"]["data_dir"] == str(corpus.resolve())
-    resumed_alone = ok(subprocess.run([sys.executable, *fit_args(corpus, alone, "--epochs", "3", "--max-steps", "12",
-                                                                 "--resume")],
+    assert config["settings"]["data_dir"] == str(tiny_corpus.resolve())
+    resumed_alone = ok(subprocess.run([sys.executable, *fit_args(tiny_corpus, alone, "--epochs", "3",
+                                                                 "--max-steps", "12", "--resume")],
                                       cwd=tmp_path, env=mpi_env(), capture_output=True, text=True, timeout=240))
     assert "resuming at step 8" in resumed_alone.stdout and mt.load(alone / "last.npz")["progress"]["step"] == 12
-    resumed = ok(mpirun(2, fit_args(corpus, parts, "--epochs", "3", "--max-steps", "16", "--distributed", "--resume"),
-                        cwd=tmp_path))
+    resumed = ok(mpirun(2, fit_args(tiny_corpus, parts, "--epochs", "3", "--max-steps", "16", "--distributed",
+                                    "--resume"), cwd=tmp_path))
     assert "resuming at step 8" in resumed.stdout
     a, b = weights(whole), weights(parts)
     assert all(np.array_equal(a[k], b[k]) for k in a)
@@ -157,9 +146,9 @@ def test_two_ranks_resume_exactly_with_dropout(corpus, tmp_path):
 
 @requires_mpi
 @pytest.mark.parametrize("how", ["fail", "kill"])
-def test_a_failing_rank_stops_the_whole_job(corpus, tmp_path, how):
+def test_a_failing_rank_stops_the_whole_job(tiny_corpus, tmp_path, how):
     result = mpirun(2, [str(TESTS / "dist_fit_probe.py"), how, "1", "3",
-                        *fit_args(corpus, tmp_path / "run", "--distributed")[2:]], cwd=tmp_path, timeout=120)
+                        *fit_args(tiny_corpus, tmp_path / "run", "--distributed")[2:]], cwd=tmp_path, timeout=120)
     assert result.returncode != 0
     if how == "fail":
         assert "error on rank 1 of 2" in result.stderr and "injected failure on rank 1 after step 3" in result.stderr
@@ -169,9 +158,9 @@ def test_a_failing_rank_stops_the_whole_job(corpus, tmp_path, how):
 
 @requires_mpi
 @pytest.mark.slow
-def test_evaluation_split_across_ranks_gives_the_same_translations(corpus, tmp_path):
+def test_evaluation_split_across_ranks_gives_the_same_translations(tiny_corpus, tmp_path):
     run_dir = tmp_path / "run"
-    ok(subprocess.run([sys.executable, *fit_args(corpus, run_dir, "--epochs", "4")], cwd=tmp_path, env=mpi_env(),
+    ok(subprocess.run([sys.executable, *fit_args(tiny_corpus, run_dir, "--epochs", "4")], cwd=tmp_path, env=mpi_env(),
                       capture_output=True, text=True, timeout=240))
     evaluate = ["-m", "train", "evaluate", "--run-dir", str(run_dir), "--beam", "3", "--split", "val"]
     ok(subprocess.run([sys.executable, *evaluate], cwd=tmp_path, env=mpi_env(), capture_output=True, text=True,

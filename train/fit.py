@@ -411,7 +411,8 @@ class Trainer:
         self.epoch_skipped += 1
         if self.main:
             tqdm.write(f"warning: epoch {self.epoch + 1}, batch {self.batch_pos}: the {what} is {value}; skipped "
-                       f"this batch ({len(self.bad_steps)} in a row; the run stops at {MAX_BAD_STEPS})", file=sys.stderr)
+                       f"this batch ({len(self.bad_steps)} in a row; the run stops at {MAX_BAD_STEPS})",
+                       file=sys.stderr)
 
     def diverged_message(self):
         """Why the run stopped after MAX_BAD_STEPS skipped steps in a row, and which checkpoint is left."""
