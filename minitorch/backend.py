@@ -156,6 +156,11 @@ def use_gpu(index):
     _cp.cuda.Device(index).use()
 
 
+def gpu_bus_id():
+    """The PCI bus id of this process's current GPU (tells whether two processes share one GPU)."""
+    return _cp.cuda.Device().pci_bus_id
+
+
 def nccl():
     """CuPy's NCCL module (cupy.cuda.nccl); RuntimeError when this CuPy was built without NCCL."""
     try:

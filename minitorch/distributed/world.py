@@ -69,16 +69,17 @@ class MPIWorld(World):
                 self.nccl = NCCLCommunicator(self)
 
     def _use_local_gpu(self):
-        """Give each rank on a node its own GPU: the rank among this node's processes picks the device."""
+        """Give each rank on a node its own GPU: its rank among the node's processes picks one of the GPUs it sees
+        (a launcher that shows each process a single GPU, through CUDA_VISIBLE_DEVICES, works too)."""
         from mpi4py import MPI
         local = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
-        local_rank, local_size = local.Get_rank(), local.Get_size()
         n_gpus = backend.gpu_count()
-        if local_size > n_gpus:
-            raise DistributedError(f"--distributed on cuda: {local_size} processes on this node but {n_gpus} GPU"
-                                   f"{'s' if n_gpus != 1 else ''}; start at most one process per GPU "
-                                   f"(mpirun -n {n_gpus})")
-        backend.use_gpu(local_rank)
+        backend.use_gpu(local.Get_rank() % n_gpus)
+        buses = local.allgather(backend.gpu_bus_id())
+        if len(set(buses)) < len(buses):   # NCCL cannot put two ranks on one GPU
+            raise DistributedError(f"--distributed on cuda: {len(buses)} processes on this node share "
+                                   f"{len(set(buses))} GPU{'s' if len(set(buses)) != 1 else ''}; start one process "
+                                   f"per GPU (mpirun -n {len(set(buses))} on this node)")
 
     def _mpi_buffer(self, array):
         if backend.device_of(array) != "cpu":
