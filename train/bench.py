@@ -605,7 +605,7 @@ def print_result(r):
                 ("matmul GFLOP a step", f"{r['step_matmul_gflop']:,.1f}"),
                 ("achieved GFLOP/s", f"{r['achieved_gflops']:,.1f}"),
                 ("float32 matmul peak", f"{r['matmul_peak_gflops']:,.1f} GFLOP/s"),
-                ("fraction of the peak", f"{r['peak_fraction']:.3f}")]
+                ("fraction of the peak", f"{r['peak_fraction']:.3g}")]
         if r["device"] == "cuda":
             rows.insert(7, ("GPU memory pool peak", _mb(r["device_pool_peak_bytes"])))
         for name, value in rows:
