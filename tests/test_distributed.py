@@ -171,3 +171,12 @@ def test_evaluation_split_across_ranks_gives_the_same_translations(tiny_corpus, 
     assert result.stdout.count("BLEU ") == 2     # rank 0 alone prints (cased and lowercased BLEU)
     scores = [json.loads(line) for line in (run_dir / "evaluations.jsonl").read_text().splitlines()]
     assert len(scores) == 2 and scores[0]["bleu"] == scores[1]["bleu"]
+
+
+@requires_mpi
+def test_several_processes_without_distributed_are_refused(tiny_corpus, tmp_path):
+    """Two copies of a one-process run would each train alone and overwrite each other's files."""
+    result = mpirun(2, fit_args(tiny_corpus, tmp_path / "run"), cwd=tmp_path)
+    assert result.returncode != 0
+    assert "started by an MPI launcher as one of 2 processes, but without --distributed" in result.stderr
+    assert not (tmp_path / "run").exists()

@@ -25,6 +25,10 @@ def add_distributed_argument(parser, what="training"):
 def init_world(enabled, device):
     """The job's World: one process unless --distributed; TrainError when MPI (or NCCL) cannot be set up."""
     if not enabled:
+        n = distributed.launcher_size()
+        if n and n > 1:   # N copies of a one-process run would each train alone and write the same files
+            raise TrainError(f"started by an MPI launcher as one of {n} processes, but without --distributed; add "
+                             f"--distributed to train together, or start one process")
         return distributed.World()
     try:
         world = distributed.init(device)

@@ -124,10 +124,13 @@ class MPIWorld(World):
         self.comm.Abort(status)
 
 
-def launched_by_mpi():
-    """True when an MPI launcher (Open MPI, MPICH, Intel MPI, Slurm's PMI) started this process."""
-    return any(key in os.environ for key in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK",
-                                             "MPI_LOCALNRANKS"))
+def launcher_size():
+    """The number of processes an MPI launcher (Open MPI, MPICH, Intel MPI, Slurm's PMI) started alongside this one,
+    read from its environment without starting MPI; None when no launcher started this process."""
+    for key in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"):
+        if os.environ.get(key, "").isdigit():
+            return int(os.environ[key])
+    return None
 
 
 def init(device="cpu"):
