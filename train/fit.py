@@ -67,12 +67,12 @@ def add_arguments(p):
     p.add_argument("--dropout", type=probability, help="dropout rate (default: the preset's)")
     p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
                                                                 "end of each epoch)")
+    parallel.add_distributed_argument(p)
     sizes = p.add_argument_group("model size (default: the preset's)")
     sizes.add_argument("--d-model", type=positive_int, help="Transformer width; a multiple of --n-heads")
     sizes.add_argument("--n-heads", type=positive_int, help="Transformer attention heads")
     sizes.add_argument("--d-ff", type=positive_int, help="Transformer feed-forward width")
     sizes.add_argument("--layers", type=positive_int, help="encoder and decoder layers each (LSTM: layers)")
-    parallel.add_distributed_argument(p)
     sizes.add_argument("--max-len", type=positive_int, help=f"longest sentence in tokens, at least {MIN_MAX_LEN}; "
                                                             f"longer training pairs are left out")
 
@@ -211,7 +211,7 @@ class StopRequest:
             raise KeyboardInterrupt
         self.requested = signum
         if not self.quiet:
-                tqdm.write("stopping after this step, then saving `last` (Ctrl-C again to quit without saving)",
+            tqdm.write("stopping after this step, then saving `last` (Ctrl-C again to quit without saving)",
                        file=sys.stderr)
 
     def __exit__(self, *exc):
