@@ -4,6 +4,7 @@
                                                           weights (the job fails if not); rank 0 prints the count
     python dist_fit_probe.py fail RANK STEP FIT-ARGS...    rank RANK raises an error after step STEP
     python dist_fit_probe.py kill RANK STEP FIT-ARGS...    rank RANK is killed (SIGKILL) after step STEP
+    python dist_fit_probe.py stop-file RANK STEP FIT-ARGS...   rank RANK writes RUN_DIR/STOP after step STEP
 """
 import hashlib
 import os
@@ -42,6 +43,9 @@ def fail_at(rank, step, how):
         if self.world.rank == rank and self.step == step:
             if how == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            if how == "stop-file":
+                (self.run_dir / "STOP").touch()
+                return updated
             raise RuntimeError(f"injected failure on rank {rank} after step {step}")
         return updated
     return train_step

@@ -145,6 +145,25 @@ def test_two_ranks_resume_exactly_with_dropout(tiny_corpus, tmp_path):
 
 
 @requires_mpi
+@pytest.mark.slow
+def test_a_stop_file_stops_every_rank_after_the_same_step_and_the_run_resumes_exactly(tiny_corpus, tmp_path):
+    """`touch RUN_DIR/STOP` (mpirun kills its processes a moment after Ctrl-C, too soon to save): rank 0 sees the
+    file, the ranks agree in the next step's sum, stop together and save; the resumed run = one never stopped."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    ok(mpirun(2, fit_args(tiny_corpus, whole, "--epochs", "3", "--max-steps", "9", "--distributed"), cwd=tmp_path))
+    stopped = mpirun(2, [str(TESTS / "dist_fit_probe.py"), "stop-file", "0", "3",
+                         *fit_args(tiny_corpus, parts, "--epochs", "3", "--distributed")[2:]], cwd=tmp_path)
+    assert stopped.returncode == 130, stopped.stderr
+    assert f"stopped at step 4 as {parts / 'STOP'} asked" in stopped.stderr and not (parts / "STOP").exists()
+    state = mt.load(parts / "last.npz")
+    assert state["progress"]["step"] == 4 and len(state["rng_ranks"]) == 2
+    ok(mpirun(2, fit_args(tiny_corpus, parts, "--epochs", "3", "--max-steps", "9", "--distributed", "--resume"),
+              cwd=tmp_path))
+    a, b = weights(whole), weights(parts)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@requires_mpi
 @pytest.mark.parametrize("how", ["fail", "kill"])
 def test_a_failing_rank_stops_the_whole_job(tiny_corpus, tmp_path, how):
     result = mpirun(2, [str(TESTS / "dist_fit_probe.py"), how, "1", "3",

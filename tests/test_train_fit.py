@@ -61,7 +61,7 @@ def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_pat
 
 
 def interrupt_at(monkeypatch, step, how):
-    """Make Trainer.train_step send Ctrl-C (SIGINT) or crash right after the given step."""
+    """Make Trainer.train_step send Ctrl-C (SIGINT), write a STOP file or crash right after the given step."""
     original = fit.Trainer.train_step
 
     def step_then_stop(self, index):
@@ -69,6 +69,8 @@ def interrupt_at(monkeypatch, step, how):
         if self.step == step:
             if how == "ctrl-c":
                 signal.raise_signal(signal.SIGINT)
+            elif how == "stop-file":
+                (self.run_dir / "STOP").touch()
             else:
                 raise RuntimeError("simulated crash")
     monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
@@ -78,7 +80,7 @@ def final_weights(run_dir):
     return {k: v.numpy() for k, v in mt.load(run_dir / "last.npz")["model"].items()}
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "crash"])
+@pytest.mark.parametrize("how", ["ctrl-c", "stop-file", "crash"])
 def test_resume_gives_the_same_metrics_as_an_uninterrupted_run(tiny_corpus, tmp_path, monkeypatch, how):
     settings = ["--batch-tokens", "64", "--epochs", "2", "--dropout", "0.1", "--save-every", "20"]
     straight = tmp_path / "straight"
@@ -87,9 +89,10 @@ def test_resume_gives_the_same_metrics_as_an_uninterrupted_run(tiny_corpus, tmp_
     stopped = tmp_path / "stopped"
     with monkeypatch.context() as m:
         interrupt_at(m, 35, how)
-        if how == "ctrl-c":
+        if how in ("ctrl-c", "stop-file"):
             assert main(tiny_fit(tiny_corpus, stopped, *settings)) == 130   # saves `last` at step 35
             assert mt.load(stopped / "last.npz")["progress"]["step"] == 35
+            assert not (stopped / "STOP").exists()                         # or the resumed run would stop
         else:
             with pytest.raises(RuntimeError, match="simulated crash"):
                 main(tiny_fit(tiny_corpus, stopped, *settings))           # the last save was at step 20

@@ -3,7 +3,8 @@
 After each epoch: validation loss and greedy validation BLEU, a record in metrics.jsonl, checkpoints `last`, `best`
 (by validation BLEU) and `avg` (the average of the last k epochs). `--resume` continues a stopped run exactly where
 it stopped: step, optimizer, schedule, random state and the position in the epoch's batch order. Ctrl-C stops after
-the current step and saves `last` (so does SIGTERM). A step whose loss or gradient norm is nan or inf is skipped with
+the current step and saves `last` (so do SIGTERM and a file named STOP in the run folder: `touch RUN_DIR/STOP`, the
+way to stop a --distributed job, whose launcher kills its processes a moment after Ctrl-C). A step whose loss or gradient norm is nan or inf is skipped with
 a warning; MAX_BAD_STEPS of them in a row stop the run, leaving the last checkpoint as it was.
 """
 import json
@@ -41,6 +42,7 @@ SIZE_FLAGS = {
 # the shortest max_len whose decoding limit (MAX_LEN_A * source + MAX_LEN_B) still leaves room for a 1-token source
 MIN_MAX_LEN = math.ceil(MAX_LEN_A * 2 + MAX_LEN_B + 1)
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
+STOP_FILE = "STOP"  # a file of this name in the run folder asks the run to stop after the current step and save
 N_EXAMPLES = 3
 
 
@@ -278,6 +280,7 @@ class Trainer:
             mt.manual_seed(rank_seed(settings["seed"], world.rank))
         self.sync = distributed.GradientSync(self.model.parameters(), world)
         self.stop_request, self.stop_votes = None, 0   # Ctrl-C seen here; ranks that saw it (from the last sync)
+        self.stop_file = self.run_dir / STOP_FILE
         # noam_factor makes the peak lr whatever d_model is, so a model without one (an LSTM) gets the same curve
         d_model = self.config["model_config"].get("d_model", 1)
         self.optimizer = mt.optim.Adam(self.model.parameters(), lr=settings["lr"], betas=(0.9, 0.98), eps=1e-9)
@@ -310,6 +313,9 @@ class Trainer:
         print(f"run folder {self.run_dir}; {len(self.batches(0))} batches an epoch of about {s['batch_tokens']} tokens"
               + (f"; resuming at step {self.step} (epoch {self.epoch + 1})" if self.step else "")
               + (f"; data-parallel over {self.world.size} processes" if self.world.size > 1 else ""))
+        if self.main and self.stop_file.is_file():   # left by a run that ended before it saw it
+            self.stop_file.unlink()
+            print(f"removed {self.stop_file}, left from before")
         with StopRequest(quiet=not self.main) as stop:
             self.stop_request = stop
             while self.epoch < s["epochs"] and not self.out_of_steps():
@@ -343,10 +349,14 @@ class Trainer:
     def batches(self, epoch):
         return token_batches(self.src_lens, self.tgt_lens, self.s["batch_tokens"], self.s["seed"], epoch)
 
+    def stop_wanted(self, stop):
+        """Has this process been asked to stop: by a signal, or (rank 0, which owns the run folder) a STOP file?"""
+        return bool(stop.requested) or (self.main and self.stop_file.is_file())
+
     def stopping(self, stop):
         """Stop after this step? In a job of several ranks, all stop after the same step: each step's sync counts
-        the ranks that had seen Ctrl-C (or SIGTERM) by then."""
-        return bool(stop.requested) if self.world.size == 1 else self.stop_votes > 0
+        the ranks that had been asked to by then."""
+        return self.stop_wanted(stop) if self.world.size == 1 else self.stop_votes > 0
 
     def out_of_steps(self):
         return self.s["max_steps"] is not None and self.step >= self.s["max_steps"]
@@ -369,7 +379,7 @@ class Trainer:
                 loss.backward()
                 loss_value = float(loss.item())
             if self.world.size > 1:
-                stop_vote = bool(self.stop_request and self.stop_request.requested)
+                stop_vote = self.stop_request is not None and self.stop_wanted(self.stop_request)
                 loss_value, self.stop_votes = self.sync([loss_value, stop_vote])
             grad_norm = mt.nn.utils.clip_grad_norm_(self.model.parameters(), self.s["clip_norm"])
         self.batch_pos += 1
@@ -531,7 +541,11 @@ class Trainer:
 
     def stop_here(self, stop):
         self.save_last()
-        print(f"stopped at step {self.step}; saved {checkpoint.checkpoint_path(self.run_dir, 'last')}. Continue with: "
+        asked = ""
+        if self.main and self.stop_file.is_file():
+            self.stop_file.unlink()   # so that the resumed run does not stop at once
+            asked = f" as {self.stop_file} asked"
+        print(f"stopped at step {self.step}{asked}; saved {checkpoint.checkpoint_path(self.run_dir, 'last')}. Continue with: "
               f"python -m train fit --preset {self.s['preset']} --run-dir {self.run_dir} --resume", file=sys.stderr)
         return stop.exit_status
 
