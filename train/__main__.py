@@ -50,7 +50,7 @@ def error_message(command, e):
         where = f"{e.filename}: " if e.filename else ""
         return f"{where}{e.strerror or e}", 1
     if isinstance(e, MemoryError):  # also CuPy's OutOfMemoryError
-        return (f"out of memory ({type(e).__name__}: {e}); a smaller --batch-tokens needs less"), 1
+        return f"out of memory ({type(e).__name__}: {e}); a smaller --batch-tokens needs less", 1
     return None, 1
 
 
@@ -68,6 +68,7 @@ def main(argv=None):
         else:
             print(f"python -m train {args.command}: error: {message}", file=sys.stderr)
         return status
+
 
 if __name__ == "__main__":
     sys.exit(main())

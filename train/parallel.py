@@ -12,9 +12,6 @@ from minitorch import distributed
 
 from .errors import TrainError
 
-LAUNCH = "mpirun -n N python -m train fit ... --distributed"
-
-
 def add_distributed_argument(parser, what="training"):
     parser.add_argument("--distributed", action="store_true",
                         help=f"data-parallel {what} across the processes of an MPI job, e.g. `mpirun -n 2 python -m "
