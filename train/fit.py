@@ -545,8 +545,10 @@ class Trainer:
         if self.main and self.stop_file.is_file():
             self.stop_file.unlink()   # so that the resumed run does not stop at once
             asked = f" as {self.stop_file} asked"
-        print(f"stopped at step {self.step}{asked}; saved {checkpoint.checkpoint_path(self.run_dir, 'last')}. Continue with: "
-              f"python -m train fit --preset {self.s['preset']} --run-dir {self.run_dir} --resume", file=sys.stderr)
+        if self.main:
+            print(f"stopped at step {self.step}{asked}; saved {checkpoint.checkpoint_path(self.run_dir, 'last')}. "
+                  f"Continue with: python -m train fit --preset {self.s['preset']} --run-dir {self.run_dir} --resume"
+                  + (" --distributed" if self.world.size > 1 else ""), file=sys.stderr)
         return stop.exit_status
 
     # ----- metrics and state -----
