@@ -467,18 +467,6 @@ def timed_steps(step, steps, warmup_steps, world=None):
     return out
 
 
-def wait_idle(world, poll_s=0.01):
-    """world.barrier(), sleeping while it waits: MPI's barrier spins, so a waiting rank would take a core from the
-    rank that is being timed."""
-    comm = getattr(world, "comm", None)
-    if comm is None or world.size == 1:
-        world.barrier()
-        return
-    request = comm.Ibarrier()
-    while not request.Test():
-        time.sleep(poll_s)
-
-
 def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, seed, world, progress=True):
     """Time the one-process step on rank 0 alone, then the data-parallel step on every rank of `world`, each on its
     share of the same batch -> on rank 0 a dict of figures (see print_distributed), None on the other ranks."""
@@ -491,7 +479,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
         say(f"one process alone: {warmup_steps} warm-up step(s), then {steps} timed: {preset.name}, batch "
             f"{batch[0].shape} -> {batch[1].shape}, {device}")
         alone = timed_steps(TrainStep(preset, build_model(preset, device, seed), batch, device), steps, warmup_steps)
-    wait_idle(world)
+    world.barrier()   # it sleeps while it waits, leaving the cores to rank 0's timing
 
     # every rank starts from the same fresh weights (the same seed), as fit's broadcast of rank 0's makes them
     mine = parallel.share(list(range(batch_size)), world)

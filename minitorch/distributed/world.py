@@ -6,6 +6,7 @@ job, and each of its collectives returns its input.
 """
 import os
 import sys
+import time
 
 from .. import backend
 
@@ -115,8 +116,12 @@ class MPIWorld(World):
         from mpi4py import MPI
         return bool(self.comm.allreduce(int(bool(flag)), op=MPI.MAX))
 
-    def barrier(self):
-        self.comm.Barrier()
+    def barrier(self, poll_s=0.002):
+        # MPI's own barrier spins, so a rank that waits (while rank 0 trains the tokenizer, or runs a benchmark
+        # alone) would take a core from the one it waits for; this one sleeps between looks
+        request = self.comm.Ibarrier()
+        while not request.Test():
+            time.sleep(poll_s)
 
     def abort(self, status=1):
         sys.stdout.flush()
