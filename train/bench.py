@@ -34,7 +34,6 @@ from collections import defaultdict
 import numpy as np
 
 import minitorch as mt
-import minitorch.functional as F
 from minitorch import backend, distributed
 from minitorch.autograd import Function
 from minitorch.graph_memory import saved_bytes
@@ -180,11 +179,8 @@ class TrainStep:
         marks = [time.perf_counter()]
         src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in self.batch)
         logits = self.model(src, tgt_in)
-        if self.sync is None:
-            loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.label_smoothing)
-        else:   # this rank's part of the whole batch's mean: the ranks' gradients add up to the batch's gradient
-            loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=self.label_smoothing,
-                                   reduction="sum") / self.batch_tokens
+        loss = parallel.share_loss(logits, tgt_out, self.label_smoothing,
+                                   None if self.sync is None else self.batch_tokens)
         mark()
         if measure_saved:
             walk = time.perf_counter()

@@ -407,12 +407,7 @@ class Trainer:
     def loss(self, src, tgt_in, tgt_out, n_tokens=None):
         """The label-smoothed cross-entropy of one batch (a scalar tensor): the mean over its target tokens, or their
         sum over n_tokens (the token count of the whole batch, when this is one rank's share of it)."""
-        logits = self.model(src, tgt_in)
-        smoothing = self.s["label_smoothing"]
-        if n_tokens is None:
-            return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=smoothing)
-        return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=smoothing,
-                               reduction="sum") / n_tokens
+        return parallel.share_loss(self.model(src, tgt_in), tgt_out, self.s["label_smoothing"], n_tokens)
 
     def skip_step(self, what, value):
         """Leave out the current batch: its loss or gradient norm is nan or inf."""

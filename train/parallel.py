@@ -8,9 +8,11 @@ import contextlib
 import os
 import sys
 
+import minitorch.functional as F
 from minitorch import distributed
 
 from .errors import TrainError
+from .tokenizer import PAD_ID
 
 def add_distributed_argument(parser, what="training"):
     parser.add_argument("--distributed", action="store_true",
@@ -39,6 +41,16 @@ def init_world(enabled, device):
 def share(items, world):
     """This rank's share of a list: every size-th item from its rank on (similar lengths when items are sorted)."""
     return items[world.rank::world.size]
+
+
+def share_loss(logits, tgt_out, label_smoothing, n_tokens=None):
+    """The label-smoothed cross-entropy (a scalar tensor): the mean over tgt_out's tokens, or, for one rank's share
+    of a batch, their sum over n_tokens (the whole batch's token count), so the ranks' gradients add up to the
+    gradient of the batch's mean."""
+    if n_tokens is None:
+        return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=label_smoothing)
+    return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=label_smoothing,
+                           reduction="sum") / n_tokens
 
 
 def gather_shares(mine, world, n):
