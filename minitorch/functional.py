@@ -56,13 +56,15 @@ class Embedding(Function):
 
 
 def embedding(ids, weight, padding_idx=None):
-    """ids (...) int, weight (n, d) -> (..., d)."""
-    ids_data = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
+    """ids (...) int, weight (n, d) -> (..., d). Host ids are range-checked before they move to weight's device."""
+    ids_data = ids.data if isinstance(ids, Tensor) else ids
+    if not backend.is_array(ids_data):
+        ids_data = np.asarray(ids_data)
     if ids_data.dtype.kind not in "iu":
         raise TypeError(f"embedding: ids must be integers, got dtype {ids_data.dtype}")
-    if ids_data.size and (ids_data.min() < 0 or ids_data.max() >= weight.shape[0]):
-        raise IndexError(f"embedding: ids must lie in [0, {weight.shape[0]}), got values from {int(ids_data.min())} "
-                         f"to {int(ids_data.max())}")
+    bad = backend.out_of_range(ids_data, weight.shape[0])
+    if bad:
+        raise IndexError(f"embedding: ids must lie in [0, {weight.shape[0]}), got values from {bad[0]} to {bad[1]}")
     return Embedding.apply(backend.to_device(ids_data, weight.device), weight, padding_idx=padding_idx)
 
 

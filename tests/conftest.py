@@ -1,14 +1,42 @@
 """Shared fixtures and hypothesis strategies for the engine tests.
 
 Test modules import the strategies with `from conftest import ...` (pytest puts this folder on sys.path).
-"""
-import numpy as np
-import pytest
-from hypothesis import settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
-import minitorch as mt
+device="cuda": with CuPy and a GPU present the tests use them; everywhere else (CI has no GPU) they run on the strict
+CuPy stand-in in tests/cupy_standin, which is put first on sys.path (and on PYTHONPATH, for the tests' subprocesses)
+before minitorch is imported, so `import cupy` finds it.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+STANDIN_DIR = Path(__file__).resolve().parent / "cupy_standin"
+
+
+def _real_gpu_usable():
+    """True when a real CuPy is installed and sees a GPU (asked in a subprocess: a failed CuPy import stays there)."""
+    import importlib.util
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    probe = "import cupy; print(cupy.cuda.runtime.getDeviceCount())"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    return done.returncode == 0 and done.stdout.strip() not in ("", "0")
+
+
+CUPY_STANDIN = not _real_gpu_usable()
+if CUPY_STANDIN:
+    sys.path.insert(0, str(STANDIN_DIR))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(STANDIN_DIR)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+import minitorch as mt  # noqa: E402
+from minitorch import backend  # noqa: E402
 
 # The machine is shared and noisy: no per-example deadline anywhere. Each test sets its own max_examples.
 settings.register_profile("minitorch", deadline=None)
@@ -16,12 +44,29 @@ settings.load_profile("minitorch")
 
 NO_GPU_REASON = "needs CuPy and a CUDA GPU (install with `pip install -e '.[gpu]'`); none is usable here"
 requires_gpu = pytest.mark.skipif(not mt.cuda_available(), reason=NO_GPU_REASON)
+requires_standin = pytest.mark.skipif(not CUPY_STANDIN, reason="counts host synchronisations, which only the CuPy "
+                                      "stand-in records (a real GPU is in use)")
 
 
 @pytest.fixture(scope="session", params=["cpu", pytest.param("cuda", marks=[requires_gpu, pytest.mark.gpu])])
 def device(request):
-    """Each device test runs on the CPU and, where CuPy and a GPU are usable, on the GPU."""
+    """Each device test runs on the CPU and on "cuda" (a real GPU where there is one, else the CuPy stand-in)."""
     return request.param
+
+
+@pytest.fixture
+def no_cupy(monkeypatch):
+    """The backend as on a machine without CuPy: device="cuda" gives its missing-CuPy error."""
+    monkeypatch.setattr(backend, "_cp", None)
+    monkeypatch.setattr(backend, "_cuda_checked", None)
+
+
+@pytest.fixture
+def syncs():
+    """The stand-in's log of host synchronisations, emptied: a list of (kind, "file:line")."""
+    import cupy
+    cupy._standin.SYNCS.clear()
+    return cupy._standin.SYNCS
 
 
 # ----- shapes -----

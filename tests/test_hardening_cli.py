@@ -37,10 +37,9 @@ def test_unknown_presets_and_impossible_sizes_exit_2_before_anything_is_written(
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.skipif(mt.cuda_available(), reason="checks the message given when no GPU is usable")
 @pytest.mark.parametrize("command", [["fit", "--preset", "demo"], ["evaluate", "--run-dir", "r"],
                                      ["translate", "--run-dir", "r"]])
-def test_device_cuda_without_cupy_or_a_gpu_exits_2(tmp_path, capsys, command):
+def test_device_cuda_without_cupy_or_a_gpu_exits_2(tmp_path, capsys, command, no_cupy):
     status, out, err = run_cli([*command, "--device", "cuda"], capsys)
     assert status == 2
     message = one_line_error(err)

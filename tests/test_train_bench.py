@@ -69,7 +69,7 @@ def test_profiler_counts_the_matmul_flops_of_the_formula():
     B, L = 3, 6
     src, tgt = bench.synthetic_batch(B, L, MICRO.vocab_size, seed=1)
     batch = training_batch(src, tgt)
-    step = bench.TrainStep(MICRO, bench.build_model(MICRO, "cpu", 0), batch, "cpu")
+    step = bench.BenchStep(MICRO, bench.build_model(MICRO, "cpu", 0), batch, "cpu")
     with bench.OpProfiler("cpu") as prof:
         step()
     S, T = batch[0].shape[1], batch[1].shape[1]

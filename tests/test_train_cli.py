@@ -60,8 +60,7 @@ def test_no_multi30k_and_no_network_explains_where_to_put_the_files(tmp_path, mo
     assert "Network is unreachable" in err and str(tmp_path / ".cache" / "minitorch" / "multi30k") in err
 
 
-@pytest.mark.skipif(mt.cuda_available(), reason="checks the message given when no GPU is usable")
-def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys):
+def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys, no_cupy):
     status, out, err = run_cli(["fit", "--preset", "demo", "--device", "cuda", "--run-dir", str(tmp_path)], capsys)
     assert status == 2 and "device='cuda' is not available" in err and len(err.strip().splitlines()) == 1
 

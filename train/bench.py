@@ -43,7 +43,8 @@ from . import parallel, run
 from .arguments import add_device_argument, non_negative_int, positive_int
 from .batching import training_batch
 from .errors import TrainError, UsageError
-from .presets import PRESETS, noam_factor
+from .presets import PRESETS
+from .step import TrainStep, make_optimizer
 from .tokenizer import PAD_ID
 
 SEQ_LEN = 32             # tokens a side in the synthetic batch, eos/bos included (Multi30k's long sentences)
@@ -148,25 +149,25 @@ def build_model(preset, device, seed):
     return run.build_model({"settings": {"model": "transformer"}, "model_config": model_config}).to(device)
 
 
-class TrainStep:
-    """The training step of `fit` (Trainer.train_step) without its bookkeeping: the same loss, clipping, optimizer and
-    schedule, on one fixed batch. Calling it returns the loss and the time at each phase boundary.
+class BenchStep:
+    """The training step of `fit` (train/step.py) on one fixed batch, with the bench's measurements around it.
+    Calling it returns the loss and the time at each phase boundary.
 
     With `sync` (a GradientSync) it is the data-parallel step of `fit --distributed`: `batch` is this rank's share of a
-    batch of `batch_tokens` target tokens, the loss is the share's token sum over batch_tokens, and after backward the
-    gradients (and the loss) are summed over the ranks; `sync_s` is then the time of that sum in the last step.
+    batch of `batch_tokens` target tokens; `sync_s` is then the time of the sum over the ranks in the last step.
     """
 
     def __init__(self, preset, model, batch, device, sync=None, batch_tokens=None):
-        self.model, self.device = model.train(), device
-        self.batch = batch                                                 # host arrays, moved each step as fit does
-        self.sync, self.batch_tokens, self.sync_s = sync, batch_tokens, 0.0
-        self.label_smoothing, self.clip_norm = preset.label_smoothing, preset.clip_norm
-        d_model = preset.model["d_model"]
-        self.optimizer = mt.optim.Adam(model.parameters(), lr=preset.lr, betas=(0.9, 0.98), eps=1e-9)
-        self.schedule = mt.optim.WarmupSchedule(self.optimizer, d_model, preset.warmup,
-                                                noam_factor(preset.lr, d_model, preset.warmup))
+        self.batch, self.batch_tokens, self.device = batch, batch_tokens, device   # host arrays, moved each step
+        self.timed_sync = None if sync is None else TimedSync(sync, device)
+        optimizer, schedule = make_optimizer(model.parameters(), preset.lr, preset.warmup, preset.model["d_model"])
+        self.step = TrainStep(model.train(), optimizer, schedule, preset.label_smoothing, preset.clip_norm, device,
+                              self.timed_sync)
         self.saved = None
+
+    @property
+    def sync_s(self):
+        return self.timed_sync.seconds if self.timed_sync else 0.0
 
     def __call__(self, measure_saved=False, sync_phases=False):
         """One update -> (loss, [start, after forward+loss, after backward (and the sum over ranks), after clipping,
@@ -177,36 +178,34 @@ class TrainStep:
             marks.append(time.perf_counter())
 
         marks = [time.perf_counter()]
-        src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in self.batch)
-        logits = self.model(src, tgt_in)
-        loss = parallel.share_loss(logits, tgt_out, self.label_smoothing,
-                                   None if self.sync is None else self.batch_tokens)
+        loss = self.step.forward(self.batch, self.batch_tokens)
         mark()
         if measure_saved:
             walk = time.perf_counter()
             self.saved = saved_bytes(loss)
             walk = time.perf_counter() - walk
             marks = [m + walk for m in marks]  # the graph walk is the bench's, not the step's
-        self.optimizer.zero_grad()
-        loss.backward()
-        value = None
-        if self.sync is not None:
-            value = float(loss.item())   # as fit does; it also waits for the backward, which is not the sum's time
-            start = time.perf_counter()
-            value, = self.sync([value])
-            backend.synchronize(self.device)
-            self.sync_s = time.perf_counter() - start
-        mark()
-        mt.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip_norm)
-        mark()
-        self.optimizer.step()
-        self.schedule.step()
-        if value is None:
-            value = float(loss.item())                                     # waits for the device, as fit does
+        result = self.step.update(loss, mark=mark)   # ends with the step's one read of the loss and gradient norm
         marks.append(time.perf_counter())
-        if not math.isfinite(value):
-            raise TrainError(f"the loss became {value} during the benchmark")
-        return value, marks
+        if not result.applied:
+            raise TrainError(f"the loss became {result.loss} during the benchmark")
+        return result.loss, marks
+
+
+class TimedSync:
+    """A GradientSync that times itself: the device is waited for before (the backward is not the sum's time) and
+    after; these waits are the benchmark's, outside the step `fit` runs."""
+
+    def __init__(self, sync, device):
+        self.sync, self.device, self.seconds, self.buckets = sync, device, 0.0, sync.buckets
+
+    def __call__(self, extras):
+        backend.synchronize(self.device)
+        start = time.perf_counter()
+        out = self.sync(extras)
+        backend.synchronize(self.device)
+        self.seconds = time.perf_counter() - start
+        return out
 
 
 # ----- the machine -----
@@ -403,7 +402,7 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
     src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
     batch = training_batch(src_ids, tgt_ids)
     model = build_model(preset, device, seed)
-    step = TrainStep(preset, model, batch, device)
+    step = BenchStep(preset, model, batch, device)
     say(f"{warmup_steps} warm-up step(s), then {steps} timed: {preset.name}, batch {batch[0].shape} -> "
         f"{batch[1].shape}, {device}")
     for i in range(warmup_steps):
@@ -474,7 +473,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
     if world.is_main:
         say(f"one process alone: {warmup_steps} warm-up step(s), then {steps} timed: {preset.name}, batch "
             f"{batch[0].shape} -> {batch[1].shape}, {device}")
-        alone = timed_steps(TrainStep(preset, build_model(preset, device, seed), batch, device), steps, warmup_steps)
+        alone = timed_steps(BenchStep(preset, build_model(preset, device, seed), batch, device), steps, warmup_steps)
     world.barrier()   # it sleeps while it waits, leaving the cores to rank 0's timing
 
     # every rank starts from the same fresh weights (the same seed), as fit's broadcast of rank 0's makes them
@@ -482,7 +481,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
     share = training_batch([src_ids[i] for i in mine], [tgt_ids[i] for i in mine])
     model = build_model(preset, device, seed)
     sync = distributed.GradientSync(model.parameters(), world)
-    step = TrainStep(preset, model, share, device, sync=sync, batch_tokens=target_tokens)
+    step = BenchStep(preset, model, share, device, sync=sync, batch_tokens=target_tokens)
     say(f"{world.size} process{'es' if world.size > 1 else ''} together: {warmup_steps} warm-up step(s), then "
         f"{steps} timed, each on its share of the batch")
     timed = timed_steps(step, steps, warmup_steps, world)

@@ -27,7 +27,8 @@ from .arguments import add_device_argument, non_negative_int, positive_float, po
 from .batching import token_batches, training_batch
 from .decode import MAX_LEN_A, MAX_LEN_B, translate_ids
 from .errors import TrainError, UsageError
-from .presets import PRESETS, noam_factor
+from .presets import PRESETS
+from .step import TrainStep, make_optimizer
 from .tokenizer import PAD_ID, Tokenizer, train_tokenizer
 
 # Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
@@ -278,14 +279,13 @@ class Trainer:
         distributed.broadcast_parameters(self.model.parameters(), world)   # the same start on every rank
         if world.rank:   # dropout: each rank its own masks (rank 0 keeps the stream a one-process run has)
             mt.manual_seed(rank_seed(settings["seed"], world.rank))
-        self.sync = distributed.GradientSync(self.model.parameters(), world)
         self.stop_request, self.stop_votes = None, 0   # Ctrl-C seen here; ranks that saw it (from the last sync)
         self.stop_file = self.run_dir / STOP_FILE
-        # noam_factor makes the peak lr whatever d_model is, so a model without one (an LSTM) gets the same curve
-        d_model = self.config["model_config"].get("d_model", 1)
-        self.optimizer = mt.optim.Adam(self.model.parameters(), lr=settings["lr"], betas=(0.9, 0.98), eps=1e-9)
-        self.schedule = mt.optim.WarmupSchedule(self.optimizer, d_model, settings["warmup"],
-                                                noam_factor(settings["lr"], d_model, settings["warmup"]))
+        self.optimizer, self.schedule = make_optimizer(self.model.parameters(), settings["lr"], settings["warmup"],
+                                                       self.config["model_config"].get("d_model", 1))
+        sync = distributed.GradientSync(self.model.parameters(), world) if world.size > 1 else None
+        self.step_fn = TrainStep(self.model, self.optimizer, self.schedule, settings["label_smoothing"],
+                                 settings["clip_norm"], device, sync)
         self.src_lens = [len(x) + 1 for x in self.train_src]
         self.tgt_lens = [len(y) + 1 for y in self.train_tgt]
         self.step, self.epoch, self.batch_pos, self.best_bleu, self.metrics_lines = 0, 0, 0, -1.0, 0
@@ -369,33 +369,23 @@ class Trainer:
         # so that the ranks' gradients add up to the gradient of the batch's mean loss
         mine = parallel.share(index, self.world)
         n_tokens = sum(self.tgt_lens[i] for i in index)
-        self.optimizer.zero_grad()
-        loss_value = 0.0
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are handled below
-            if len(mine):
-                src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in training_batch(
-                    [self.train_src[i] for i in mine], [self.train_tgt[i] for i in mine]))
-                loss = self.loss(src, tgt_in, tgt_out, n_tokens if self.world.size > 1 else None)
-                loss.backward()
-                loss_value = float(loss.item())
-            if self.world.size > 1:
-                stop_vote = self.stop_request is not None and self.stop_wanted(self.stop_request)
-                loss_value, self.stop_votes = self.sync([loss_value, stop_vote])
-            grad_norm = mt.nn.utils.clip_grad_norm_(self.model.parameters(), self.s["clip_norm"])
+        batch = training_batch([self.train_src[i] for i in mine], [self.train_tgt[i] for i in mine]) if len(mine) else None
+        distributed = self.world.size > 1
+        stop_vote = distributed and self.stop_request is not None and self.stop_wanted(self.stop_request)
+        lr = self.optimizer.lr
+        result = self.step_fn(batch, n_tokens if distributed else None, stop_vote)
+        self.stop_votes = result.stop_votes
         self.batch_pos += 1
-        if not (math.isfinite(loss_value) and math.isfinite(grad_norm)):
-            self.skip_step("loss" if not math.isfinite(loss_value) else "gradient norm",
-                           loss_value if not math.isfinite(loss_value) else grad_norm)
+        if not result.applied:
+            bad = "loss" if not math.isfinite(result.loss) else "gradient norm"
+            self.skip_step(bad, result.loss if bad == "loss" else result.grad_norm)
             return False
         self.bad_steps = []
-        lr = self.optimizer.lr
-        self.optimizer.step()
-        self.schedule.step()
         self.step += 1
-        self.epoch_loss += loss_value * n_tokens
+        self.epoch_loss += result.loss * n_tokens
         self.epoch_tokens += n_tokens
         w = self.window
-        w["loss"] += loss_value
+        w["loss"] += result.loss
         w["steps"] += 1
         w["tokens"] += n_tokens
         w["time"] += time.perf_counter() - start
@@ -403,11 +393,6 @@ class Trainer:
         if w["steps"] == self.s["log_every"]:
             self.log_window()
         return True
-
-    def loss(self, src, tgt_in, tgt_out, n_tokens=None):
-        """The label-smoothed cross-entropy of one batch (a scalar tensor): the mean over its target tokens, or their
-        sum over n_tokens (the token count of the whole batch, when this is one rank's share of it)."""
-        return parallel.share_loss(self.model(src, tgt_in), tgt_out, self.s["label_smoothing"], n_tokens)
 
     def skip_step(self, what, value):
         """Leave out the current batch: its loss or gradient norm is nan or inf."""
@@ -595,12 +580,24 @@ class Trainer:
 
     def load_rng(self, state):
         """Each rank's random state from the checkpoint; a rank that the saving job did not have (it had fewer
-        ranks) draws a fresh one from the seed, its rank and the step."""
+        ranks) draws a fresh one from the seed, its rank and the step. A run continued on another device than it was
+        saved on says what cannot continue exactly: the dropout draws (each device has its own generator)."""
         ranks = state.get("rng_ranks") or [state["rng"]]
-        if self.world.rank < len(ranks) and (self.world.rank == 0 or len(ranks) == self.world.size):
-            backend.set_rng_state(ranks[self.world.rank])
-        else:
+        if not (self.world.rank < len(ranks) and (self.world.rank == 0 or len(ranks) == self.world.size)):
             mt.manual_seed(rank_seed(self.s["seed"], self.world.rank, state["progress"]["step"]))
+            return
+        saved = ranks[self.world.rank]
+        if not backend.set_rng_state(saved, self.device):
+            why = "trained on another device" if "cuda" not in saved else "saved on a GPU of another size"
+            self.note(f"note: the checkpoint holds no random state for {self.device} ({why}): the weights, optimizer, "
+                      f"schedule and batch order continue exactly, the dropout draws start afresh from the seed")
+        elif self.device == "cpu" and "cuda" in saved:
+            self.note("note: the run was trained on cuda and continues on cpu: the weights, optimizer, schedule and "
+                      "batch order continue exactly, the dropout draws come from the CPU's generator instead")
+
+    def note(self, text):
+        if self.main:
+            print(text)
 
 
 def rank_seed(seed, rank, step=0):

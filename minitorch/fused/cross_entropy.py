@@ -55,20 +55,21 @@ class CrossEntropy(Function):
             loss -= (e / n_classes) * z_sum
         loss *= valid
         self.E, self.S, self.target, self.valid, self.e = E, S, safe_target, valid, e
-        self.reduction, self.n_valid = reduction, int(valid.sum())
+        # the count stays on the device (reading it would stall a GPU); as a float of x's dtype, which keeps the loss's
+        # dtype, and at least 1: with every row ignored the mean loss is 0 (PyTorch gives nan)
+        self.reduction, self.n_valid = reduction, xp.maximum(valid.sum(dtype=x.dtype), 1)
         if reduction == "none":
             return loss
         if reduction == "sum":
             return xp.asarray(loss.sum())
-        # "mean" over non-ignored rows; with every row ignored the loss is 0 (PyTorch gives nan)
-        return xp.asarray(loss.sum() / max(self.n_valid, 1))
+        return xp.asarray(loss.sum() / self.n_valid)
 
     def backward(self, g):
         xp = backend.xp_of(g)
         E, S, e = self.E, self.S, self.e
         n_rows, n_classes = E.shape
         if self.reduction == "mean":
-            g = g / max(self.n_valid, 1)
+            g = g / self.n_valid
         s = (g * self.valid).astype(E.dtype, copy=False)               # s_r; g is () for mean/sum, (M,) for none
         s_over_S = (s / S)[:, None]                                     # (M, 1): s / S
         dx = E if not self.retain_graph else xp.empty_like(E)
@@ -82,7 +83,8 @@ class CrossEntropy(Function):
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """logits (N, C) with target (N,), or (N, T, C) with (N, T), int class ids -> the loss (a scalar, or target's
-    shape for reduction="none"). Targets equal to ignore_index add nothing; "mean" divides by their count."""
+    shape for reduction="none"). Targets equal to ignore_index add nothing; "mean" divides by the count of the others.
+    Host targets are range-checked; targets already on the GPU are not (see backend.out_of_range)."""
     if not isinstance(logits, Tensor):
         raise TypeError(f"cross_entropy: logits must be a Tensor, got {type(logits).__name__}")
     if reduction not in REDUCTIONS:
@@ -98,13 +100,11 @@ def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduct
         raise ValueError(f"cross_entropy: expected logits (N, C) with target (N,) or logits (N, T, C) with target "
                          f"(N, T); got logits {logits.shape} and target {tuple(t.shape)}")
     n_classes = logits.shape[-1]
+    bad = backend.out_of_range(t, n_classes, ignore=ignore_index)  # on the host, before the move (device targets
+    if bad:                                                          # are not read: that would stall the GPU)
+        raise IndexError(f"cross_entropy: target ids must lie in [0, {n_classes}) or equal ignore_index="
+                         f"{ignore_index}; got values from {bad[0]} to {bad[1]}")
     t = backend.to_device(t, logits.device)
-    valid = t != ignore_index
-    if bool(valid.any()):
-        low, high = int(t[valid].min()), int(t[valid].max())
-        if low < 0 or high >= n_classes:
-            raise IndexError(f"cross_entropy: target ids must lie in [0, {n_classes}) or equal ignore_index="
-                             f"{ignore_index}; got values from {low} to {high}")
     out = CrossEntropy.apply(logits.reshape(-1, n_classes), t.reshape(-1), ignore_index=ignore_index,
                              label_smoothing=float(label_smoothing), reduction=reduction)
     return out.reshape(t.shape) if reduction == "none" else out
