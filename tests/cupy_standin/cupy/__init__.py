@@ -71,19 +71,23 @@ def is_available():
 
 
 class _MemoryPool:
-    """The device memory pool; the stand-in keeps no account of device memory, so it reports none."""
+    """cupy.cuda.MemoryPool's accounts (see _core._Pool); the pinned (host) pool keeps none."""
+
+    def __init__(self, accounts=None):
+        self._accounts = accounts
 
     def used_bytes(self):
-        return 0
+        return self._accounts.used if self._accounts else 0
 
     def total_bytes(self):
-        return 0
+        return self._accounts.held if self._accounts else 0
 
     def free_bytes(self):
-        return 0
+        return self.total_bytes() - self.used_bytes()
 
     def free_all_blocks(self, stream=None):
-        pass
+        if self._accounts:
+            self._accounts.held = self._accounts.used
 
     def set_limit(self, size=None, fraction=None):
         pass
@@ -92,7 +96,7 @@ class _MemoryPool:
         return 0
 
 
-_pool, _pinned_pool = _MemoryPool(), _MemoryPool()
+_pool, _pinned_pool = _MemoryPool(_core._Pool), _MemoryPool()
 
 
 def get_default_memory_pool():

@@ -12,6 +12,7 @@ import os
 import sys
 import sysconfig
 import threading
+import weakref
 from pathlib import Path
 
 import numpy
@@ -33,14 +34,15 @@ class DeviceSynchronized(RuntimeError):
         super().__init__(message or "Device synchronization was detected while disallowed.")
 
 
-def _caller():
-    frame = sys._getframe(2)
-    while frame is not None:
+def _caller(depth=2):
+    """"file:line" of the first `depth` frames of the caller's own code, innermost first, joined by " < "."""
+    frame, found = sys._getframe(2), []
+    while frame is not None and len(found) < depth:
         name = frame.f_code.co_filename
         if not (name.startswith(_STANDIN_DIR) or name.startswith(_LIBRARY_DIRS) or name.startswith("<")):
-            return f"{os.path.relpath(name)}:{frame.f_lineno}"
+            found.append(f"{os.path.relpath(name)}:{frame.f_lineno}")
         frame = frame.f_back
-    return "?"
+    return " < ".join(found) or "?"
 
 
 def record_sync(kind):
@@ -94,11 +96,29 @@ def _unwrap(x, host_ok=False):
     return x
 
 
+class _Pool:
+    """Device memory as CuPy's pool counts it: bytes of the live arrays that own their memory (views do not), and
+    the most held at once since the pool last gave its free blocks back (CuPy's pool keeps freed blocks)."""
+    used = held = 0
+
+    @classmethod
+    def allocate(cls, array):
+        cls.used += array.nbytes
+        cls.held = max(cls.held, cls.used)
+        weakref.finalize(array, cls.release, array.nbytes)
+
+    @classmethod
+    def release(cls, nbytes):
+        cls.used -= nbytes
+
+
 def _wrap(result):
     """NumPy results -> device arrays: arrays and NumPy scalars become (0-d) device arrays, tuples stay tuples."""
     if isinstance(result, numpy.ndarray):
         out = ndarray.__new__(ndarray)
         out._a = result
+        if result.base is None:
+            _Pool.allocate(out)
         return out
     if isinstance(result, numpy.generic):
         return _wrap(numpy.asarray(result))
@@ -141,6 +161,7 @@ class ndarray:
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         self._a = numpy.empty(shape, dtype=dtype, order=order)
+        _Pool.allocate(self)
 
     # ----- attributes -----
     shape = property(lambda self: self._a.shape, lambda self, v: setattr(self._a, "shape", v))
