@@ -21,8 +21,9 @@ def _cuda_problem():
     global _cuda_checked
     if _cuda_checked is None:
         if _cp is None:
-            _cuda_checked = ("CuPy is not installed; install the GPU extra, e.g. "
-                             "`pip install -e '.[gpu]'` (cupy-cuda12x) or the cupy wheel for your CUDA version")
+            _cuda_checked = ("CuPy is not installed; install the wheel for your CUDA version (nvidia-smi shows it): "
+                             "`pip install -e '.[gpu]'` (cupy-cuda12x, CUDA 12) or `pip install cupy-cuda13x` "
+                             "(CUDA 13); see the README's GPU section")
         else:
             try:
                 n = _cp.cuda.runtime.getDeviceCount()
@@ -188,6 +189,22 @@ def gpu_count():
     if not cuda_available():
         return 0
     return _cp.cuda.runtime.getDeviceCount()
+
+
+def gpu_info():
+    """Facts about this process's GPU and CuPy: {name, compute_capability, memory_bytes, cupy, cuda_runtime,
+    cuda_driver} (versions as "12.8"); RuntimeError saying what is missing when device='cuda' cannot be used."""
+    check_device("cuda")
+
+    def version(v):
+        return f"{v // 1000}.{v % 1000 // 10}"
+    runtime = _cp.cuda.runtime
+    props = runtime.getDeviceProperties(_cp.cuda.Device().id)
+    name = props["name"]
+    return {"name": name.decode() if isinstance(name, bytes) else str(name),
+            "compute_capability": f"{props['major']}.{props['minor']}", "memory_bytes": int(props["totalGlobalMem"]),
+            "cupy": _cp.__version__, "cuda_runtime": version(runtime.runtimeGetVersion()),
+            "cuda_driver": version(runtime.driverGetVersion())}
 
 
 def use_gpu(index):

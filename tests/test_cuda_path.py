@@ -14,6 +14,7 @@ from conftest import requires_gpu, requires_standin
 from test_train_fit import PAIRS, final_weights, interrupt_at, records, tiny_fit, without_timing
 
 import minitorch as mt
+from minitorch import backend, distributed, nn
 from train import bench, fit
 from train.__main__ import main
 from train.presets import PRESETS
@@ -127,6 +128,30 @@ def test_the_experiments_on_cuda(corpus, tmp_path, capsys):
     assert len(json.loads((tmp_path / "compare" / "compare.json").read_text())["models"]) == 3
 
 
+class TwinWorld(distributed.World):
+    """Two ranks whose gradients are equal, as seen from rank 0: every sum doubles its input."""
+    size = 2
+
+    def allreduce_sum_(self, array):
+        array *= 2
+        return array
+
+
+@requires_standin
+def test_gradient_sums_on_device_arrays_read_nothing_back(syncs):
+    mt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)).to("cuda")
+    loss = (model(mt.randn(5, 3, device="cuda")) ** 2).mean()
+    loss.backward()
+    before = [p.grad.numpy() for p in model.parameters()]
+    syncs.clear()
+    extras = distributed.GradientSync(model.parameters(), TwinWorld(), bucket_bytes=64)([loss.data, 1.0])
+    assert syncs == [] and type(extras).__module__.startswith("cupy")
+    np.testing.assert_allclose(backend.to_numpy(extras), [2 * loss.item(), 2.0], rtol=1e-6)
+    for p, g in zip(model.parameters(), before):
+        np.testing.assert_array_equal(p.grad.numpy(), 2 * g)
+
+
 # ----- exact resume and checkpoints across devices -----
 @pytest.mark.slow
 def test_resume_on_cuda_equals_an_uninterrupted_run_bit_for_bit(corpus, tmp_path, monkeypatch):
@@ -179,3 +204,12 @@ def test_decoding_reads_the_device_once_per_token_step(search, model_class):
     greedy_decode(model, src) if search == "greedy" else beam_search(model, src, beam_size=3)
     assert len(token_steps) >= 2 and len(log) - start <= len(token_steps), collections.Counter(log[start:])
     assert all("transformer/decoding.py" in where for _, where in log[start:])
+
+
+# ----- the user's GPU check -----
+def test_check_gpu_names_the_device_and_times_a_few_steps(capsys):
+    assert main(["check-gpu", "--preset", "tiny", "--steps", "1", "--warmup-steps", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("GPU: ") and "CuPy " in out and "CUDA runtime " in out
+    assert "matrix product on the GPU: matches NumPy" in out and "target tokens/s" in out
+    assert out.rstrip().endswith("pass --device cuda to fit, evaluate, translate and bench")

@@ -65,6 +65,12 @@ def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys, no_cupy):
     assert status == 2 and "device='cuda' is not available" in err and len(err.strip().splitlines()) == 1
 
 
+def test_check_gpu_without_cupy_says_what_to_install_and_exits_1(capsys, no_cupy):
+    status, out, err = run_cli(["check-gpu"], capsys)
+    assert status == 1 and out == "" and len(err.strip().splitlines()) == 1
+    assert "CuPy is not installed" in err and "cupy-cuda12x, CUDA 12" in err and "cupy-cuda13x" in err
+
+
 def test_every_command_has_help(capsys):
     for name in COMMANDS:
         status, out, err = run_cli([name, "--help"], capsys)

@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from . import bench, evaluate, experiments, fit, plot, translate
+from . import bench, check_gpu, evaluate, experiments, fit, plot, translate
 from .errors import TrainError
 
 COMMANDS = {
@@ -18,6 +18,7 @@ COMMANDS = {
     "plot": plot,
     "bench": bench,
     "experiment": experiments,
+    "check-gpu": check_gpu,
 }
 
 
