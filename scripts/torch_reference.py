@@ -289,7 +289,7 @@ def bench(preset, device, batch_size, seq_len, steps, warmup_steps, seed):
     target_tokens = int((batch[2] != PAD_ID).sum())
     median = statistics.median(times)
     return {
-        "implementation": "pytorch eager", "torch_version": torch.__version__, "preset": preset.name,
+        "implementation": "pytorch eager", "torch": torch.__version__, "preset": preset.name,
         "device": device, "device_name": device_name(device), "threads": torch.get_num_threads(),
         "parameters": sum(p.numel() for p in model.parameters()), "minitorch_parameters": ours,
         "batch": {"sentences": batch_size, "src_len": int(batch[0].shape[1]), "tgt_len": int(batch[1].shape[1]),
@@ -303,7 +303,7 @@ def bench(preset, device, batch_size, seq_len, steps, warmup_steps, seed):
 
 def print_result(r):
     b = r["batch"]
-    print(f"PyTorch {r['torch_version']} eager: preset {r['preset']} ({r['parameters']:,} parameters; minitorch's "
+    print(f"PyTorch {r['torch']} eager: preset {r['preset']} ({r['parameters']:,} parameters; minitorch's "
           f"model: {r['minitorch_parameters']:,}), {r['device']} ({r['device_name']}), {r['threads']} thread(s)")
     print(f"batch: {b['sentences']} sentences x {b['src_len']} source / {b['tgt_len']} target tokens, "
           f"{b['padding']:.0%} padding, {b['target_tokens']:,} target tokens, vocabulary {b['vocab_size']:,}")

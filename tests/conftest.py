@@ -54,6 +54,29 @@ def device(request):
     return request.param
 
 
+# ----- a tiny parallel corpus: six sentence pairs, the target the source's words reversed -----
+PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
+         ("two old men read books .", "books read men old two ."),
+         ("the bird sings loudly .", "loudly sings bird the ."),
+         ("my sister paints a blue house .", "house blue a paints sister my ."),
+         ("children play in the park .", "park the in play children .")]
+
+
+def write_pairs_corpus(folder, train_copies=30):
+    """PAIRS as a corpus folder (train.xs/.xt repeated train_copies times, val and test once each) -> folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, copies in (("train", train_copies), ("val", 1), ("test", 1)):
+        for lang, side in (("xs", 0), ("xt", 1)):
+            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
+    return folder
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path):
+    """PAIRS, repeated 30 times in train; val and test hold them once."""
+    return write_pairs_corpus(tmp_path / "corpus")
+
+
 @pytest.fixture
 def no_cupy(monkeypatch):
     """The backend as on a machine without CuPy: device="cuda" gives its missing-CuPy error."""

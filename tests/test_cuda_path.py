@@ -10,8 +10,8 @@ import json
 
 import numpy as np
 import pytest
-from conftest import requires_gpu, requires_standin
-from test_train_fit import PAIRS, final_weights, interrupt_at, records, tiny_fit, without_timing
+from conftest import requires_gpu, requires_standin, write_pairs_corpus
+from test_train_fit import final_weights, interrupt_at, records, tiny_fit, without_timing
 
 import minitorch as mt
 from minitorch import backend, distributed, nn
@@ -27,11 +27,7 @@ MODELS = {"transformer": [], "lstm": ["--model", "lstm"], "lstm-attn": ["--model
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("corpus")
-    for split, copies in (("train", 30), ("val", 1), ("test", 1)):
-        for lang, side in (("xs", 0), ("xt", 1)):
-            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
-    return folder
+    return write_pairs_corpus(tmp_path_factory.mktemp("corpus"))
 
 
 def sync_log():

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import write_pairs_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,22 +17,13 @@ from train.__main__ import main
 from train.experiments import depth, gradient_path, memory
 from train.presets import PRESETS
 
-PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
-         ("two old men read books .", "books read men old two ."),
-         ("the bird sings loudly .", "loudly sings bird the ."),
-         ("my sister paints a blue house .", "house blue a paints sister my ."),
-         ("children play in the park .", "park the in play children .")]
 TRAINING = ["--preset", "tiny", "--src", "xs", "--tgt", "xt", "--vocab-size", "120", "--batch-tokens", "96"]
 
 
 @pytest.fixture(scope="module")
 def tiny_corpus(tmp_path_factory):
-    """A handful of sentence pairs (word order reversed), repeated in train; val and test hold them once."""
-    folder = tmp_path_factory.mktemp("corpus")
-    for split, copies in (("train", 20), ("val", 1), ("test", 1)):
-        for lang, side in (("xs", 0), ("xt", 1)):
-            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
-    return folder
+    """PAIRS (conftest), repeated 20 times in train; val and test hold them once."""
+    return write_pairs_corpus(tmp_path_factory.mktemp("corpus"), train_copies=20)
 
 
 def read_json(path):

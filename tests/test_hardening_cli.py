@@ -9,7 +9,6 @@ import sys
 import pytest
 from test_hardening_corpus import SMALL, fit_argv, make_corpus, one_line_error, run_cli
 
-import minitorch as mt
 from train.__main__ import main
 
 

@@ -8,7 +8,7 @@ from test_hardening_corpus import fit_argv, make_corpus, one_line_error, run_cli
 
 import minitorch as mt
 from minitorch.autograd import Function
-from train import fit, step
+from train import step
 
 
 class InfiniteGradient(Function):

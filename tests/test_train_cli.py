@@ -6,7 +6,6 @@ import urllib.error
 
 import pytest
 
-import minitorch as mt
 from train import download
 from train.__main__ import COMMANDS
 from cli_runner import run_cli
