@@ -12,7 +12,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import optim
 from transformer import DecoderOnly, ModelConfig, Transformer, beam_search, greedy_decode
-from transformer.decoding import inference
+from transformer.inference import inference
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 V = 11

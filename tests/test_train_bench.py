@@ -108,7 +108,7 @@ def test_decode_json_has_positive_figures(capsys):
 ])
 def test_bad_input_is_one_line(argv, reason, capsys):
     status, out, err = run_cli(["bench", "--preset", MICRO.name, *argv], capsys)
-    assert status == 1 and out == "" and reason in err and len(err.strip().splitlines()) == 1
+    assert status == 2 and out == "" and reason in err and len(err.strip().splitlines()) == 1   # bad flags: 2
 
 
 def test_device_memory_is_zero_on_the_cpu():

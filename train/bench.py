@@ -86,12 +86,12 @@ def main(args):
     preset = PRESETS[args.preset]
     batch_size = args.batch_size or max(preset.batch_tokens // args.seq_len, 1)
     if args.seq_len < 2:
-        raise TrainError(f"--seq-len {args.seq_len}: needs at least 2 (one token and eos)")
+        raise UsageError(f"--seq-len {args.seq_len}: needs at least 2 (one token and eos)")
     if args.seq_len > preset.model["max_len"]:
-        raise TrainError(f"--seq-len {args.seq_len} is longer than the {preset.name} model's max_len "
+        raise UsageError(f"--seq-len {args.seq_len} is longer than the {preset.name} model's max_len "
                          f"{preset.model['max_len']}")
     if args.profile and args.mode != "train":
-        raise TrainError("--profile times the ops of training steps; drop it with --mode decode")
+        raise UsageError("--profile times the ops of training steps; drop it with --mode decode")
     if args.distributed:
         if args.mode != "train":
             raise UsageError("--distributed times data-parallel training steps; drop it with --mode decode")
@@ -145,8 +145,7 @@ def synthetic_batch(batch_size, seq_len, vocab_size, seed):
 def build_model(preset, device, seed):
     """A freshly initialised Transformer of the preset's configuration (vocabulary: the preset's size)."""
     mt.manual_seed(seed)
-    model_config = dict(preset.model, vocab_size=preset.vocab_size)
-    return run.build_model({"settings": {"model": "transformer"}, "model_config": model_config}).to(device)
+    return run.new_model("transformer", preset.vocab_size, preset.model).to(device)
 
 
 class BenchStep:
@@ -420,7 +419,7 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
     say(f"measuring the float32 matmul peak ({PEAK_N}x{PEAK_N} @ {PEAK_N}x{PEAK_N}, best of {PEAK_REPS})")
     peak = matmul_peak_gflops(device, PEAK_N, PEAK_REPS)
 
-    n_params = sum(p.numel() for p in model.parameters())
+    n_params = model.num_parameters()
     target_tokens = int((batch[2] != PAD_ID).sum())
     median, best = statistics.median(times), min(times)
     flops = step_matmul_flops(dict(preset.model, vocab_size=preset.vocab_size), batch_size, batch[0].shape[1],
@@ -499,7 +498,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
     grad_bytes = sum(b.size * np.dtype(b.dtype).itemsize for b in sync.buckets) if world.size > 1 else 0
     return {
         "mode": "train", "distributed": True, "preset": preset.name, "device": device, "n_ranks": world.size,
-        "parameters": sum(p.numel() for p in model.parameters()),
+        "parameters": model.num_parameters(),
         "batch": {"sentences": batch_size, "src_len": int(batch[0].shape[1]), "tgt_len": int(batch[1].shape[1]),
                   "target_tokens": target_tokens, "padding": float((batch[2] == PAD_ID).mean()),
                   "vocab_size": preset.vocab_size, "seed": seed,
@@ -544,7 +543,7 @@ def bench_decode(preset, device, batch_size, seq_len, reps, seed, progress=True)
     _, device_peak = backend.device_memory(device)
     step_peak = memory.peak_since_reset() if peak_reset else None
     return {"mode": "decode", "preset": preset.name, "device": device,
-            "parameters": sum(p.numel() for p in model.parameters()),
+            "parameters": model.num_parameters(),
             "batch": {"sentences": batch_size, "src_len": seq_len, "vocab_size": preset.vocab_size, "seed": seed,
                       "max_len": f"{MAX_LEN_A} x source length + {MAX_LEN_B}",
                       "batch_tokens": preset.batch_tokens},

@@ -298,7 +298,7 @@ class Trainer:
             self.load_state(checkpoint.load(checkpoint.checkpoint_path(self.run_dir, "last"), device))
         elif self.main:
             self.metrics_path.write_text("")
-        n_params = sum(p.numel() for p in self.model.parameters())
+        n_params = self.model.num_parameters()
         print(f"model: {settings['model']} {self.config['model_config']}")
         print(f"parameters: {n_params:,}")
 
@@ -481,7 +481,7 @@ class Trainer:
         self.model.eval()
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverged model: nan, no noise
-                total, nll, tokens = 0.0, 0.0, 0
+                losses, tokens = 0.0, 0   # the loss sums stay on the device, read once after the loop
                 val_src, val_tgt = self.val_pairs
                 lens = [len(x) + 1 for x in val_src], [len(y) + 1 for y in val_tgt]
                 with mt.no_grad():
@@ -489,14 +489,15 @@ class Trainer:
                     for index in parallel.share(batches, self.world):
                         if stop.requested and self.world.size == 1:
                             return None
-                        src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in training_batch(
-                            [val_src[i] for i in index], [val_tgt[i] for i in index]))
+                        batch = training_batch([val_src[i] for i in index], [val_tgt[i] for i in index])
+                        tokens += int((batch[2] != PAD_ID).sum())
+                        src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in batch)
                         logits = self.model(src, tgt_in)
-                        total += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum",
-                                                       label_smoothing=self.s["label_smoothing"]).item())
-                        nll += float(F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum").item())
-                        tokens += int((tgt_out != PAD_ID).sum())
-                sums = self.world.allreduce_sum_(np.array([total, nll, tokens], dtype=np.float64))
+                        smoothed, nll = (F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum",
+                                                         label_smoothing=e) for e in (self.s["label_smoothing"], 0.0))
+                        losses = losses + mt.stack([smoothed, nll]).double()
+                host = backend.to_numpy(losses.data) if isinstance(losses, mt.Tensor) else np.zeros(2)
+                sums = self.world.allreduce_sum_(np.array([*host, tokens], dtype=np.float64))
                 total, nll, tokens = float(sums[0]), float(sums[1]), int(sums[2])
                 n = self.n_bleu
                 hyp_ids = translate_ids(self.model, self.val_bleu_ids, beam=1, batch_tokens=self.s["batch_tokens"],

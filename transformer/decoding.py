@@ -7,25 +7,12 @@ Both use only the incremental-decoding interface, so any model that has it can b
 Both run in eval mode under no_grad, never produce pad or bos, and stop a sentence at eos or after
 max_len_a * (its source length without padding) + max_len_b tokens. They return token ids without bos/eos/pad.
 """
-import contextlib
-
 import numpy as np
 
-import minitorch as mt
 import minitorch.functional as F
 from minitorch import Tensor, backend
 
-
-@contextlib.contextmanager
-def inference(model):
-    """Eval mode and no_grad inside the block; the model's mode is restored after it."""
-    was_training = model.training
-    model.eval()
-    try:
-        with mt.no_grad():
-            yield
-    finally:
-        model.train(was_training)
+from .inference import inference
 
 
 def max_lengths(src, max_len_a, max_len_b, pad_id):
