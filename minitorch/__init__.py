@@ -1,6 +1,6 @@
 """minitorch: a small, readable reverse-mode autograd engine on NumPy (CuPy on the GPU)."""
 from . import backend, functional, nn, optim
-from .autograd import Function, enable_grad, is_grad_enabled, no_grad
+from .autograd import Function, enable_grad, grad, is_grad_enabled, no_grad
 from .backend import cuda_available, manual_seed
 from .gradcheck import GradcheckError, gradcheck
 from .serialization import load, save
