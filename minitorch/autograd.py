@@ -148,12 +148,13 @@ def _topological_order(roots):
 
 
 def _leading_to(order, targets):
-    """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad)."""
+    """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad), and those
+    whose graph was released (so that the walk reports it)."""
     from .tensor import Tensor
     needed = {id(t) for t in targets}
     for node in reversed(order):  # parents before the nodes that use them
-        if id(node) not in needed and node._ctx is not None and any(
-                isinstance(p, Tensor) and id(p) in needed for p in node._ctx.parents):
+        if id(node) not in needed and node._ctx is not None and (node._ctx is FREED or any(
+                isinstance(p, Tensor) and id(p) in needed for p in node._ctx.parents)):
             needed.add(id(node))
     return [node for node in order if id(node) in needed]
 
@@ -239,26 +240,27 @@ def _backward_recorded(ctx, node, g):
     tensors = {id(node.data): node}
     tensors.update((id(p.data), p) for p in ctx.parents if isinstance(p, Tensor))
     for attr, value in vars(ctx).items():
-        if backend.is_array(value) and id(value) in tensors:
+        if id(value) in tensors:  # an array, or a NumPy scalar (a 0-d result)
             setattr(twin, attr, tensors[id(value)])
     twin.recompute(*ctx.parents)
     for attr, value in vars(twin).items():
         if attr == "parents" or attr in ctx.constants:
             continue
         for item in value if isinstance(value, (tuple, list)) else (value,):
-            if backend.is_array(item) and item.dtype.kind in "fc":
+            if (backend.is_array(item) or isinstance(item, np.generic)) and item.dtype.kind in "fc":
                 raise RuntimeError(f"{name}: create_graph=True cannot differentiate its backward: it saved "
                                    f"`{attr}`, an array computed from its inputs; rebuild it from the input Tensors in "
                                    f"{name}.recompute, or list it in {name}.constants if its derivative is 0")
+    hint = "to be differentiated twice, its backward must use operators and ops.generic, or the op a `composed` form"
     try:
         input_grads = twin.backward(g)
-    except (TypeError, ValueError, AttributeError) as e:
-        raise RuntimeError(f"{name}: its backward works on arrays only, so create_graph=True cannot record it "
-                           f"({type(e).__name__}: {e})") from e
+    except Exception as e:  # e.g. a NumPy function handed a Tensor
+        raise RuntimeError(f"{name}: create_graph=True: its backward failed on Tensors ({type(e).__name__}: {e}); "
+                           f"{hint}") from e
     for pg in input_grads if isinstance(input_grads, tuple) else (input_grads,):
-        if backend.is_array(pg):
-            raise RuntimeError(f"{name}: its backward returned an array under create_graph=True, so the gradient "
-                               f"would be cut from the graph; write it with operators and ops.generic")
+        if backend.is_array(pg) or isinstance(pg, np.generic):
+            raise RuntimeError(f"{name}: create_graph=True: its backward returned an array, which would cut the "
+                               f"gradient from the graph; {hint}")
     return input_grads
 
 
