@@ -19,7 +19,8 @@ def main(out="docs/img/transformer_layer_graph.png"):
     cfg = ModelConfig(vocab_size=100, d_model=64, n_heads=4, d_ff=256, dropout=0.1)
     layer = EncoderLayer(cfg)  # training mode: the dropout ops are part of the graph
     x = mt.randn(2, 7, cfg.d_model, requires_grad=True)
-    mask = mt.tensor(np.array([[True] * 7, [True] * 5 + [False] * 2])[:, None, None, :])  # the second sentence: 5 tokens
+    lengths = np.array([7, 5])  # the second sentence is padded after 5 tokens
+    mask = mt.tensor((np.arange(7)[None, :] < lengths[:, None])[:, None, None, :])
     loss = (layer(x, mask) ** 2).mean()
     loss.backward(retain_graph=True)
     mt.draw_graph(loss, out, names=dict(layer.named_parameters(), x=x), grads=True)

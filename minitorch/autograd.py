@@ -11,7 +11,7 @@ input's shape with `unbroadcast`, the one place where broadcasting is undone.
 Higher order (create_graph=True): the walk hands each backward Tensors instead of arrays, on a copy of the op whose
 saved inputs and output are the graph's Tensors, so the same formulas record a graph that can be differentiated
 again. Backward passes therefore use operators and the array-or-Tensor helpers of `ops/generic.py`. A fused op
-(one that defines `composed`) is differentiated through its composed form instead. docs/backprop.md section 7.
+(one that defines `composed`) is differentiated through its composed form instead (docs/backprop.md, "Second order").
 """
 import contextlib
 import copy

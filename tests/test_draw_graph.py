@@ -16,7 +16,8 @@ def f64(values, requires_grad=True):
 
 def nodes(dot):
     """{node id: label} from DOT text."""
-    return {m.group(1): m.group(2).replace("\\n", "\n") for m in re.finditer(r'^\s+(n\d+) \[label="([^"]*)"', dot, re.M)}
+    found = re.finditer(r'^\s+(n\d+) \[label="([^"]*)"', dot, re.M)
+    return {m.group(1): m.group(2).replace("\\n", "\n") for m in found}
 
 
 def edges(dot):

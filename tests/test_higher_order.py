@@ -562,7 +562,8 @@ class MLP(nn.Module):
         super().__init__()
         self.F = ops_module
         self.fc1, self.fc2 = nn.Linear(4, 6), nn.Linear(6, 3)
-        self.norm_w, self.norm_b = nn.Parameter(mt.ones(6, dtype=np.float64)), nn.Parameter(mt.zeros(6, dtype=np.float64))
+        self.norm_w = nn.Parameter(mt.ones(6, dtype=np.float64))
+        self.norm_b = nn.Parameter(mt.zeros(6, dtype=np.float64))
 
     def forward(self, x, target):
         h = self.F.layer_norm(self.fc1(x), 6, self.norm_w, self.norm_b).gelu()

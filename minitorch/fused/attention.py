@@ -28,7 +28,7 @@ class ScaledDotProductAttention(Function):
     """
     needs_float = True
 
-    def composed(self, q, k, v, mask):  # create_graph=True differentiates this instead (docs/backprop.md section 7)
+    def composed(self, q, k, v, mask):  # what create_graph=True differentiates (docs/backprop.md)
         return composed.scaled_dot_product_attention(q, k, v, mask, self.dropout_p, keep=self.keep)
 
     def forward(self, q, k, v, mask, dropout_p):

@@ -32,7 +32,7 @@ class CrossEntropy(Function):
     """
     needs_float = True
 
-    def composed(self, x, target):  # create_graph=True differentiates this instead (docs/backprop.md section 7)
+    def composed(self, x, target):  # what create_graph=True differentiates (docs/backprop.md)
         t = backend.xp_of(self.target).where(self.valid, self.target, -1)  # -1 marks the ignored rows
         return composed.cross_entropy(x, t, ignore_index=-1, label_smoothing=self.e, reduction=self.reduction)
 

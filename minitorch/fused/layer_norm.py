@@ -20,7 +20,7 @@ class LayerNorm(Function):
     """
     needs_float = True
 
-    def composed(self, x, weight, bias):  # create_graph=True differentiates this instead (docs/backprop.md section 7)
+    def composed(self, x, weight, bias):  # what create_graph=True differentiates (docs/backprop.md)
         return composed.layer_norm(x, self.w_shape, weight, bias, self.eps)
 
     def forward(self, x, weight, bias, normalized_ndim, eps):

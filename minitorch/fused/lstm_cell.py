@@ -19,7 +19,7 @@ class LSTMCellFunction(Function):
     """
     needs_float = True
 
-    def composed(self, gates, c_prev):  # create_graph=True differentiates this instead (docs/backprop.md section 7)
+    def composed(self, gates, c_prev):  # what create_graph=True differentiates (docs/backprop.md)
         return cat(composed.lstm_cell(gates, c_prev), dim=-1)
 
     def forward(self, gates, c_prev):

@@ -37,7 +37,7 @@ class Softmax(Function):
     """
     needs_float = True
 
-    def composed(self, x):  # create_graph=True differentiates this instead (docs/backprop.md section 7)
+    def composed(self, x):  # what create_graph=True differentiates (docs/backprop.md)
         return composed.softmax(x, self.dim)
 
     def forward(self, x, dim):
@@ -66,7 +66,7 @@ class LogSoftmax(Function):
     """
     needs_float = True
 
-    def composed(self, x):  # create_graph=True differentiates this instead (docs/backprop.md section 7)
+    def composed(self, x):  # what create_graph=True differentiates (docs/backprop.md)
         return composed.log_softmax(x, self.dim)
 
     def forward(self, x, dim):
