@@ -67,7 +67,8 @@ def _dot(root, order, names, edge_norms):
             label = _escape(name + "\n" + what)
             lines.append(f'  {ids[id(t)]} [label="{label}", shape=box, style=filled, fillcolor={color}];')
             continue
-        label = f"{type(t._ctx).__name__}\n{what}\nsaved {_size(op_saved_bytes(t._ctx))}"
+        op = type(t._ctx).__name__ if id(t) not in names else f"{names[id(t)]} = {type(t._ctx).__name__}"
+        label = f"{op}\n{what}\nsaved {_size(op_saved_bytes(t._ctx))}"
         extra = ", style=filled, fillcolor=gold" if t is root else ""
         lines.append(f'  {ids[id(t)]} [label="{_escape(label)}", shape=ellipse{extra}];')
     for t in order:

@@ -73,6 +73,13 @@ def test_broadcast_edges_are_summed_back_and_grad_output_weights_them():
         mt.draw_graph(y, grads=True)
 
 
+def test_a_named_intermediate_tensor_keeps_its_op_in_the_label():
+    x = f64([1.0, 2.0])
+    h = x.exp()
+    dot = mt.draw_graph((h * 2).sum(), names={"x": x, "h": h})
+    assert "h = Exp\n(2,) float64\nsaved 16 B" in nodes(dot).values()
+
+
 def test_a_model_names_its_parameters():
     model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
     dot = mt.draw_graph(model(mt.tensor([[1.0, 2.0]])).sum(), names=model)
