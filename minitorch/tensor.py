@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import backend, ops
-from .autograd import is_grad_enabled, no_grad, run_backward
+from .autograd import initial_grad, is_grad_enabled, no_grad, run_backward
 
 float32, float64 = np.float32, np.float64
 int64, bool_ = np.int64, np.bool_
@@ -113,25 +113,15 @@ class Tensor:
         self._retains_grad = True
         return self
 
-    def backward(self, grad=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into each leaf's .grad. grad is required unless self is a scalar."""
-        if not self.requires_grad:
-            if self._cut_by:
-                raise RuntimeError(f"backward(): no gradient can flow back from this tensor: it was computed through "
-                                   f"{self._cut_by}, whose result carries no gradient (not differentiable)")
-            raise RuntimeError("backward() on a tensor that does not require grad (no input had requires_grad=True, "
-                               "or it was computed under no_grad())")
-        if grad is None:
-            if self.size != 1:
-                raise RuntimeError(f"backward() without a gradient needs a scalar; this tensor has shape {self.shape}: "
-                                   f"pass backward(grad) with a gradient of that shape")
-            g = backend.xp_of(self.data).ones_like(self.data)
-        else:
-            g = grad.data if isinstance(grad, Tensor) else backend.xp_of(self.data).asarray(grad, dtype=self.dtype)
-            if tuple(g.shape) != self.shape:
-                raise ValueError(f"backward(grad): grad has shape {tuple(g.shape)} but the tensor has shape "
-                                 f"{self.shape}")
-        run_backward(self, g, retain_graph=retain_graph)
+    def backward(self, grad=None, retain_graph=None, create_graph=False):
+        """Accumulate d(self)/d(leaf) into each leaf's .grad. grad is required unless self is a scalar.
+
+        create_graph=True records the backward pass too, so that the gradients (Tensors in a graph) can be
+        differentiated again; retain_graph (keep the saved arrays for another backward) defaults to create_graph.
+        """
+        g = initial_grad(self, grad, create_graph)
+        run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
+                     create_graph=create_graph)
 
     def detach(self):
         """The same data, cut from the graph."""

@@ -7,6 +7,7 @@ from .. import backend
 from ..autograd import Function
 from ..ops.elementwise import keep_mask
 from ..tensor import Tensor
+from . import composed
 
 
 def _swap(a):
@@ -27,6 +28,9 @@ class ScaledDotProductAttention(Function):
     """
     needs_float = True
 
+    def composed(self, q, k, v, mask):  # what create_graph=True differentiates (docs/backprop.md)
+        return composed.scaled_dot_product_attention(q, k, v, mask, self.dropout_p, keep=self.keep)
+
     def forward(self, q, k, v, mask, dropout_p):
         xp = backend.xp_of(q)
         self.scale = 1.0 / math.sqrt(q.shape[-1])
@@ -44,7 +48,7 @@ class ScaledDotProductAttention(Function):
             xp.copyto(total, 1, where=total == 0)
         w /= total                                           # w
         self.q, self.k, self.v, self.w = q, k, v, w
-        self.keep = None
+        self.keep, self.dropout_p = None, dropout_p
         a = w
         if dropout_p > 0.0:
             # the same draw as ops.Dropout, so a fixed seed gives the same mask as the composed version

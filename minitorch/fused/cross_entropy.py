@@ -4,6 +4,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from . import composed
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -30,6 +31,10 @@ class CrossEntropy(Function):
     the backward writes dx into E when no second backward follows.
     """
     needs_float = True
+
+    def composed(self, x, target):  # what create_graph=True differentiates (docs/backprop.md)
+        t = backend.xp_of(self.target).where(self.valid, self.target, -1)  # -1 marks the ignored rows
+        return composed.cross_entropy(x, t, ignore_index=-1, label_smoothing=self.e, reduction=self.reduction)
 
     def forward(self, x, target, ignore_index, label_smoothing, reduction):
         xp = backend.xp_of(x)

@@ -4,6 +4,7 @@ import math
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from . import composed
 
 
 class LayerNorm(Function):
@@ -19,10 +20,13 @@ class LayerNorm(Function):
     """
     needs_float = True
 
+    def composed(self, x, weight, bias):  # what create_graph=True differentiates (docs/backprop.md)
+        return composed.layer_norm(x, self.w_shape, weight, bias, self.eps)
+
     def forward(self, x, weight, bias, normalized_ndim, eps):
         xp = backend.xp_of(x)
         n = math.prod(x.shape[x.ndim - normalized_ndim:])
-        self.x_shape, self.w_shape = x.shape, x.shape[x.ndim - normalized_ndim:]
+        self.x_shape, self.w_shape, self.eps = x.shape, x.shape[x.ndim - normalized_ndim:], eps
         x = x.reshape(-1, n)
         xhat = x - (x @ xp.full(n, 1.0 / n, x.dtype))[:, None]             # x - mean(x)
         var = xp.einsum("ij,ij->i", xhat, xhat) / n                        # mean((x - mean)^2)

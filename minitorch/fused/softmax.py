@@ -2,6 +2,7 @@
 from .. import backend
 from ..autograd import Function
 from ..ops import normalize_dims
+from . import composed
 
 
 def _shift_by_max(x, dim):
@@ -36,6 +37,9 @@ class Softmax(Function):
     """
     needs_float = True
 
+    def composed(self, x):  # what create_graph=True differentiates (docs/backprop.md)
+        return composed.softmax(x, self.dim)
+
     def forward(self, x, dim):
         y = _shift_by_max(x, dim)
         backend.xp_of(x).exp(y, out=y)
@@ -61,6 +65,9 @@ class LogSoftmax(Function):
         dx   = g - exp(y) * sum(g)
     """
     needs_float = True
+
+    def composed(self, x):  # what create_graph=True differentiates (docs/backprop.md)
+        return composed.log_softmax(x, self.dim)
 
     def forward(self, x, dim):
         xp = backend.xp_of(x)

@@ -1,12 +1,14 @@
 """Elementwise ops. Each forward sits next to its local derivative; broadcasting is undone by the engine.
 
 Inputs may be Tensors or plain numbers; a number gets a gradient computed for it only if that is cheap, and the
-engine drops it.
+engine drops it. Each backward is written with operators and `generic`, so that it runs on arrays (the fast path) and
+on Tensors (create_graph=True: the gradient is recorded and can be differentiated again).
 """
 import math
 
 from .. import backend
 from ..autograd import Function
+from . import generic
 
 
 class Add(Function):
@@ -59,11 +61,7 @@ class Pow(Function):
         need_a, need_b = self.needs_input_grad
         a, b = self.a, self.b
         ga = g * b * a ** (b - 1) if need_a else None
-        if need_b:
-            log_a = math.log(a) if isinstance(a, (int, float)) else backend.xp_of(a).log(a)
-            gb = g * self.out * log_a
-        else:
-            gb = None
+        gb = g * self.out * generic.log(a) if need_b else None
         return ga, gb
 
 
@@ -153,10 +151,12 @@ class Gelu(Function):
 
     def forward(self, a):
         self.a = a
-        self.clipped = backend.xp_of(a).clip(a, -10, 10)
-        c = self.clipped
-        self.t = backend.xp_of(a).tanh(self.C * (c + 0.044715 * c * c * c))
+        self.recompute(a)
         return 0.5 * a * (1 + self.t)
+
+    def recompute(self, a):  # also called with the input Tensor under create_graph, so that t is differentiated
+        self.clipped = c = generic.clip(a, -10, 10)
+        self.t = generic.tanh(self.C * (c + 0.044715 * c * c * c))
 
     def backward(self, g):
         a, c, t = self.a, self.clipped, self.t
@@ -164,6 +164,8 @@ class Gelu(Function):
 
 
 class Abs(Function):
+    constants = ("sign",)
+
     def forward(self, a):
         self.sign = backend.xp_of(a).sign(a)
         return backend.xp_of(a).abs(a)
@@ -233,7 +235,7 @@ class Cast(Function):
         return a.astype(dtype)
 
     def backward(self, g):
-        return g.astype(self.in_dtype), None
+        return generic.astype(g, self.in_dtype), None
 
 
 class ToDevice(Function):
@@ -244,4 +246,4 @@ class ToDevice(Function):
         return backend.to_device(a, device)
 
     def backward(self, g):
-        return backend.to_device(g, self.in_device), None
+        return generic.to_device(g, self.in_device), None

@@ -1,8 +1,10 @@
-"""Shape and indexing ops: reshape, transpose, permute, getitem, cat, stack. Forwards return views where NumPy can."""
+"""Shape and indexing ops: reshape, transpose, permute, getitem, cat, stack, and expand and index-add (the backward
+passes of reductions and getitem, as ops for create_graph=True). Forwards return views where NumPy can."""
 import numpy as np
 
 from .. import backend
 from ..autograd import Function
+from . import generic
 
 
 class Reshape(Function):
@@ -26,7 +28,7 @@ class Permute(Function):
         return a.transpose(self.dims)
 
     def backward(self, g):  # the inverse permutation
-        return g.transpose(np.argsort(self.dims)), None
+        return generic.permute(g, tuple(int(d) for d in np.argsort(self.dims))), None
 
 
 def _is_advanced(index):
@@ -50,23 +52,42 @@ class GetItem(Function):
             raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {tuple(a.shape)}: {e}") from None
 
     def backward(self, g):  # gradient goes back to the picked places; repeats add up
-        out = backend.xp_of(g).zeros(self.in_shape, dtype=g.dtype)
-        if self.advanced:
-            backend.scatter_add(out, self.index, g)
-        else:
-            out[self.index] = g
-        return out, None
+        return generic.index_add(g, self.index, self.in_shape, self.advanced), None
+
+
+class IndexAdd(Function):
+    """out = zeros(shape) with g added at index (repeats add up): getitem's backward as an op (create_graph=True)."""
+
+    def forward(self, g, index, shape, advanced):
+        self.index = index
+        return generic.index_add(g, index, shape, advanced)
+
+    def backward(self, gg):  # linear in g: the adjoint picks the same places again
+        return gg[self.index]
+
+
+class Expand(Function):
+    """x broadcast to a larger shape (a read-only view): the backward of sum and mean as an op (create_graph=True)."""
+
+    def forward(self, a, shape):
+        return generic.broadcast_to(a, shape)
+
+    def backward(self, g):  # the engine's unbroadcast sums g back to a's shape
+        return g, None
 
 
 class Cat(Function):
     def forward(self, *arrays, dim=0):
         _check_same_shape_except(arrays, dim, "cat")
-        self.dim = dim
-        self.bounds = np.cumsum([a.shape[dim] for a in arrays])[:-1]
-        return backend.xp_of(arrays[0]).concatenate(arrays, axis=dim)
+        out = backend.xp_of(arrays[0]).concatenate(arrays, axis=dim)
+        self.dim = dim % out.ndim
+        ends = np.cumsum([a.shape[dim] for a in arrays])
+        self.spans = [slice(int(end) - a.shape[dim], int(end)) for a, end in zip(arrays, ends)]
+        return out
 
-    def backward(self, g):  # split the gradient where the inputs were joined
-        return tuple(backend.xp_of(g).split(g, self.bounds, axis=self.dim))
+    def backward(self, g):  # split the gradient where the inputs were joined (slices: views, as np.split gives)
+        lead = (slice(None),) * self.dim
+        return tuple(g[lead + (span,)] for span in self.spans)
 
 
 class Stack(Function):
@@ -74,11 +95,13 @@ class Stack(Function):
         shapes = {a.shape for a in arrays}
         if len(shapes) != 1:
             raise ValueError(f"stack: all tensors need the same shape, got {[tuple(a.shape) for a in arrays]}")
-        self.dim = dim
-        return backend.xp_of(arrays[0]).stack(arrays, axis=dim)
+        out = backend.xp_of(arrays[0]).stack(arrays, axis=dim)
+        self.dim, self.count = dim % out.ndim, len(arrays)
+        return out
 
     def backward(self, g):  # take each input's slice of the gradient
-        return tuple(backend.xp_of(g).moveaxis(g, self.dim, 0))
+        lead = (slice(None),) * self.dim
+        return tuple(g[lead + (i,)] for i in range(self.count))
 
 
 def _check_same_shape_except(arrays, dim, op):
