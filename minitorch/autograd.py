@@ -49,6 +49,25 @@ def enable_grad():
         _state.grad_enabled = previous
 
 
+# A function (ctx, "forward" | "backward", args, options) -> the result of ctx.forward(*args, **options) or
+# ctx.backward(*args), which it must call itself; None when no one watches (the fast path pays one comparison).
+_op_hook = None
+
+
+@contextlib.contextmanager
+def op_hook(hook):
+    """Inside the block every op's forward and backward (on arrays; not the create_graph walk) goes through hook,
+    which calls the method and may time it or look at its arguments (minitorch.profiler). One hook at a time."""
+    global _op_hook
+    if _op_hook is not None:
+        raise RuntimeError("op_hook: another hook is active (one at a time)")
+    _op_hook = hook
+    try:
+        yield
+    finally:
+        _op_hook = None
+
+
 def unbroadcast(grad, shape):
     """Sum `grad` (an array, or a Tensor under create_graph) over the axes that broadcasting added or stretched, so
     that it has `shape`."""
@@ -95,7 +114,8 @@ class Function:
         if requires_grad:
             ctx.needs_input_grad = tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs)
         arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
-        out = Tensor._make(ctx.forward(*arrays, **options), requires_grad=requires_grad)
+        result = ctx.forward(*arrays, **options) if _op_hook is None else _op_hook(ctx, "forward", arrays, options)
+        out = Tensor._make(result, requires_grad=requires_grad)
         if requires_grad:
             ctx.parents = inputs
             out._ctx = ctx
@@ -196,7 +216,10 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
         if ctx is FREED:
             FREED.backward(g)
         ctx.retain_graph = retain_graph
-        input_grads = _backward_recorded(ctx, node, g) if create_graph else ctx.backward(g)
+        if create_graph:
+            input_grads = _backward_recorded(ctx, node, g)
+        else:
+            input_grads = ctx.backward(g) if _op_hook is None else _op_hook(ctx, "backward", (g,), {})
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
         for parent, pg in zip(ctx.parents, input_grads):

@@ -35,9 +35,8 @@ import numpy as np
 
 import minitorch as mt
 from minitorch import backend, distributed
-from minitorch.autograd import Function
 from minitorch.graph_memory import saved_bytes
-from minitorch.ops import MatMul
+from minitorch.profiler import OpProfiler, kind_of
 
 from . import parallel, run
 from .arguments import add_device_argument, non_negative_int, positive_int
@@ -284,84 +283,6 @@ class HostMemory:
 
 
 # ----- op-kind profile -----
-def kind_of(cls):
-    """matmul, fused (the hand-written fused ops) or elementwise/shape (the other primitive ops)."""
-    if issubclass(cls, MatMul):
-        return "matmul"
-    if cls.__module__.startswith("minitorch.fused"):
-        return "fused"
-    return "elementwise/shape"
-
-
-def _function_classes():
-    found, todo = [], [Function]
-    while todo:
-        cls = todo.pop()
-        found.append(cls)
-        todo.extend(cls.__subclasses__())
-    return found
-
-
-class OpProfiler:
-    """While active, times every Function's forward and backward (the array work of each op), per op class.
-
-    The methods are replaced on the classes and put back on exit. An op called inside another op's forward or
-    backward counts as part of the outer one. The time of Function.apply's own bookkeeping (checks, making the
-    output Tensor, recording the graph) stays outside the ops: it is part of the Python overhead. MatMul's FLOPs are
-    counted from its shapes.
-    """
-
-    def __init__(self, device):
-        self.device = device
-        self.seconds = defaultdict(float)   # (class, "forward" | "backward") -> seconds
-        self.calls = defaultdict(int)
-        self.matmul_flops = 0
-        self._depth = 0
-        self._saved = []
-
-    def __enter__(self):
-        for cls in _function_classes():
-            for name in ("forward", "backward"):
-                if name in cls.__dict__:
-                    self._saved.append((cls, name, cls.__dict__[name]))
-                    setattr(cls, name, self._timed(name, cls.__dict__[name]))
-        return self
-
-    def __exit__(self, *exc):
-        for cls, name, method in self._saved:
-            setattr(cls, name, method)
-        self._saved = []
-
-    def _timed(self, name, method):
-        profiler = self
-
-        def timed(ctx, *args, **kwargs):
-            if profiler._depth:
-                return method(ctx, *args, **kwargs)
-            profiler._depth += 1
-            start = time.perf_counter()
-            try:
-                out = method(ctx, *args, **kwargs)
-                backend.synchronize(profiler.device)
-            finally:
-                profiler._depth -= 1
-            key = (type(ctx), name)
-            profiler.seconds[key] += time.perf_counter() - start
-            profiler.calls[key] += 1
-            if isinstance(ctx, MatMul):
-                profiler.matmul_flops += profiler._matmul_flops(ctx, name, args, out)
-            return out
-        return timed
-
-    @staticmethod
-    def _matmul_flops(ctx, name, args, out):
-        k = ctx.a.shape[-1]
-        if name == "forward":
-            return 2 * out.size * k
-        g = args[0]
-        return 2 * g.size * k * sum(bool(n) for n in ctx.needs_input_grad)
-
-
 def profile_steps(step, device, n_steps):
     """Run n_steps steps under an OpProfiler -> the per-step breakdown: by kind (rows of the table) and by op."""
     phases = np.zeros(4)
