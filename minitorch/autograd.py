@@ -82,7 +82,17 @@ def unbroadcast(grad, shape):
 
 
 class Function:
-    """One differentiable op. Subclasses define forward and backward; users call `apply`."""
+    """One differentiable op. Subclasses define forward and backward; users call `apply`.
+
+    The contract an op relies on:
+    - `forward(self, *arrays, **options)` gets arrays (and the options, by keyword) and saves on `self` what backward
+      needs; `apply` sets `self.needs_input_grad` (one bool per input) before it when a gradient is wanted.
+    - `backward(self, g)` returns one gradient per input (None where there is none), possibly in the broadcast shape
+      of the output: the engine undoes broadcasting.
+    - `self.retain_graph`, set by the engine just before backward: False when no second backward will run through
+      this op (backward(retain_graph=False), the default), so backward may write its result into an array it saved
+      (`fused/rows.grad_buffer`) instead of allocating one; True otherwise, and then saved arrays must stay intact.
+    """
 
     # Ops whose math needs real numbers (exp, log, ...) refuse integer inputs with a clear message.
     needs_float = False
@@ -238,7 +248,7 @@ def _accumulate(node, g, create_graph):
     from .tensor import Tensor
     if create_graph:
         from .ops import Cast  # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
-        g = Cast.apply(g, node.dtype)
+        g = Cast.apply(g, dtype=node.dtype)
         node.grad = g if node.grad is None else node.grad + g
     elif node.grad is None:
         # own the array: g may be shared with another node (Add returns the same g to both sides)

@@ -6,8 +6,7 @@ The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_produ
 import numpy as np
 
 from . import backend
-from .autograd import Function
-from .ops import Dropout
+from .ops import Dropout, Embedding
 from .tensor import Tensor
 
 
@@ -27,7 +26,7 @@ def dropout(x, p=0.5, training=True):
         raise ValueError(f"dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return x
-    return Dropout.apply(x, p)
+    return Dropout.apply(x, p=p)
 
 
 def linear(x, weight, bias=None):
@@ -37,22 +36,6 @@ def linear(x, weight, bias=None):
                          f"{weight.shape} expects {weight.shape[-1]}")
     y = x @ weight.T
     return y if bias is None else y + bias
-
-
-class Embedding(Function):
-    """out = weight[ids].  dweight = scatter-add of g into the rows named by ids (repeated ids add up)."""
-
-    def forward(self, ids, weight, padding_idx=None):
-        self.ids, self.weight_shape, self.padding_idx = ids, weight.shape, padding_idx
-        return weight[ids]
-
-    def backward(self, g):
-        xp = backend.xp_of(g)
-        dw = xp.zeros(self.weight_shape, dtype=g.dtype)
-        backend.scatter_add(dw, self.ids.reshape(-1), g.reshape(-1, self.weight_shape[-1]))
-        if self.padding_idx is not None:  # the padding row is a constant, never trained
-            dw[self.padding_idx] = 0
-        return None, dw, None
 
 
 def embedding(ids, weight, padding_idx=None):

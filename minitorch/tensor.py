@@ -147,9 +147,9 @@ class Tensor:
         """Move to a device ('cpu'/'cuda') and/or convert dtype; differentiable."""
         out = self
         if device is not None and backend.check_device(device) != self.device:
-            out = ops.ToDevice.apply(out, backend.check_device(device))
+            out = ops.ToDevice.apply(out, device=backend.check_device(device))
         if dtype is not None and resolve_dtype(dtype) != self.dtype:
-            out = ops.Cast.apply(out, resolve_dtype(dtype))
+            out = ops.Cast.apply(out, dtype=resolve_dtype(dtype))
         return out
 
     def float(self):
@@ -246,7 +246,7 @@ class Tensor:
         if not fits:
             raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's "
                              f"shape {self.shape}")
-        return ops.MaskedFill.apply(self, mask, value)
+        return ops.MaskedFill.apply(self, mask, value=value)
 
     # ----- reductions -----
     def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
@@ -264,13 +264,13 @@ class Tensor:
     # ----- shape -----
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return ops.Reshape.apply(self, tuple(shape))
+        return ops.Reshape.apply(self, shape=tuple(shape))
 
     view = reshape
 
     def permute(self, *dims):
         dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
-        return ops.Permute.apply(self, tuple(dims))
+        return ops.Permute.apply(self, dims=tuple(dims))
 
     def transpose(self, dim0, dim1):
         for d in (dim0, dim1):
@@ -278,12 +278,12 @@ class Tensor:
                 raise IndexError(f"transpose: dim {d} is out of range for a tensor of shape {self.shape}")
         dims = list(range(self.ndim))
         dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
-        return ops.Permute.apply(self, tuple(dims))
+        return ops.Permute.apply(self, dims=tuple(dims))
 
     @property
     def T(self):
         """All dims reversed (the matrix transpose for 2-D)."""
-        return ops.Permute.apply(self, tuple(range(self.ndim))[::-1])
+        return ops.Permute.apply(self, dims=tuple(range(self.ndim))[::-1])
 
     def unsqueeze(self, dim):
         if not -self.ndim - 1 <= dim <= self.ndim:
@@ -309,7 +309,7 @@ class Tensor:
             index = index.data
         if isinstance(index, list):
             index = np.asarray(index) if backend.device_of(self.data) == "cpu" else backend.to_device(index, "cuda")
-        return ops.GetItem.apply(self, index)
+        return ops.GetItem.apply(self, index=index)
 
 
 def _to_array(data, dtype, device):

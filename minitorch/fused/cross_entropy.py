@@ -5,18 +5,9 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from . import composed
+from .rows import grad_buffer, row_blocks, row_sum
 
 REDUCTIONS = ("mean", "sum", "none")
-
-
-BLOCK_BYTES = 1 << 20  # row blocks of about 1 MB stay in the L2 cache between the passes over them
-
-
-def row_blocks(n_rows, row_bytes, device):
-    """Row slices covering range(n_rows): blocks of about BLOCK_BYTES on the CPU, so that every pass over a block
-    after the first reads from cache rather than memory; one block on a GPU, where each pass is one kernel."""
-    step = max(1, n_rows if device != "cpu" else BLOCK_BYTES // max(row_bytes, 1))
-    return [slice(i, i + step) for i in range(0, n_rows, step)]
 
 
 class CrossEntropy(Function):
@@ -25,10 +16,12 @@ class CrossEntropy(Function):
     The target distribution is q = (1 - e) one_hot(t) + e / C (label smoothing e). With z = x - max(x),
     E = exp(z) and S = sum_c E, log p = z - log S, and since sum_c q_c = 1 the loss needs no log p array:
         loss_r = log S_r - (1 - e) z_r[t_r] - (e / C) sum_c z_rc
-    Backward, with s_r the gradient reaching row r (g, g / n_valid or g_r; 0 on ignored rows), p = E / S:
+    Backward (docs/backprop.md section 3), with s_r the gradient reaching row r (g, g / n_valid or g_r; 0 on
+    ignored rows), p = E / S:
         d loss_r / d x_rc = p_rc - q_rc,   so   dx = E * (s / S) - s e / C - s (1 - e) one_hot(t)
     Only E (M, C) in the logits' dtype and S (M,) are saved: the division by S happens on the (M, 1) side, and
-    the backward writes dx into E when no second backward follows.
+    the backward writes dx into E when no second backward follows (rows.grad_buffer). Row sums and cache-sized row
+    blocks: rows.py.
     """
     needs_float = True
 
@@ -46,14 +39,13 @@ class CrossEntropy(Function):
         row_max = xp.empty((n_rows, 1), x.dtype)
         S = xp.empty(n_rows, x.dtype)
         z_sum = xp.zeros(n_rows, x.dtype)
-        ones = xp.ones(n_classes, x.dtype)  # row sums as matrix-vector products: BLAS beats NumPy's sum here
         for r in row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x)):
             row_max[r] = x[r].max(axis=1, keepdims=True)
-            xp.subtract(x[r], row_max[r], out=E[r])                    # z
+            z = xp.subtract(x[r], row_max[r], out=E[r])                 # z, in the buffer that will hold E
             if e:
-                z_sum[r] = E[r] @ ones                                  # sum_c z
-            xp.exp(E[r], out=E[r])                                      # the one exponential, in place: E
-            S[r] = E[r] @ ones                                          # S
+                z_sum[r] = row_sum(z)                                   # sum_c z
+            xp.exp(z, out=E[r])                                         # the one exponential, in place: E
+            S[r] = row_sum(E[r])                                        # S
         z_target = x[xp.arange(n_rows), safe_target] - row_max[:, 0]
         loss = xp.log(S) - (1.0 - e) * z_target
         if e:
@@ -77,7 +69,7 @@ class CrossEntropy(Function):
             g = g / self.n_valid
         s = (g * self.valid).astype(E.dtype, copy=False)               # s_r; g is () for mean/sum, (M,) for none
         s_over_S = (s / S)[:, None]                                     # (M, 1): s / S
-        dx = E if not self.retain_graph else xp.empty_like(E)
+        dx = grad_buffer(self, E)
         for r in row_blocks(n_rows, E.itemsize * n_classes, backend.device_of(E)):
             xp.multiply(E[r], s_over_S[r], out=dx[r])                   # E * (s / S)
             if e:

@@ -177,12 +177,12 @@ class Abs(Function):
 class MaskedFill(Function):
     """out = value where mask else a. mask is a bool array broadcastable to a."""
 
-    def forward(self, a, mask, value):
+    def forward(self, a, mask, *, value):
         self.keep = ~mask
         return backend.xp_of(a).where(mask, backend.xp_of(a).asarray(value, dtype=a.dtype), a)
 
     def backward(self, g):  # filled places do not depend on a
-        return g * self.keep, None, None
+        return g * self.keep, None
 
 
 class Where(Function):
@@ -215,7 +215,7 @@ class Dropout(Function):
     """out = a * m / (1 - p), m ~ Bernoulli(1 - p) from keep_mask, saved as bool; the gradient is g * m / (1 - p)."""
     needs_float = True
 
-    def forward(self, a, p):
+    def forward(self, a, *, p):
         self.keep, self.scale = keep_mask(a.shape, p, backend.device_of(a)), 1.0 / (1.0 - p)
         out = a * self.keep
         out *= self.scale  # a Python float: the product keeps a's dtype
@@ -224,26 +224,26 @@ class Dropout(Function):
     def backward(self, g):
         dx = g * self.keep
         dx *= self.scale
-        return dx, None
+        return dx
 
 
 class Cast(Function):
     """Change the dtype (float32 <-> float64); the gradient is cast back."""
 
-    def forward(self, a, dtype):
+    def forward(self, a, *, dtype):
         self.in_dtype = a.dtype
         return a.astype(dtype)
 
     def backward(self, g):
-        return generic.astype(g, self.in_dtype), None
+        return generic.astype(g, self.in_dtype)
 
 
 class ToDevice(Function):
     """Move to another device; the gradient moves back."""
 
-    def forward(self, a, device):
+    def forward(self, a, *, device):
         self.in_device = backend.device_of(a)
         return backend.to_device(a, device)
 
     def backward(self, g):
-        return generic.to_device(g, self.in_device), None
+        return generic.to_device(g, self.in_device)

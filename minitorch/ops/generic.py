@@ -21,7 +21,7 @@ def broadcast_to(x, shape):
     if is_array(x):
         return backend.xp_of(x).broadcast_to(x, shape)
     from .shape import Expand
-    return Expand.apply(x, tuple(shape))
+    return Expand.apply(x, shape=tuple(shape))
 
 
 def index_add(g, index, shape, advanced):
