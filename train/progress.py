@@ -1,0 +1,71 @@
+"""Progress of a long loop: tqdm's bar on a terminal, plain lines at a steady pace anywhere else.
+
+A bar redrawn in place means nothing in a log file, a pipe or a CI console, and tqdm draws nothing there; without
+these lines a run under nohup would print nothing for a whole epoch.
+"""
+import sys
+import time
+
+from tqdm import tqdm
+
+EVERY_S = 30.0   # seconds between two progress lines when the output is not a terminal
+
+
+class Lines:
+    """A tqdm-like progress reporter that writes one plain line every `every` seconds, and one when it closes (when
+    `leave` is false, only if it had written one before: a short loop stays silent)."""
+
+    def __init__(self, total, initial=0, desc="", unit="it", file=None, every=EVERY_S, leave=True,
+                 clock=time.monotonic):
+        self.total, self.n, self.desc, self.unit = total, initial, desc, unit
+        self.file = sys.stderr if file is None else file
+        self.every, self.leave, self.clock = every, leave, clock
+        self.postfix, self.written, self.closed = "", 0, False
+        self.last = clock()
+
+    def update(self, n=1):
+        self.n += n
+        if self.clock() - self.last >= self.every:
+            self.write()
+
+    def set_postfix_str(self, text, refresh=True):
+        self.postfix = text
+
+    def write(self):
+        done = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
+        print(f"{self.desc}: {self.n}/{self.total} {self.unit}s{done}" + (f", {self.postfix}" if self.postfix else ""),
+              file=self.file, flush=True)
+        self.written += 1
+        self.last = self.clock()
+
+    def close(self):
+        if not self.closed and (self.leave or self.written):
+            self.write()
+        self.closed = True
+
+
+def bar(total, initial=0, desc="", unit="it", enabled=True, leave=True, file=None):
+    """A tqdm bar when `file` (default stderr) is a terminal, else Lines; a silent one when not enabled."""
+    file = sys.stderr if file is None else file
+    if enabled and not _is_terminal(file):
+        return Lines(total, initial, desc, unit, file, leave=leave)
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True, leave=leave, file=file,
+                disable=not enabled)
+
+
+def iterate(items, desc="", unit="it", enabled=True, leave=True, file=None):
+    """Yield the items of a list while reporting progress as bar() does."""
+    progress = bar(len(items), desc=desc, unit=unit, enabled=enabled, leave=leave, file=file)
+    try:
+        for item in items:
+            yield item
+            progress.update(1)
+    finally:
+        progress.close()
+
+
+def _is_terminal(file):
+    try:
+        return file.isatty()
+    except (AttributeError, ValueError):   # no isatty, or a closed file
+        return False
