@@ -8,6 +8,7 @@ from test_hardening_corpus import fit_argv, make_corpus, one_line_error
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from cli_runner import run_cli
+from mpi_runner import mpirun, requires_mpi
 from train import threads
 
 
@@ -100,3 +101,19 @@ def test_a_bad_thread_count_is_a_usage_error(value, capsys):
     status, out, err = run_cli(["fit", "--preset", "demo", "--threads", value], capsys)
     assert status == 2
     assert "argument --threads: expected a positive integer" in one_line_error(err)
+
+
+@requires_mpi
+@pytest.mark.slow
+def test_each_rank_of_a_distributed_fit_takes_its_share(tmp_path):
+    data = make_corpus(tmp_path / "corpus")
+    no_variables = dict.fromkeys(threads.ENVIRONMENT, "")   # so that the choice is the project's own
+    done = mpirun(2, ["-m", "train", *fit_argv(data, tmp_path / "run", "--max-steps", "1", "--distributed")],
+                  cwd=tmp_path, **no_variables)
+    assert done.returncode == 0, done.stderr
+    cores = threads.os.cpu_count()
+    why = f"the tiny preset's choice, 2 processes on {cores} cores"
+    assert done.stdout.splitlines()[0] == f"BLAS threads: 1 per process, on a machine of {cores} cores ({why}; " \
+                                          f"--threads N to change)"
+    record = json.loads((tmp_path / "run" / "config.json").read_text())["blas_threads"]
+    assert (record["threads"], record["chosen_by"], record["processes"]) == (1, why, 2)

@@ -198,7 +198,8 @@ def prepare_corpus(settings, run_dir, data_dir):
         folder = Path(run_dir) / "data"
         if not corpus.has_splits(folder, src, tgt):
             demo_corpus.write_demo_corpus(folder)
-            print(f"generated the demo corpus in {folder}")
+            print(f"generated the demo corpus in {folder}: English and `toy`, a language invented for the demo "
+                  f"(see train/demo_corpus.py)")
         return folder.resolve()
     return corpus.find_corpus(data_dir, src, tgt, download=download.download_multi30k).resolve()
 

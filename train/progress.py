@@ -33,7 +33,8 @@ class Lines:
 
     def write(self):
         done = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
-        print(f"{self.desc}: {self.n}/{self.total} {self.unit}s{done}" + (f", {self.postfix}" if self.postfix else ""),
+        units = self.unit + ("es" if self.unit.endswith(("ch", "sh", "s", "x")) else "s")
+        print(f"{self.desc}: {self.n}/{self.total} {units}{done}" + (f", {self.postfix}" if self.postfix else ""),
               file=self.file, flush=True)
         self.written += 1
         self.last = self.clock()

@@ -18,9 +18,10 @@ LOCAL_SIZE = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER
 
 
 def add_threads_argument(parser):
+    measured = ", ".join(f"{name} {n}" for name, n in PRESET_THREADS.items())
     parser.add_argument("--threads", type=positive_int, metavar="N",
-                        help="BLAS threads of each process (default: the preset's choice, 1 for every preset "
-                             "on a CPU: see the README's Speed section; or OPENBLAS_NUM_THREADS when set)")
+                        help=f"BLAS threads of each process (default: OPENBLAS_NUM_THREADS when set, else the "
+                             f"preset's measured choice: {measured}; at most a process's share of the cores)")
 
 
 def cores(local_ranks=1):
