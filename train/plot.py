@@ -104,6 +104,7 @@ def curves_figure(records):
             ax_bleu.annotate(f"{r['val_bleu']:.1f}", (r["step"], r["val_bleu"]), textcoords="offset points",
                              xytext=(0, -7 if below else 7), ha="center", va="top" if below else "bottom",
                              fontsize=8)
+        ax_bleu.margins(y=0.1)   # room for a label below the lowest point
         ax_bleu.set_title(f"greedy validation scores ({epochs[-1]['val_bleu_sentences']} sentences)")
     else:
         ax_bleu.text(0.5, 0.5, "no epoch finished yet", ha="center", va="center", transform=ax_bleu.transAxes)
