@@ -112,6 +112,11 @@ def test_fit_into_a_file_is_refused_before_anything_is_written(tmp_path, capsys)
         assert one_line_error(err) == (f"python -m train fit: error: --run-dir {run_dir}: a file, not a folder{why}; "
                                        f"fit writes its run into a folder: give the name of a new one")
     assert afile.read_text() == "not a run\n"
+    status, out, err = run_cli(["fit", "--preset", "tiny", "--data-dir", str(afile), "--run-dir",
+                                str(tmp_path / "run")], capsys)
+    assert status == 1
+    assert one_line_error(err) == (f"python -m train fit: error: --data-dir {afile}: a file, not a folder; give the "
+                                   f"folder that holds train.de, train.en, val.de and val.en")
 
 
 # ----- translate from a terminal -----

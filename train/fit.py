@@ -86,6 +86,8 @@ def add_arguments(p):
 
 
 def main(args):
+    if hasattr(sys.stdout, "reconfigure"):   # in a log file each line as it comes, in order with stderr's progress
+        sys.stdout.reconfigure(line_buffering=True)
     device = run.check_device(args.device)
     world = parallel.init_world(args.distributed, device)
     with parallel.stop_job_on_error(world, "fit"):
