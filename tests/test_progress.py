@@ -1,4 +1,5 @@
-"""Progress off a terminal: plain lines at a steady pace and at the end of each epoch, instead of a silent tqdm."""
+"""Progress off a terminal: plain lines on stdout at a steady pace and at the end of each epoch, instead of a silent
+tqdm."""
 import io
 
 from test_hardening_corpus import fit_argv, make_corpus
@@ -57,19 +58,23 @@ def test_a_short_loop_that_does_not_leave_its_line_stays_silent():
     assert out.getvalue().splitlines() == ["greedy decoding: 1/3 batches (33%)", "greedy decoding: 3/3 batches (100%)"]
 
 
-def test_a_terminal_gets_the_tqdm_bar_and_anything_else_the_lines():
-    assert isinstance(progress.bar(5, file=Terminal()), tqdm)
-    assert isinstance(progress.bar(5, file=io.StringIO()), progress.Lines)
-    silent = progress.bar(5, file=io.StringIO(), enabled=False)
+def test_a_terminal_gets_the_tqdm_bar_and_anything_else_the_lines_on_stdout(capsys):
+    assert isinstance(progress.bar(5, terminal=Terminal()), tqdm)
+    lines = progress.bar(5, desc="d", unit="step", terminal=io.StringIO())
+    assert isinstance(lines, progress.Lines)
+    lines.update(5)
+    lines.close()
+    silent = progress.bar(5, terminal=io.StringIO(), enabled=False)
     silent.update()
     silent.close()
+    assert capsys.readouterr() == ("d: 5/5 steps (100%)\n", "")
 
 
 def test_fit_off_a_terminal_prints_a_line_at_each_epoch_end(tmp_path, capsys):
-    # capsys's stderr is not a terminal, as under nohup or CI
+    # capsys's stderr is not a terminal, as under nohup or CI; the lines go to stdout, stderr is for problems
     status, out, err = run_cli(fit_argv(make_corpus(tmp_path / "corpus"), tmp_path / "run", "--epochs", "2"), capsys)
-    assert status == 0, err
-    lines = [line for line in err.splitlines() if line.startswith("epoch ")]
-    assert len(lines) == 2, err
+    assert status == 0 and err == "", err
+    lines = [line for line in out.splitlines() if line.startswith("epoch ") and " steps (" in line]
+    assert len(lines) == 2, out
     assert lines[0].startswith("epoch 1/2: 6/6 steps (100%), label-smoothed loss ")
     assert lines[1].startswith("epoch 2/2: 6/6 steps (100%), label-smoothed loss ") and "run ETA 0:00:00" in lines[1]

@@ -8,9 +8,9 @@ way to stop a --distributed job, whose launcher kills its processes a moment aft
 gradient norm is nan or inf is skipped with a warning; 5 of them in a row stop the run, leaving the last checkpoint
 as it was.
 
-On a terminal a progress bar shows the epoch; elsewhere (a log file, a pipe, CI) a plain progress line is printed
-every 30 seconds and at the end of each epoch. The BLAS threads are chosen for the preset (see --threads), printed
-first and recorded in config.json.
+On a terminal a progress bar shows the epoch; elsewhere (a log file, a pipe, CI) a plain progress line goes to
+stdout every 30 seconds and at the end of each epoch. The BLAS threads are chosen for the preset (see --threads),
+printed first and recorded in config.json.
 """
 import json
 import math

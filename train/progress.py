@@ -1,4 +1,4 @@
-"""Progress of a long loop: tqdm's bar on a terminal, plain lines at a steady pace anywhere else.
+"""Progress of a long loop: tqdm's bar on a terminal, plain lines on stdout at a steady pace anywhere else.
 
 A bar redrawn in place means nothing in a log file, a pipe or a CI console, and tqdm draws nothing there; without
 these lines a run under nohup would print nothing for a whole epoch.
@@ -18,7 +18,7 @@ class Lines:
     def __init__(self, total, initial=0, desc="", unit="it", file=None, every=EVERY_S, leave=True,
                  clock=time.monotonic):
         self.total, self.n, self.desc, self.unit = total, initial, desc, unit
-        self.file = sys.stderr if file is None else file
+        self.file = sys.stdout if file is None else file
         self.every, self.leave, self.clock = every, leave, clock
         self.postfix, self.written, self.closed = "", 0, False
         self.last = clock()
@@ -45,18 +45,19 @@ class Lines:
         self.closed = True
 
 
-def bar(total, initial=0, desc="", unit="it", enabled=True, leave=True, file=None):
-    """A tqdm bar when `file` (default stderr) is a terminal, else Lines; a silent one when not enabled."""
-    file = sys.stderr if file is None else file
-    if enabled and not _is_terminal(file):
-        return Lines(total, initial, desc, unit, file, leave=leave)
-    return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True, leave=leave, file=file,
+def bar(total, initial=0, desc="", unit="it", enabled=True, leave=True, terminal=None):
+    """A tqdm bar on stderr when it is a terminal (or `terminal`, a file), else Lines on stdout, with the run's other
+    lines (stderr is kept for warnings and errors); a silent one when not enabled."""
+    terminal = sys.stderr if terminal is None else terminal
+    if enabled and not _is_terminal(terminal):
+        return Lines(total, initial, desc, unit, sys.stdout, leave=leave)
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True, leave=leave, file=terminal,
                 disable=not enabled)
 
 
-def iterate(items, desc="", unit="it", enabled=True, leave=True, file=None):
+def iterate(items, desc="", unit="it", enabled=True, leave=True):
     """Yield the items of a list while reporting progress as bar() does."""
-    progress = bar(len(items), desc=desc, unit=unit, enabled=enabled, leave=leave, file=file)
+    progress = bar(len(items), desc=desc, unit=unit, enabled=enabled, leave=leave)
     try:
         for item in items:
             yield item
