@@ -149,7 +149,7 @@ def test_a_full_disk_or_a_file_as_run_folder_is_one_line(trained, tmp_path, monk
     data = trained[1]
     (tmp_path / "a-file").write_text("")
     status, out, err = run_cli(fit_argv(data, tmp_path / "a-file"), capsys)
-    assert status == 1 and "--run-dir " + str(tmp_path / "a-file") + ": cannot make the folder" in one_line_error(err)
+    assert status == 1 and "--run-dir " + str(tmp_path / "a-file") + ": a file, not a folder" in one_line_error(err)
 
     def no_space(obj, path):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))

@@ -128,7 +128,7 @@ def test_translate_cuts_very_long_inputs_with_a_warning(run_dir, monkeypatch, ca
     status, out, err = translate(run_dir, b"the bird sings .\n" + long_line + b"\n\n", monkeypatch, capsys)
     assert status == 0
     assert len(out.split("\n")) == 4 and out.split("\n")[2] == ""
-    assert "warning: 1 of 2 sources had more than 13 tokens; they were cut to fit the model's max_len 32" in err
+    assert "warning: 1 of 3 lines (line 2) had more than 13 tokens, the most this model can translate" in err
 
 
 def test_translate_names_the_line_that_is_not_utf8(run_dir, monkeypatch, capsys):

@@ -136,7 +136,8 @@ def test_demo_preset_end_to_end_on_a_few_steps(tmp_path, monkeypatch, capsys):
     captured = capsys.readouterr()
     lines = captured.out.split("\n")
     assert len(lines) == 5 and lines[1] == "" and lines[4] == ""    # one line out per line in
-    assert "were cut to fit the model's max_len 128" in captured.err
+    assert "1 of 4 lines (line 3) had more than 77 tokens" in captured.err
+    assert "must fit the model's max_len of 128 tokens" in captured.err
 
     src = (run_dir / "data" / "test.en").read_text().splitlines()[:4]
     ref = (run_dir / "data" / "test.toy").read_text().splitlines()[:4]

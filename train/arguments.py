@@ -38,12 +38,17 @@ def add_device_argument(parser):
                         help="where to compute (default: cpu)")
 
 
+CHECKPOINT_HELP = "which weights (default: best, or last while the run has no best: before its first epoch ends)"
+
+
 def add_decoding_arguments(parser):
     """The options shared by the commands that decode with a trained run (evaluate, translate)."""
     from .checkpoint import CHECKPOINTS
+    from .threads import add_threads_argument
     parser.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
     parser.add_argument("--beam", type=positive_int, default=5, help="beam size; 1 = greedy (default 5)")
     parser.add_argument("--length-penalty", type=positive_float, default=0.6, help="GNMT length penalty alpha (0.6)")
-    parser.add_argument("--checkpoint", choices=CHECKPOINTS, default="best", help="which weights (default: best)")
+    parser.add_argument("--checkpoint", choices=CHECKPOINTS, help=CHECKPOINT_HELP)
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="source tokens per decoding batch")
     add_device_argument(parser)
+    add_threads_argument(parser)

@@ -19,8 +19,9 @@ freshly initialised model: such a model rarely emits eos, so each sentence runs 
 length + 10), the slowest case; the output tokens per second carry over to real lengths.
 
 The batches are random token ids from a seeded generator: no corpus, tokenizer or --run-dir is needed. Figures
-only: compare runs made alternately in one time window, since a shared machine is noisy. The BLAS thread count is
-printed; set it with OPENBLAS_NUM_THREADS / OMP_NUM_THREADS.
+only: compare runs made alternately in one time window, since a shared machine is noisy. The BLAS threads are
+chosen as `fit` chooses them (the preset's measured choice, a thread variable of the environment, or --threads N) and
+printed with the reason; `--threads 1` against `--threads 2` is how the presets' choices were measured.
 """
 import json
 import math
@@ -44,6 +45,7 @@ from .batching import training_batch
 from .errors import TrainError, UsageError
 from .presets import PRESETS
 from .step import TrainStep, make_optimizer
+from .threads import add_threads_argument, setup as setup_blas_threads
 from .tokenizer import PAD_ID
 
 SEQ_LEN = 32             # tokens a side in the synthetic batch, eos/bos included (Multi30k's long sentences)
@@ -73,6 +75,7 @@ def add_arguments(p):
                    help="train mode: afterwards run --steps more steps with every op timed, and print where a step's "
                         "time goes by op kind and by op")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    add_threads_argument(p)
     p.add_argument("--distributed", action="store_true",
                    help="train mode, under `mpirun -n N python -m train bench ... --distributed`: time the "
                         "data-parallel step of N processes, each on its share of the --batch-size sentences, against "
@@ -97,12 +100,14 @@ def main(args):
         if args.profile:
             raise UsageError("--profile times the ops of one process's steps; drop it with --distributed")
         return main_distributed(args, preset, device, batch_size)
+    chosen_by = setup_blas_threads(preset.name, args.threads)[0]["chosen_by"]
     if args.mode == "train":
         result = bench_train(preset, device, batch_size, args.seq_len, args.steps or 10, args.warmup_steps,
                              args.seed, args.profile, progress=not args.json)
     else:
         result = bench_decode(preset, device, batch_size, args.seq_len, args.steps or 1, args.seed,
                               progress=not args.json)
+    result["blas_threads_chosen_by"] = chosen_by
     if args.json:
         print(json.dumps(result))
     else:
@@ -114,6 +119,7 @@ def main_distributed(args, preset, device, batch_size):
     """`bench --distributed`: every rank of the MPI job runs this; rank 0 prints."""
     world = parallel.init_world(True, device)
     with parallel.stop_job_on_error(world, "bench"):
+        setup_blas_threads(preset.name, args.threads, world)
         if batch_size < world.size:
             raise UsageError(f"--batch-size {batch_size} is smaller than the {world.size} processes: each needs at "
                              f"least one sentence")
@@ -490,8 +496,9 @@ def _mb(n):
 def print_result(r):
     b = r["batch"]
     threads = ", ".join(f"{k} {v}" for k, v in r["blas_threads"].items()) or "unknown"
+    why = f" ({r['blas_threads_chosen_by']}; --threads N to change)" if "blas_threads_chosen_by" in r else ""
     print(f"minitorch bench: {r['mode']}, preset {r['preset']} ({r['parameters']:,} parameters), {r['device']}, "
-          f"BLAS threads: {threads}")
+          f"BLAS threads: {threads}{why}")
     if r["mode"] == "train":
         print(f"batch: {b['sentences']} sentences x {b['src_len']} source / {b['tgt_len']} target tokens, "
               f"{b['padding']:.0%} padding, {b['target_tokens']:,} target tokens, vocabulary {b['vocab_size']:,}")

@@ -55,6 +55,9 @@ def find_corpus(data_dir, src, tgt, download=None):
     with `download(folder, langs)` when nothing is found and download is given)."""
     if data_dir is not None:
         folder = Path(data_dir)
+        if folder.is_file():
+            raise TrainError(f"--data-dir {folder}: a file, not a folder; give the folder that holds train.{src}, "
+                             f"train.{tgt}, val.{src} and val.{tgt}")
         if not folder.is_dir():
             raise TrainError(f"--data-dir {folder}: no such folder")
         missing = [f"{s}.{lang}[.gz]" for s in FIT_SPLITS for lang in (src, tgt) if not split_file(folder, s, lang)]

@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from . import corpus, metrics, parallel, run
+from . import corpus, metrics, parallel, run, threads
 from .arguments import add_decoding_arguments
 from .decode import translate_lines
 from .errors import TrainError, UsageError
@@ -35,6 +35,7 @@ def evaluate(args, device, world):
     """Translate, score, print and record (rank 0 writes; every rank translates its share)."""
     config = run.load_config(args.run_dir)
     s = config["settings"]
+    blas = threads.setup(s["preset"], args.threads, world)[0]
     if (args.src_file is None) != (args.ref_file is None):
         raise UsageError("--src-file and --ref-file go together")
     if args.src_file is not None:
@@ -53,7 +54,8 @@ def evaluate(args, device, world):
                              f"{', '.join(present) or 'none'}")
         sources, references = corpus.read_parallel(data_dir, name, s["src"], s["tgt"])
     tokenizer = run.load_tokenizer(args.run_dir)
-    model = run.load_model(args.run_dir, config, args.checkpoint, device)
+    checkpoint = run.checkpoint_name(args.run_dir, args.checkpoint, quiet=not world.is_main)
+    model = run.load_model(args.run_dir, config, checkpoint, device)
 
     start = time.perf_counter()
     hypotheses = translate_lines(model, tokenizer, sources, beam=args.beam, length_penalty=args.length_penalty,
@@ -62,18 +64,19 @@ def evaluate(args, device, world):
     seconds = time.perf_counter() - start
     if not world.is_main:
         return 0
-    out = Path(args.run_dir) / f"hyp.{name}.{args.checkpoint}.beam{args.beam}.{s['tgt']}"
+    out = Path(args.run_dir) / f"hyp.{name}.{checkpoint}.beam{args.beam}.{s['tgt']}"
     out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
 
     bleu, bleu_sig = metrics.bleu(hypotheses, references)
     chrf, chrf_sig = metrics.chrf(hypotheses, references)
     bleu_lc, bleu_lc_sig = metrics.bleu(hypotheses, references, lowercase=True)
-    print(f"{name}: {len(sources)} sentences, checkpoint {args.checkpoint}, beam {args.beam}, {seconds:.1f} s")
+    print(f"{name}: {len(sources)} sentences, checkpoint {checkpoint}, beam {args.beam}, {seconds:.1f} s with "
+          f"{blas['threads']} BLAS thread{'s' if blas['threads'] > 1 else ''} ({blas['chosen_by']})")
     print(f"BLEU  {bleu:6.2f}  {bleu_sig}")
     print(f"chrF  {chrf:6.2f}  {chrf_sig}")
     print(f"BLEU  {bleu_lc:6.2f}  {bleu_lc_sig}   (lowercased, for comparison only)")
     print(f"hypotheses: {out}")
-    record = {"split": name, "checkpoint": args.checkpoint, "beam": args.beam, "length_penalty": args.length_penalty,
+    record = {"split": name, "checkpoint": checkpoint, "beam": args.beam, "length_penalty": args.length_penalty,
               "sentences": len(sources), "bleu": bleu, "bleu_signature": bleu_sig, "chrf": chrf,
               "chrf_signature": chrf_sig, "bleu_lowercase": bleu_lc, "bleu_lowercase_signature": bleu_lc_sig,
               "seconds": seconds, "hypotheses": out.name}

@@ -4,8 +4,13 @@ After each epoch: validation loss and greedy validation BLEU, a record in metric
 (by validation BLEU) and `avg` (the average of the last k epochs). `--resume` continues a stopped run exactly where
 it stopped: step, optimizer, schedule, random state and the position in the epoch's batch order. Ctrl-C stops after
 the current step and saves `last` (so do SIGTERM and a file named STOP in the run folder: `touch RUN_DIR/STOP`, the
-way to stop a --distributed job, whose launcher kills its processes a moment after Ctrl-C). A step whose loss or gradient norm is nan or inf is skipped with
-a warning; MAX_BAD_STEPS of them in a row stop the run, leaving the last checkpoint as it was.
+way to stop a --distributed job, whose launcher kills its processes a moment after Ctrl-C). A step whose loss or
+gradient norm is nan or inf is skipped with a warning; 5 of them in a row stop the run, leaving the last checkpoint
+as it was.
+
+On a terminal a progress bar shows the epoch; elsewhere (a log file, a pipe, CI) a plain progress line goes to
+stdout every 30 seconds and at the end of each epoch. The BLAS threads are chosen for the preset (see --threads),
+printed first and recorded in config.json.
 """
 import json
 import math
@@ -22,7 +27,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend, distributed
 
-from . import checkpoint, corpus, demo_corpus, download, metrics, parallel, run
+from . import checkpoint, corpus, demo_corpus, download, metrics, parallel, progress, run, threads
 from .arguments import add_device_argument, non_negative_int, positive_float, positive_int, probability
 from .batching import token_batches, training_batch
 from .decode import MAX_LEN_A, MAX_LEN_B, translate_ids
@@ -71,6 +76,7 @@ def add_arguments(p):
     p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
                                                                 "end of each epoch)")
     parallel.add_distributed_argument(p)
+    threads.add_threads_argument(p)
     sizes = p.add_argument_group("model size (default: the preset's)")
     sizes.add_argument("--d-model", type=positive_int, help="Transformer width; a multiple of --n-heads")
     sizes.add_argument("--n-heads", type=positive_int, help="Transformer attention heads")
@@ -81,13 +87,18 @@ def add_arguments(p):
 
 
 def main(args):
+    if hasattr(sys.stdout, "reconfigure"):   # in a log file each line as it comes, in order with stderr's progress
+        sys.stdout.reconfigure(line_buffering=True)
     device = run.check_device(args.device)
     world = parallel.init_world(args.distributed, device)
     with parallel.stop_job_on_error(world, "fit"):
         settings, model_kw, run_dir = resolve_settings(args)
+        blas, line = threads.setup(args.preset, args.threads, world)
+        print(line)
         world.barrier()   # every rank has checked the run folder before rank 0 writes into it
         data_dir = parallel.main_first(world, lambda: prepare_corpus(settings, run_dir, args.data_dir))
-        trainer = Trainer(settings, model_kw, run_dir, data_dir, device, resume=args.resume, world=world)
+        trainer = Trainer(settings, model_kw, run_dir, data_dir, device, resume=args.resume, world=world,
+                          blas_threads=blas)
         return trainer.fit()
 
 
@@ -98,6 +109,7 @@ def resolve_settings(args):
     size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
     src, tgt = given.get("src", preset.src), given.get("tgt", preset.tgt)
     run_dir = Path(args.run_dir or Path("runs") / f"{preset.name}-{src}-{tgt}")
+    run.check_new_run_dir(run_dir)
     if args.resume:
         if not checkpoint.checkpoint_path(run_dir, "last").is_file():
             raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
@@ -189,7 +201,8 @@ def prepare_corpus(settings, run_dir, data_dir):
         folder = Path(run_dir) / "data"
         if not corpus.has_splits(folder, src, tgt):
             demo_corpus.write_demo_corpus(folder)
-            print(f"generated the demo corpus in {folder}")
+            print(f"generated the demo corpus in {folder}: English and `toy`, a language invented for the demo "
+                  f"(see train/demo_corpus.py)")
         return folder.resolve()
     return corpus.find_corpus(data_dir, src, tgt, download=download.download_multi30k).resolve()
 
@@ -231,7 +244,7 @@ class StopRequest:
 class Trainer:
     """The state of one training run and the loop that advances it."""
 
-    def __init__(self, settings, model_kw, run_dir, data_dir, device, resume, world=None):
+    def __init__(self, settings, model_kw, run_dir, data_dir, device, resume, world=None, blas_threads=None):
         self.s, self.run_dir, self.device = settings, Path(run_dir), device
         self.world = world = world or distributed.World()
         self.main = world.is_main   # the rank that writes files and prints
@@ -248,6 +261,7 @@ class Trainer:
         if resume:
             self.tok = Tokenizer(self.run_dir / "spm.model")
             self.config = dict(run.load_config(self.run_dir), settings=settings)
+            self.config.update({"blas_threads": blas_threads} if blas_threads else {})   # this command's
             world.barrier()   # every rank has read the configuration before rank 0 rewrites it
             if self.main:
                 run.write_config(self.run_dir, self.config)
@@ -260,6 +274,7 @@ class Trainer:
             model_config = run.model_config(settings["model"], self.tok.vocab_size, model_kw)
             settings["data_dir"] = str(data_dir)
             self.config = {"settings": settings, "model_config": model_config.to_dict()}
+            self.config.update({"blas_threads": blas_threads} if blas_threads else {})
             if self.main:
                 run.write_config(self.run_dir, self.config)
 
@@ -320,8 +335,8 @@ class Trainer:
             self.stop_request = stop
             while self.epoch < s["epochs"] and not self.out_of_steps():
                 batches = self.batches(self.epoch)
-                bar = tqdm(total=len(batches), initial=self.batch_pos, desc=f"epoch {self.epoch + 1}/{s['epochs']}",
-                           unit="step", dynamic_ncols=True, disable=None if self.main else True)
+                bar = progress.bar(len(batches), self.batch_pos, f"epoch {self.epoch + 1}/{s['epochs']}", "step",
+                                   enabled=self.main)
                 while self.batch_pos < len(batches) and not self.out_of_steps():
                     updated = self.train_step(batches[self.batch_pos])
                     bar.update(1)
@@ -439,7 +454,7 @@ class Trainer:
         seconds = steps_left * (w["time"] / w["steps"] if w["steps"] else w.get("step_time", float("nan")))
         eta = f"{int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}" \
             if math.isfinite(seconds) else "?"
-        return f"loss {loss:.3f}, lr {w.get('lr', 0):.2e}, {speed:,.0f} tok/s, run ETA {eta}"
+        return f"label-smoothed loss {loss:.3f}, lr {w.get('lr', 0):.2e}, {speed:,.0f} tok/s, run ETA {eta}"
 
     def end_of_epoch(self, partial, stop):
         """Validate, record, save best/avg/last; None when a Ctrl-C came during validation."""
@@ -467,10 +482,7 @@ class Trainer:
             self.epoch += 1
             self.batch_pos, self.epoch_loss, self.epoch_tokens, self.epoch_skipped = 0, 0.0, 0, 0
         self.save_last()
-        print(f"epoch {number}{' (partial)' if partial else ''}, step {self.step}: "
-              f"train loss {record['train_loss']:.3f}, val loss {val['val_loss']:.3f} (ppl {val['val_ppl']:.2f}), "
-              f"greedy val BLEU {val['val_bleu']:.2f} on {val['val_bleu_sentences']} sentences, "
-              f"chrF {val['val_chrf']:.2f}", flush=True)
+        print(epoch_line(record, number, partial), flush=True)
         return record
 
     def validate(self, stop):
@@ -599,6 +611,14 @@ class Trainer:
     def note(self, text):
         if self.main:
             print(text)
+
+
+def epoch_line(record, number, partial=False):
+    """The line printed after an epoch: each loss named, the perplexity beside the NLL it is the exponential of."""
+    return (f"epoch {number}{' (partial)' if partial else ''}, step {record['step']}: label-smoothed loss: train "
+            f"{record['train_loss']:.3f}, val {record['val_loss']:.3f}; val nll {record['val_nll']:.3f} (ppl "
+            f"{record['val_ppl']:.2f}); greedy val BLEU {record['val_bleu']:.2f}, chrF {record['val_chrf']:.2f} on "
+            f"{record['val_bleu_sentences']} sentences")
 
 
 def rank_seed(seed, rank, step=0):

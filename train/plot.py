@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import run
+from .arguments import CHECKPOINT_HELP
 from .batching import pad, source_batch
 from .checkpoint import CHECKPOINTS
 from .corpus import read_parallel
@@ -27,7 +28,7 @@ def add_arguments(p):
     p.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
     p.add_argument("--sentence", help="the source sentence of the attention maps (default: the first validation "
                                       "sentence)")
-    p.add_argument("--checkpoint", choices=CHECKPOINTS, default="best", help="which weights (default: best)")
+    p.add_argument("--checkpoint", choices=CHECKPOINTS, help=CHECKPOINT_HELP)
     p.add_argument("--positions", type=int, default=100, help="positions shown in the positional-encoding raster")
 
 
@@ -39,7 +40,7 @@ def main(args):
     records = read_metrics(run_dir / "metrics.jsonl")
     written = [plot_curves(records, run_dir / "curves.png")]
     tokenizer = run.load_tokenizer(run_dir)
-    model = run.load_model(run_dir, config, args.checkpoint)
+    model = run.load_model(run_dir, config, run.checkpoint_name(run_dir, args.checkpoint))
     sentence = args.sentence
     if sentence is None:
         s = config["settings"]
@@ -71,13 +72,26 @@ def read_metrics(path):
 
 
 def plot_curves(records, path):
-    """Two panels: losses against steps, BLEU against steps (epoch ends marked)."""
+    """Write curves_figure(records) to path."""
+    import matplotlib.pyplot as plt
+    fig = curves_figure(records)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def curves_figure(records):
+    """Two panels: losses against steps, BLEU and chrF against steps (epoch ends marked)."""
     import matplotlib.pyplot as plt
     train = [r for r in records if r["kind"] == "train"]
     epochs = [r for r in records if r["kind"] == "epoch"]
-    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(12, 4.5))
-    ax_loss.plot([r["step"] for r in train], [r["loss"] for r in train], lw=1, alpha=0.8,
-                 label="training loss (label-smoothed)")
+    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
+    if train:
+        ax_loss.plot([r["step"] for r in train], [r["loss"] for r in train], lw=1, alpha=0.8,
+                     marker="o" if len(train) == 1 else None,   # a line of one point draws nothing
+                     label="training loss (label-smoothed)")
+    else:
+        ax_loss.text(0.5, 0.5, "no training record yet", ha="center", va="center", transform=ax_loss.transAxes)
     if epochs:
         steps = [r["step"] for r in epochs]
         ax_loss.plot(steps, [r["val_loss"] for r in epochs], "o-", label="validation loss (label-smoothed)")
@@ -85,8 +99,12 @@ def plot_curves(records, path):
         ax_bleu.plot(steps, [r["val_bleu"] for r in epochs], "o-", color="tab:green", label="BLEU")
         ax_bleu.plot(steps, [r["val_chrf"] for r in epochs], "s--", color="tab:olive", label="chrF")
         for r in epochs:
+            # the label goes on the side of the BLEU point away from the chrF point, which is usually just above
+            below = r["val_chrf"] >= r["val_bleu"]
             ax_bleu.annotate(f"{r['val_bleu']:.1f}", (r["step"], r["val_bleu"]), textcoords="offset points",
-                             xytext=(0, 6), ha="center", fontsize=8)
+                             xytext=(0, -7 if below else 7), ha="center", va="top" if below else "bottom",
+                             fontsize=8)
+        ax_bleu.margins(y=0.1)   # room for a label below the lowest point
         ax_bleu.set_title(f"greedy validation scores ({epochs[-1]['val_bleu_sentences']} sentences)")
     else:
         ax_bleu.text(0.5, 0.5, "no epoch finished yet", ha="center", va="center", transform=ax_bleu.transAxes)
@@ -96,15 +114,23 @@ def plot_curves(records, path):
         ax.set_xlabel("training step")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+        if ax.get_legend_handles_labels()[0]:   # an empty legend is a matplotlib warning
+            ax.legend()
+    return fig
+
+
+def plot_attention(model, tokenizer, sentence, path):
+    """Write attention_figure(model, tokenizer, sentence) to path."""
+    import matplotlib.pyplot as plt
+    fig = attention_figure(model, tokenizer, sentence)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def plot_attention(model, tokenizer, sentence, path):
-    """A grid of heatmaps (decoder layers x heads) of the cross-attention while the model writes its translation."""
+def attention_figure(model, tokenizer, sentence):
+    """A grid of heatmaps (decoder layers x heads) of the cross-attention while the model writes its translation,
+    with one colour bar for all (the weights are probabilities, on one scale from 0 to 1)."""
     import matplotlib.pyplot as plt
     src_ids = tokenizer.encode([sentence])[0]
     if not src_ids:
@@ -117,19 +143,18 @@ def plot_attention(model, tokenizer, sentence, path):
     n_layers, n_heads = len(weights), weights[0].shape[1]
     cell = 0.22
     w, h = max(2.0, cell * len(src_labels) + 0.8), max(2.0, cell * len(tgt_labels) + 0.8)
-    fig, axes = plt.subplots(n_layers, n_heads, figsize=(w * n_heads, h * n_layers), squeeze=False)
+    fig, axes = plt.subplots(n_layers, n_heads, figsize=(w * n_heads + 1.2, h * n_layers + 0.8), squeeze=False,
+                             layout="constrained")
     for layer, layer_weights in enumerate(weights):
         for head in range(n_heads):
             ax = axes[layer, head]
-            ax.imshow(layer_weights[0, head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+            image = ax.imshow(layer_weights[0, head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
             ax.set_xticks(range(len(src_labels)), src_labels, rotation=90, fontsize=7)
             ax.set_yticks(range(len(tgt_labels)), tgt_labels, fontsize=7)
             ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=9)
+    fig.colorbar(image, ax=axes, label="attention weight")
     fig.suptitle(f"cross-attention: {sentence}\n-> {tokenizer.decode([hyp])[0]}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def positional_table(model, n_positions):

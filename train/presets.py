@@ -37,7 +37,8 @@ class Preset:
 
 
 PRESETS = {p.name: p for p in [
-    Preset("demo", "a tiny model on the generated en->toy corpus: trains in a few minutes on a CPU, offline",
+    Preset("demo", "a tiny model on the generated en->toy corpus (toy: a language invented for the demo): trains "
+                   "in a few minutes on a CPU, offline",
            model=dict(d_model=64, n_heads=4, d_ff=256, n_encoder_layers=2, n_decoder_layers=2, dropout=0.1,
                       max_len=128),
            lstm=dict(d_embed=64, d_hidden=80, n_layers=2, dropout=0.1, max_len=128),

@@ -7,6 +7,7 @@
 """
 import json
 import os
+import sys
 from pathlib import Path
 
 from minitorch import backend
@@ -29,10 +30,33 @@ def write_config(run_dir, config):
     os.replace(tmp, path)
 
 
+def file_in_the_way(folder):
+    """The file (not a folder) at `folder` or at one of the folders above it, if there is one; else None."""
+    for path in (Path(folder), *Path(folder).parents):
+        if path.exists():
+            return None if path.is_dir() else path
+    return None
+
+
+def check_new_run_dir(run_dir):
+    """TrainError when fit could not make the run folder because a file stands where a folder must be."""
+    blocker = file_in_the_way(run_dir)
+    if blocker is not None:
+        where = "" if blocker == Path(run_dir) else f" ({blocker} in its path is a file)"
+        raise TrainError(f"--run-dir {run_dir}: a file, not a folder{where}; fit writes its run into a folder: give "
+                         f"the name of a new one")
+
+
 def load_config(run_dir):
+    """The config.json of a run folder, checked; TrainError naming the folder or file when it cannot be read."""
     path = config_path(run_dir)
+    blocker = file_in_the_way(run_dir)
+    if blocker == Path(run_dir):
+        raise TrainError(f"--run-dir {run_dir}: a file, not a folder; give the run folder that `python -m train fit` "
+                         f"made (it holds config.json)")
     if not Path(run_dir).is_dir():
-        raise TrainError(f"--run-dir {run_dir}: no such folder")
+        raise TrainError(f"--run-dir {run_dir}: no such folder" + (f" ({blocker} in its path is a file)" if blocker
+                                                                   else ""))
     if not path.is_file():
         raise TrainError(f"{path}: not found; is {run_dir} a run folder made by `python -m train fit`?")
     try:
@@ -90,13 +114,29 @@ def build_model(config):
         raise TrainError(f"bad model configuration: {e}") from None
 
 
+def checkpoint_name(run_dir, requested=None, quiet=False):
+    """The checkpoint a command loads: the one asked for, else best, else (with a note on stderr) last, which a run
+    stopped before the end of its first epoch has alone."""
+    if requested is not None:
+        return requested
+    if checkpoint.checkpoint_path(run_dir, "best").is_file() or \
+            not checkpoint.checkpoint_path(run_dir, "last").is_file():
+        return "best"
+    if not quiet:
+        print(f"note: {run_dir} has no best.npz yet (it is written at the end of each epoch); using last.npz",
+              file=sys.stderr)
+    return "last"
+
+
 def load_model(run_dir, config, name="best", device="cpu"):
     """The model of a run with the weights of checkpoint `name` (best, last or avg), in eval mode."""
     path = checkpoint.checkpoint_path(run_dir, name)
     if not path.is_file():
         present = [n for n in checkpoint.CHECKPOINTS if checkpoint.checkpoint_path(run_dir, n).is_file()]
-        raise TrainError(f"{path}: no such checkpoint" + (f"; this run has {', '.join(present)}" if present else
-                                                          "; the run has not finished an epoch yet"))
+        raise TrainError(f"{path}: no such checkpoint" + (
+            f"; this run has {', '.join(present)}: add --checkpoint {present[0]}" if present else
+            "; the run has saved none yet (fit saves last at the end of each epoch, when stopped, and every "
+            "--save-every steps)"))
     model = checkpoint.load_weights(build_model(config), path)
     return model.to(device).eval()
 

@@ -1,11 +1,12 @@
 """translate: source sentences on stdin, translations on stdout, one line in, one line out (detokenized).
 
-From a terminal each line is translated as soon as it is typed; from a pipe or file the lines are translated in
-length-sorted batches and written in their original order.
+From a terminal each line is translated as soon as it is typed, after a prompt (Ctrl-D ends); from a pipe or file the
+lines are translated in length-sorted batches and written in their original order.
 """
+import os
 import sys
 
-from . import run
+from . import run, threads
 from .arguments import add_decoding_arguments
 from .decode import translate_lines
 from .errors import TrainError
@@ -18,20 +19,38 @@ def add_arguments(p):
 def main(args):
     device = run.check_device(args.device)
     config = run.load_config(args.run_dir)
+    threads.setup(config["settings"]["preset"], args.threads)   # silently: stdout and stderr are the user's text
     tokenizer = run.load_tokenizer(args.run_dir)
-    model = run.load_model(args.run_dir, config, args.checkpoint, device)
+    model = run.load_model(args.run_dir, config, run.checkpoint_name(args.run_dir, args.checkpoint), device)
     kw = dict(beam=args.beam, length_penalty=args.length_penalty, batch_tokens=args.batch_tokens, device=device)
     if hasattr(sys.stdout, "reconfigure"):  # UTF-8 out whatever the locale says, as the input is read
         sys.stdout.reconfigure(encoding="utf-8")
     if sys.stdin.isatty():
-        for number, line in enumerate(getattr(sys.stdin, "buffer", sys.stdin), 1):
-            print(one_line(translate_lines(model, tokenizer, [decode_line(line, number)], **kw)[0]), flush=True)
-        return 0
+        return interactive(model, tokenizer, config["settings"], kw)
     lines = read_stdin()
     for text in translate_lines(model, tokenizer, lines, **kw):
         sys.stdout.write(one_line(text) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def interactive(model, tokenizer, settings, kw):
+    """Translate each line as it is typed, after a prompt on stderr (so that stdout holds translations only)."""
+    end = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
+    print(f"type a sentence in {settings['src']} and press Enter for its {settings['tgt']} translation; {end} at the "
+          f"start of a line to end", file=sys.stderr)
+    prompt = f"{settings['src']}> "
+    lines = getattr(sys.stdin, "buffer", sys.stdin)
+    number = 0
+    while True:
+        print(prompt, end="", file=sys.stderr, flush=True)
+        line = lines.readline()
+        if not line:   # end of input: leave the terminal on a fresh line
+            print(file=sys.stderr)
+            return 0
+        number += 1
+        text = translate_lines(model, tokenizer, [decode_line(line, number)], first_number=number, **kw)[0]
+        print(one_line(text), flush=True)
 
 
 def read_stdin():

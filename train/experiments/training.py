@@ -5,7 +5,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .. import corpus, demo_corpus, fit, run
+from .. import corpus, demo_corpus, fit, run, threads
 from ..presets import PRESETS
 from .options import fit_flags
 
@@ -38,7 +38,9 @@ def train(kind, run_dir, args, data_dir, extra_flags=()):
     settings, model_kw, run_dir = fit.resolve_settings(fit_args)
     data = fit.prepare_corpus(settings, run_dir, fit_args.data_dir)
     print(f"\n=== training {kind} in {run_dir} ===", flush=True)
-    trainer = fit.Trainer(settings, model_kw, run_dir, data, args.device, resume=False)
+    blas, line = threads.setup(args.preset, fit_args.threads)   # as fit chooses them, so timings compare with fit's
+    print(line)
+    trainer = fit.Trainer(settings, model_kw, run_dir, data, args.device, resume=False, blas_threads=blas)
     start = time.perf_counter()
     if trainer.fit() != 0:  # stopped by Ctrl-C (after saving `last`)
         raise KeyboardInterrupt

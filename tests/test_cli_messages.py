@@ -1,0 +1,147 @@
+"""What the CLI says to a new user: named losses, the long-line warning in lines and tokens, a run stopped before its
+first epoch (only `last`), a file given as --run-dir, the interactive translate prompt, and complete, wrapped help."""
+import io
+import signal
+
+import pytest
+from test_hardening_corpus import fit_argv, make_corpus, one_line_error
+
+from cli_runner import run_cli
+from train import fit
+from train.__main__ import COMMANDS
+
+
+def stop_after(monkeypatch, step):
+    """Make fit stop (as Ctrl-C would) right after the given step."""
+    original = fit.Trainer.train_step
+
+    def step_then_stop(self, index):
+        updated = original(self, index)
+        if self.step == step:
+            signal.raise_signal(signal.SIGINT)
+        return updated
+    monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory):
+    """A run stopped at step 10 of an epoch of 18: one train record in metrics.jsonl, and `last` alone."""
+    base = tmp_path_factory.mktemp("stopped")
+    with pytest.MonkeyPatch.context() as m:
+        stop_after(m, 10)
+        assert fit.main(build_args(fit_argv(make_corpus(base / "corpus", copies=24), base / "run"))) == 130
+    run = base / "run"
+    assert {p.name for p in run.glob("*.npz")} == {"last.npz"}
+    return run
+
+
+def build_args(argv):
+    from train.__main__ import build_parser
+    return build_parser().parse_args(argv)
+
+
+def stdin(monkeypatch, text, terminal=False):
+    class Input(io.TextIOWrapper):
+        def isatty(self):
+            return terminal
+    monkeypatch.setattr("sys.stdin", Input(io.BytesIO(text.encode()), encoding="utf-8"))
+
+
+# ----- losses named -----
+def test_the_epoch_line_names_each_loss_and_puts_ppl_beside_the_nll():
+    record = {"step": 120, "train_loss": 2.3456, "val_loss": 1.003, "val_nll": 0.065, "val_ppl": 1.0672,
+              "val_bleu": 99.724, "val_chrf": 99.9, "val_bleu_sentences": 400}
+    assert fit.epoch_line(record, 1) == (
+        "epoch 1, step 120: label-smoothed loss: train 2.346, val 1.003; val nll 0.065 (ppl 1.07); greedy val BLEU "
+        "99.72, chrF 99.90 on 400 sentences")
+    assert fit.epoch_line(record, 2, partial=True).startswith("epoch 2 (partial), step 120: ")
+
+
+# ----- translate's warning about long lines -----
+def test_the_long_line_warning_counts_lines_as_sent_and_explains_the_limit(stopped_run, monkeypatch, capsys):
+    long_line = " ".join(["the red cat sleeps ."] * 40)
+    lines = ["the bird sings .", "", long_line, "a small dog runs home .", long_line, "", "the bird sings ."]
+    stdin(monkeypatch, "".join(line + "\n" for line in lines))
+    status, out, err = run_cli(["translate", "--run-dir", str(stopped_run), "--beam", "1"], capsys)
+    assert status == 0, err
+    assert len(out.split("\n")) == len(lines) + 1
+    assert err.splitlines()[1] == (
+        "warning: 2 of 7 lines (lines 3, 5) had more than 13 tokens, the most this model can translate; only their "
+        "first 13 tokens were translated (a translation of n tokens may take 1.5 x (n + 1) + 10 tokens plus a start "
+        "token, 32 for n = 13, and must fit the model's max_len of 32 tokens)")
+
+
+# ----- a run with `last` alone -----
+def test_translate_and_evaluate_fall_back_to_last_with_a_note(stopped_run, monkeypatch, capsys):
+    note = f"note: {stopped_run} has no best.npz yet (it is written at the end of each epoch); using last.npz"
+    stdin(monkeypatch, "the bird sings .\n")
+    status, out, err = run_cli(["translate", "--run-dir", str(stopped_run), "--beam", "1"], capsys)
+    assert status == 0 and err.splitlines() == [note] and out.count("\n") == 1
+    status, out, err = run_cli(["evaluate", "--run-dir", str(stopped_run), "--split", "val", "--beam", "1"], capsys)
+    assert status == 0 and err.splitlines() == [note]
+    assert "checkpoint last" in out and (stopped_run / "hyp.val.last.beam1.xt").is_file()
+
+
+@pytest.mark.parametrize("command", ["translate", "evaluate", "plot"])
+def test_asking_for_best_that_does_not_exist_names_the_flag_to_add(stopped_run, monkeypatch, capsys, command):
+    stdin(monkeypatch, "the bird sings .\n")
+    status, out, err = run_cli([command, "--run-dir", str(stopped_run), "--checkpoint", "best"], capsys)
+    assert status == 1
+    assert one_line_error(err) == (f"python -m train {command}: error: {stopped_run / 'best.npz'}: no such "
+                                   f"checkpoint; this run has last: add --checkpoint last")
+
+
+# ----- a file given as --run-dir -----
+@pytest.mark.parametrize("command", ["translate", "evaluate", "plot"])
+def test_a_file_as_run_dir_is_named_as_a_file(tmp_path, monkeypatch, capsys, command):
+    afile = tmp_path / "afile.txt"
+    afile.write_text("not a run\n")
+    stdin(monkeypatch, "")
+    status, out, err = run_cli([command, "--run-dir", str(afile)], capsys)
+    assert status == 1
+    assert one_line_error(err) == (f"python -m train {command}: error: --run-dir {afile}: a file, not a folder; give "
+                                   f"the run folder that `python -m train fit` made (it holds config.json)")
+
+
+def test_fit_into_a_file_is_refused_before_anything_is_written(tmp_path, capsys):
+    afile = tmp_path / "afile.txt"
+    afile.write_text("not a run\n")
+    for run_dir, why in ((afile, ""), (afile / "sub", f" ({afile} in its path is a file)")):
+        status, out, err = run_cli(["fit", "--preset", "demo", "--run-dir", str(run_dir)], capsys)
+        assert status == 1 and out == ""
+        assert one_line_error(err) == (f"python -m train fit: error: --run-dir {run_dir}: a file, not a folder{why}; "
+                                       f"fit writes its run into a folder: give the name of a new one")
+    assert afile.read_text() == "not a run\n"
+    status, out, err = run_cli(["fit", "--preset", "tiny", "--data-dir", str(afile), "--run-dir",
+                                str(tmp_path / "run")], capsys)
+    assert status == 1
+    assert one_line_error(err) == (f"python -m train fit: error: --data-dir {afile}: a file, not a folder; give the "
+                                   f"folder that holds train.de, train.en, val.de and val.en")
+
+
+# ----- translate from a terminal -----
+def test_translate_from_a_terminal_prompts_and_says_how_to_end(stopped_run, monkeypatch, capsys):
+    stdin(monkeypatch, "the bird sings .\n\n", terminal=True)
+    status, out, err = run_cli(["translate", "--run-dir", str(stopped_run), "--beam", "1", "--checkpoint", "last"],
+                               capsys)
+    assert status == 0, err
+    assert err == ("type a sentence in xs and press Enter for its xt translation; Ctrl-D at the start of a line to "
+                   "end\nxs> xs> xs> \n")
+    assert out.count("\n") == 2 and out.endswith("\n\n")   # one line out per line in, the empty one empty
+
+
+# ----- help -----
+def test_fit_help_gives_the_number_of_bad_steps_that_stop_a_run(capsys):
+    status, out, err = run_cli(["fit", "--help"], capsys)
+    assert status == 0
+    assert f"skipped with a warning; {fit.MAX_BAD_STEPS} of them in a row stop the run" in " ".join(out.split())
+    assert "MAX_BAD_STEPS" not in out
+
+
+def test_every_help_is_wrapped_to_one_width(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")   # argparse wraps the options to the terminal; the descriptions are fixed
+    for name in COMMANDS:
+        status, out, err = run_cli([name, "--help"], capsys)
+        assert status == 0
+        too_long = [line for line in out.splitlines() if len(line) > 120]
+        assert not too_long, (name, too_long)
