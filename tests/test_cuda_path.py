@@ -16,6 +16,7 @@ from test_train_fit import final_weights, interrupt_at, records, tiny_fit, witho
 import minitorch as mt
 from minitorch import backend, distributed, nn
 from train import bench, fit
+from train.batching import training_batch
 from train.__main__ import main
 from train.presets import PRESETS
 from transformer import DecoderOnly, ModelConfig, Transformer, beam_search, greedy_decode
@@ -87,7 +88,7 @@ def test_a_training_step_reads_the_device_once(kind, corpus, tmp_path, monkeypat
 def test_the_bench_step_reads_the_device_once():
     preset = PRESETS["tiny"]
     src, tgt = bench.synthetic_batch(4, 6, preset.vocab_size, 0)
-    step = bench.BenchStep(preset, bench.build_model(preset, "cuda", 0), bench.training_batch(src, tgt), "cuda")
+    step = bench.BenchStep(preset, bench.build_model(preset, "cuda", 0), training_batch(src, tgt), "cuda")
     log = sync_log()
     for _ in range(3):
         start = len(log)

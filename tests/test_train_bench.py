@@ -24,8 +24,8 @@ SMALL_BATCH = ["--batch-size", "4", "--seq-len", "8"]
 @pytest.fixture(autouse=True)
 def micro_preset(monkeypatch):
     monkeypatch.setitem(PRESETS, MICRO.name, MICRO)
-    monkeypatch.setattr(bench, "PEAK_N", 128)  # the machine's peak from a small matmul: enough to get a number
-    monkeypatch.setattr(bench, "PEAK_REPS", 2)
+    monkeypatch.setattr(bench.train_mode, "PEAK_N", 128)  # the peak from a small matmul: enough to get a number
+    monkeypatch.setattr(bench.train_mode, "PEAK_REPS", 2)
 
 
 def positive(x):
