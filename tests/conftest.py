@@ -120,7 +120,8 @@ def away_from_zero(shape, gap=0.1, high=3.0):
 
 
 def distinct(shape, gap=0.25):
-    """float64 arrays whose entries differ pairwise by at least `gap` (no ties for max), in an order hypothesis picks."""
+    """float64 arrays whose entries differ pairwise by at least `gap` (no ties for max), in an order hypothesis
+    picks."""
     size = int(np.prod(shape, dtype=np.int64))
     return st.permutations(range(size)).map(
         lambda p: ((np.asarray(p, dtype=np.float64) - size / 2) * gap).reshape(shape))

@@ -85,7 +85,8 @@ def test_resume_with_another_model_size_is_refused(tmp_path, capsys):
     capsys.readouterr()
     status, out, err = run_cli(fit_argv(data, tmp_path / "run", "--resume", "--d-model", "32"), capsys)
     assert status == 1
-    assert "--resume: --d-model 32 differs from the run's 16; a resumed run keeps its model sizes" in one_line_error(err)
+    expected = "--resume: --d-model 32 differs from the run's 16; a resumed run keeps its model sizes"
+    assert expected in one_line_error(err)
     lstm = ["fit", "--preset", "tiny", "--data-dir", str(data), "--src", "xs", "--tgt", "xt", "--run-dir",
             str(tmp_path / "lstm"), "--model", "lstm", "--vocab-size", "60", "--layers", "1", "--max-len", "32"]
     assert main([*lstm, "--max-steps", "1"]) == 0

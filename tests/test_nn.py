@@ -225,7 +225,8 @@ def test_load_state_dict_mis_shaped_key():
     model = TwoLayer()
     state = dict(model.state_dict())
     state["blocks.0.weight"] = mt.zeros(4, 5)
-    with pytest.raises(ValueError, match=r"blocks\.0\.weight has shape \(4, 5\) in the state but \(4, 4\) in the model"):
+    with pytest.raises(ValueError,
+                       match=r"blocks\.0\.weight has shape \(4, 5\) in the state but \(4, 4\) in the model"):
         model.load_state_dict(state)
 
 

@@ -5,7 +5,8 @@ from minitorch import backend
 
 
 def _number(convert, accept, expected):
-    """An argparse type: text -> convert(text), an argparse error saying `expected` when it fails or accept() says no."""
+    """An argparse type: text -> convert(text); an argparse error saying `expected` when it fails or accept() says
+    no."""
     def parse(text):
         try:
             value = convert(text)

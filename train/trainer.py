@@ -167,7 +167,8 @@ class Trainer:
         # so that the ranks' gradients add up to the gradient of the batch's mean loss
         mine = parallel.share(index, self.world)
         n_tokens = sum(self.tgt_lens[i] for i in index)
-        batch = training_batch([self.train_src[i] for i in mine], [self.train_tgt[i] for i in mine]) if len(mine) else None
+        batch = (training_batch([self.train_src[i] for i in mine], [self.train_tgt[i] for i in mine])
+                 if len(mine) else None)
         distributed = self.world.size > 1
         stop_vote = distributed and self.stop_request is not None and self.stop_wanted(self.stop_request)
         lr = self.optimizer.lr

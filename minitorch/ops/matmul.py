@@ -22,7 +22,8 @@ class MatMul(Function):
         a, b = _as_arrays(a, b)
         if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
             raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not fit "
-                             f"(the last dim of the first must equal the {'first' if b.ndim == 1 else 'second-to-last'} "
+                             f"(the last dim of the first must equal the "
+                             f"{'first' if b.ndim == 1 else 'second-to-last'} "
                              f"dim of the second)")
         self.a, self.b = a, b
         if a.ndim > 2 and b.ndim == 2:  # x @ W: fold the batch dims into rows, one large GEMM instead of many small
