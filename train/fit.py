@@ -15,7 +15,8 @@ printed first and recorded in config.json.
 import sys
 
 from . import parallel, run, threads
-from .arguments import add_device_argument, non_negative_int, positive_float, positive_int, probability
+from .arguments import (add_device_argument, add_threads_argument, non_negative_int, positive_float, positive_int,
+                        probability)
 from .presets import PRESETS
 from .settings import MIN_MAX_LEN, prepare_corpus, resolve_settings
 from .trainer import MAX_BAD_STEPS, Trainer
@@ -48,7 +49,7 @@ def add_arguments(p):
     p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
                                                                 "end of each epoch)")
     parallel.add_distributed_argument(p)
-    threads.add_threads_argument(p)
+    add_threads_argument(p)
     sizes = p.add_argument_group("model size (default: the preset's)")
     sizes.add_argument("--d-model", type=positive_int, help="Transformer width; a multiple of --n-heads")
     sizes.add_argument("--n-heads", type=positive_int, help="Transformer attention heads")
