@@ -6,7 +6,9 @@ device="cuda": with CuPy and a GPU present the tests use them; everywhere else (
 CuPy stand-in in tests/cupy_standin, which is put first on sys.path (and on PYTHONPATH, for the tests' subprocesses)
 before minitorch is imported, so `import cupy` finds it.
 """
+import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +39,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import minitorch as mt  # noqa: E402
 from minitorch import backend  # noqa: E402
+from train import fit  # noqa: E402
 
 # The machine is shared and noisy: no per-example deadline anywhere. Each test sets its own max_examples.
 settings.register_profile("minitorch", deadline=None)
@@ -69,6 +72,105 @@ def write_pairs_corpus(folder, train_copies=30):
         for lang, side in (("xs", 0), ("xt", 1)):
             (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
     return folder
+
+
+# ----- the fit commands the CLI tests run -----
+FEW_PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
+         ("two old men read books .", "books read men old two ."), ("the bird sings .", "sings bird the .")]
+# a very small Transformer: fits take about a second
+SMALL = ["--vocab-size", "60", "--d-model", "16", "--n-heads", "2", "--d-ff", "32", "--layers", "1", "--max-len", "32"]
+
+
+def make_corpus(folder, copies=8, train_src=None, train_tgt=None):
+    """train (FEW_PAIRS repeated) and val (FEW_PAIRS once) as xs -> xt; train_src/train_tgt replace the train
+    files' lines."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = {"train.xs": [p[0] for p in FEW_PAIRS] * copies, "train.xt": [p[1] for p in FEW_PAIRS] * copies,
+             "val.xs": [p[0] for p in FEW_PAIRS], "val.xt": [p[1] for p in FEW_PAIRS]}
+    if train_src is not None:
+        lines["train.xs"] = train_src
+    if train_tgt is not None:
+        lines["train.xt"] = train_tgt
+    for name, content in lines.items():
+        (folder / name).write_text("".join(line + "\n" for line in content), encoding="utf-8")
+    return folder
+
+
+def fit_argv(data_dir, run_dir, *extra):
+    return ["fit", "--preset", "tiny", "--data-dir", str(data_dir), "--src", "xs", "--tgt", "xt", "--run-dir",
+            str(run_dir), "--batch-tokens", "64", *SMALL, *extra]
+
+
+def one_line_error(err):
+    """The message of a one-line error on stderr (and that it is one line, without a traceback)."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+# ----- faults that stop the run: exit status 1, one line naming the file -----
+
+
+def tiny_fit(corpus, run_dir, *extra):
+    return ["fit", "--preset", "tiny", "--data-dir", str(corpus), "--src", "xs", "--tgt", "xt", "--run-dir",
+            str(run_dir), "--vocab-size", "200", *extra]
+
+
+def records(run_dir):
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def without_timing(rs):
+    return [{k: v for k, v in r.items() if k not in ("tokens_per_s", "s_per_step")} for r in rs]
+
+
+def interrupt_at(monkeypatch, step, how):
+    """Make Trainer.train_step send Ctrl-C (SIGINT), write a STOP file or crash right after the given step."""
+    original = fit.Trainer.train_step
+
+    def step_then_stop(self, index):
+        original(self, index)
+        if self.step == step:
+            if how == "ctrl-c":
+                signal.raise_signal(signal.SIGINT)
+            elif how == "stop-file":
+                (self.run_dir / "STOP").touch()
+            else:
+                raise RuntimeError("simulated crash")
+    monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
+
+
+def final_weights(run_dir):
+    return {k: v.numpy() for k, v in mt.load(run_dir / "last.npz")["model"].items()}
+
+
+def stop_after(monkeypatch, step):
+    """Make fit stop (as Ctrl-C would) right after the given step."""
+    original = fit.Trainer.train_step
+
+    def step_then_stop(self, index):
+        updated = original(self, index)
+        if self.step == step:
+            signal.raise_signal(signal.SIGINT)
+        return updated
+    monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory):
+    """A run stopped at step 10 of an epoch of 18: one train record in metrics.jsonl, and `last` alone."""
+    base = tmp_path_factory.mktemp("stopped")
+    with pytest.MonkeyPatch.context() as m:
+        stop_after(m, 10)
+        assert fit.main(build_args(fit_argv(make_corpus(base / "corpus", copies=24), base / "run"))) == 130
+    run = base / "run"
+    assert {p.name for p in run.glob("*.npz")} == {"last.npz"}
+    return run
+
+
+def build_args(argv):
+    from train.__main__ import build_parser
+    return build_parser().parse_args(argv)
 
 
 @pytest.fixture

@@ -1,43 +1,13 @@
 """What the CLI says to a new user: named losses, the long-line warning in lines and tokens, a run stopped before its
 first epoch (only `last`), a file given as --run-dir, the interactive translate prompt, and complete, wrapped help."""
 import io
-import signal
 
 import pytest
-from test_hardening_corpus import fit_argv, make_corpus, one_line_error
+from conftest import one_line_error
 
 from cli_runner import run_cli
 from train import fit
 from train.__main__ import COMMANDS
-
-
-def stop_after(monkeypatch, step):
-    """Make fit stop (as Ctrl-C would) right after the given step."""
-    original = fit.Trainer.train_step
-
-    def step_then_stop(self, index):
-        updated = original(self, index)
-        if self.step == step:
-            signal.raise_signal(signal.SIGINT)
-        return updated
-    monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
-
-
-@pytest.fixture(scope="module")
-def stopped_run(tmp_path_factory):
-    """A run stopped at step 10 of an epoch of 18: one train record in metrics.jsonl, and `last` alone."""
-    base = tmp_path_factory.mktemp("stopped")
-    with pytest.MonkeyPatch.context() as m:
-        stop_after(m, 10)
-        assert fit.main(build_args(fit_argv(make_corpus(base / "corpus", copies=24), base / "run"))) == 130
-    run = base / "run"
-    assert {p.name for p in run.glob("*.npz")} == {"last.npz"}
-    return run
-
-
-def build_args(argv):
-    from train.__main__ import build_parser
-    return build_parser().parse_args(argv)
 
 
 def stdin(monkeypatch, text, terminal=False):

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 from conftest import requires_gpu, requires_standin, write_pairs_corpus
-from test_train_fit import final_weights, interrupt_at, records, tiny_fit, without_timing
+from conftest import final_weights, interrupt_at, records, tiny_fit, without_timing
 
 import minitorch as mt
 from minitorch import backend, distributed, nn

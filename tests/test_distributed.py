@@ -14,7 +14,7 @@ import minitorch as mt
 from minitorch import backend
 from train import parallel
 from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
-from test_train_fit import records, tiny_fit
+from conftest import records, tiny_fit
 
 TESTS = REPO / "tests"
 

@@ -2,7 +2,6 @@
 warning; BLEU labels clear of the chrF markers; a colour bar on the attention maps. Warnings are errors here."""
 import matplotlib
 import pytest
-from test_cli_messages import stopped_run  # noqa: F401 - the fixture
 
 from cli_runner import run_cli
 from train import plot, run

@@ -2,7 +2,7 @@
 tqdm."""
 import io
 
-from test_hardening_corpus import fit_argv, make_corpus
+from conftest import fit_argv, make_corpus
 from tqdm import tqdm
 
 from cli_runner import run_cli

@@ -4,7 +4,7 @@ import json
 
 import numpy  # noqa: F401 - loads the BLAS library that threadpoolctl controls
 import pytest
-from test_hardening_corpus import fit_argv, make_corpus, one_line_error
+from conftest import fit_argv, make_corpus, one_line_error
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from cli_runner import run_cli

@@ -2,28 +2,14 @@
 the demo preset's fit -> translate -> evaluate -> plot, and checkpoint averaging."""
 import io
 import json
-import signal
 
 import numpy as np
 import pytest
-from conftest import PAIRS
+from conftest import PAIRS, final_weights, interrupt_at, records, tiny_fit, without_timing
 
 import minitorch as mt
-from train import checkpoint, fit
+from train import checkpoint
 from train.__main__ import main
-
-def tiny_fit(corpus, run_dir, *extra):
-    return ["fit", "--preset", "tiny", "--data-dir", str(corpus), "--src", "xs", "--tgt", "xt", "--run-dir",
-            str(run_dir), "--vocab-size", "200", *extra]
-
-
-def records(run_dir):
-    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-
-
-def without_timing(rs):
-    return [{k: v for k, v in r.items() if k not in ("tokens_per_s", "s_per_step")} for r in rs]
-
 
 def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_path, capsys):
     run_dir = tmp_path / "run"
@@ -41,26 +27,6 @@ def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_pat
     assert result["bleu"] == pytest.approx(100.0) and result["chrf"] == pytest.approx(100.0)
     hyps = (run_dir / result["hypotheses"]).read_text().splitlines()
     assert hyps == [p[1] for p in PAIRS]
-
-
-def interrupt_at(monkeypatch, step, how):
-    """Make Trainer.train_step send Ctrl-C (SIGINT), write a STOP file or crash right after the given step."""
-    original = fit.Trainer.train_step
-
-    def step_then_stop(self, index):
-        original(self, index)
-        if self.step == step:
-            if how == "ctrl-c":
-                signal.raise_signal(signal.SIGINT)
-            elif how == "stop-file":
-                (self.run_dir / "STOP").touch()
-            else:
-                raise RuntimeError("simulated crash")
-    monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
-
-
-def final_weights(run_dir):
-    return {k: v.numpy() for k, v in mt.load(run_dir / "last.npz")["model"].items()}
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "stop-file", "crash"])

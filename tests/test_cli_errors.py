@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from test_hardening_corpus import SMALL, fit_argv, make_corpus, one_line_error, run_cli
+from conftest import SMALL, fit_argv, make_corpus, one_line_error
+from cli_runner import run_cli
 
 from train.__main__ import main
 

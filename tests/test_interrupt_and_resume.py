@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from test_hardening_corpus import fit_argv, make_corpus
+from conftest import fit_argv, make_corpus
 
 import minitorch as mt
 from train.__main__ import main

@@ -7,7 +7,8 @@ import shutil
 
 import numpy as np
 import pytest
-from test_hardening_corpus import fit_argv, make_corpus, one_line_error, run_cli
+from conftest import fit_argv, make_corpus, one_line_error
+from cli_runner import run_cli
 
 import minitorch as mt
 from train import checkpoint, run

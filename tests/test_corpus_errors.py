@@ -1,46 +1,15 @@
 """Corpora a user brings, with their faults: each ends in a one-line reason naming the file (exit status 1), or is
-survived with the count of what was left out reported. Also the helpers the other test_hardening_* files share."""
+survived with the count of what was left out reported."""
 import gzip
 
 import pytest
+from conftest import FEW_PAIRS as PAIRS
+from conftest import fit_argv, make_corpus, one_line_error
 
 from train import corpus
 from train.errors import TrainError
 from cli_runner import run_cli
 
-PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
-         ("two old men read books .", "books read men old two ."), ("the bird sings .", "sings bird the .")]
-# a very small Transformer: fits take about a second
-SMALL = ["--vocab-size", "60", "--d-model", "16", "--n-heads", "2", "--d-ff", "32", "--layers", "1", "--max-len", "32"]
-
-
-def make_corpus(folder, copies=8, train_src=None, train_tgt=None):
-    """train (PAIRS repeated) and val (PAIRS once) as xs -> xt; train_src/train_tgt replace the train files' lines."""
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = {"train.xs": [p[0] for p in PAIRS] * copies, "train.xt": [p[1] for p in PAIRS] * copies,
-             "val.xs": [p[0] for p in PAIRS], "val.xt": [p[1] for p in PAIRS]}
-    if train_src is not None:
-        lines["train.xs"] = train_src
-    if train_tgt is not None:
-        lines["train.xt"] = train_tgt
-    for name, content in lines.items():
-        (folder / name).write_text("".join(line + "\n" for line in content), encoding="utf-8")
-    return folder
-
-
-def fit_argv(data_dir, run_dir, *extra):
-    return ["fit", "--preset", "tiny", "--data-dir", str(data_dir), "--src", "xs", "--tgt", "xt", "--run-dir",
-            str(run_dir), "--batch-tokens", "64", *SMALL, *extra]
-
-
-def one_line_error(err):
-    """The message of a one-line error on stderr (and that it is one line, without a traceback)."""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
-
-
-# ----- faults that stop the run: exit status 1, one line naming the file -----
 def test_a_missing_file_says_what_was_looked_for_and_where(tmp_path, capsys):
     data = make_corpus(tmp_path / "corpus")
     (data / "val.xt").unlink()
