@@ -21,8 +21,9 @@ def _cuda_problem():
     global _cuda_checked
     if _cuda_checked is None:
         if _cp is None:
-            _cuda_checked = ("CuPy is not installed; install the GPU extra, e.g. "
-                             "`pip install -e '.[gpu]'` (cupy-cuda12x) or the cupy wheel for your CUDA version")
+            _cuda_checked = ("CuPy is not installed; install the wheel for your CUDA version (nvidia-smi shows it): "
+                             "`pip install -e '.[gpu]'` (cupy-cuda12x, CUDA 12) or `pip install cupy-cuda13x` "
+                             "(CUDA 13); see the README's GPU section")
         else:
             try:
                 n = _cp.cuda.runtime.getDeviceCount()
@@ -85,6 +86,20 @@ def to_numpy(array):
     return _cp.asnumpy(array) if device_of(array) == "cuda" else np.asarray(array)
 
 
+def out_of_range(ids, high, ignore=None):
+    """(lowest, highest) of a host integer array when a value lies outside [0, high) (values equal to ignore left out),
+    else None. A device array is not read, and gives None: reading it would make the host wait for the GPU, so the
+    callers check ids while they are still on the host, before they move them (models, the batcher, the loss)."""
+    if device_of(ids) != "cpu" or ids.size == 0:
+        return None
+    if ignore is not None:
+        ids = ids[ids != ignore]
+        if ids.size == 0:
+            return None
+    low, high_seen = int(ids.min()), int(ids.max())
+    return (low, high_seen) if low < 0 or high_seen >= high else None
+
+
 def synchronize(device):
     """Wait until the device has finished the work queued on it (GPU calls return early); nothing on the CPU."""
     if device == "cuda":
@@ -135,12 +150,37 @@ def rng(device="cpu"):
 
 
 def get_rng_state():
-    """The CPU generator's state as a plain dict (for checkpoints that resume exactly)."""
-    return rng("cpu").bit_generator.state
+    """The state of each device's generator made so far, for checkpoints that resume exactly: {"cpu": NumPy's
+    bit-generator state (a dict), "cuda": CuPy's generator state as a host uint8 array (its cuRAND states)}."""
+    state = {"cpu": rng("cpu").bit_generator.state}
+    if "cuda" in _generators:
+        state["cuda"] = to_numpy(_cuda_state(_generators["cuda"])).view(np.uint8)
+    return state
 
 
-def set_rng_state(state):
-    rng("cpu").bit_generator.state = state
+def set_rng_state(state, device="cpu"):
+    """Restore what get_rng_state() returned (or a bare CPU state, as older checkpoints hold) for the CPU and device.
+    Returns whether device's generator was restored: False when the state holds none for it, or one from a GPU of
+    another size (CuPy keeps one cuRAND state per GPU thread), and that generator keeps the current seed's stream."""
+    if "bit_generator" in state:  # the CPU state alone
+        state = {"cpu": state}
+    rng("cpu").bit_generator.state = state["cpu"]
+    if device == "cpu":
+        return True
+    saved, device_state = state.get(device), _cuda_state(rng(device))
+    if saved is None or saved.size != device_state.nbytes:
+        return False
+    device_state[...] = _cp.asarray(np.ascontiguousarray(saved).view(device_state.dtype))
+    return True
+
+
+def _cuda_state(generator):
+    """The device array that holds a CuPy generator's whole state (cupy.random's cuRAND states, `_state`)."""
+    state = getattr(generator.bit_generator, "_state", None)
+    if state is None:
+        raise RuntimeError("this CuPy keeps its random generator's state where minitorch does not look "
+                           "(bit_generator._state); resuming exactly on the GPU needs CuPy 13")
+    return state
 
 
 # GPUs for data-parallel jobs: one device per process, and NCCL to reduce across them.
@@ -149,6 +189,22 @@ def gpu_count():
     if not cuda_available():
         return 0
     return _cp.cuda.runtime.getDeviceCount()
+
+
+def gpu_info():
+    """Facts about this process's GPU and CuPy: {name, compute_capability, memory_bytes, cupy, cuda_runtime,
+    cuda_driver} (versions as "12.8"); RuntimeError saying what is missing when device='cuda' cannot be used."""
+    check_device("cuda")
+
+    def version(v):
+        return f"{v // 1000}.{v % 1000 // 10}"
+    runtime = _cp.cuda.runtime
+    props = runtime.getDeviceProperties(_cp.cuda.Device().id)
+    name = props["name"]
+    return {"name": name.decode() if isinstance(name, bytes) else str(name),
+            "compute_capability": f"{props['major']}.{props['minor']}", "memory_bytes": int(props["totalGlobalMem"]),
+            "cupy": _cp.__version__, "cuda_runtime": version(runtime.runtimeGetVersion()),
+            "cuda_driver": version(runtime.driverGetVersion())}
 
 
 def use_gpu(index):

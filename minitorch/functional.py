@@ -6,8 +6,7 @@ The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_produ
 import numpy as np
 
 from . import backend
-from .autograd import Function
-from .ops import Dropout
+from .ops import Dropout, Embedding
 from .tensor import Tensor
 
 
@@ -27,7 +26,7 @@ def dropout(x, p=0.5, training=True):
         raise ValueError(f"dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return x
-    return Dropout.apply(x, p)
+    return Dropout.apply(x, p=p)
 
 
 def linear(x, weight, bias=None):
@@ -39,30 +38,16 @@ def linear(x, weight, bias=None):
     return y if bias is None else y + bias
 
 
-class Embedding(Function):
-    """out = weight[ids].  dweight = scatter-add of g into the rows named by ids (repeated ids add up)."""
-
-    def forward(self, ids, weight, padding_idx=None):
-        self.ids, self.weight_shape, self.padding_idx = ids, weight.shape, padding_idx
-        return weight[ids]
-
-    def backward(self, g):
-        xp = backend.xp_of(g)
-        dw = xp.zeros(self.weight_shape, dtype=g.dtype)
-        backend.scatter_add(dw, self.ids.reshape(-1), g.reshape(-1, self.weight_shape[-1]))
-        if self.padding_idx is not None:  # the padding row is a constant, never trained
-            dw[self.padding_idx] = 0
-        return None, dw, None
-
-
 def embedding(ids, weight, padding_idx=None):
-    """ids (...) int, weight (n, d) -> (..., d)."""
-    ids_data = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
+    """ids (...) int, weight (n, d) -> (..., d). Host ids are range-checked before they move to weight's device."""
+    ids_data = ids.data if isinstance(ids, Tensor) else ids
+    if not backend.is_array(ids_data):
+        ids_data = np.asarray(ids_data)
     if ids_data.dtype.kind not in "iu":
         raise TypeError(f"embedding: ids must be integers, got dtype {ids_data.dtype}")
-    if ids_data.size and (ids_data.min() < 0 or ids_data.max() >= weight.shape[0]):
-        raise IndexError(f"embedding: ids must lie in [0, {weight.shape[0]}), got values from {int(ids_data.min())} "
-                         f"to {int(ids_data.max())}")
+    bad = backend.out_of_range(ids_data, weight.shape[0])
+    if bad:
+        raise IndexError(f"embedding: ids must lie in [0, {weight.shape[0]}), got values from {bad[0]} to {bad[1]}")
     return Embedding.apply(backend.to_device(ids_data, weight.device), weight, padding_idx=padding_idx)
 
 

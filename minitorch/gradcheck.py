@@ -1,10 +1,11 @@
-"""gradcheck: compare the analytic gradient from backward() with central finite differences, in float64."""
+"""gradcheck: compare the analytic gradient from backward() with central finite differences, in float64;
+gradgradcheck: the same for the second derivatives (the gradient of the gradient)."""
 import numpy as np
 
 from . import backend
 
-from .autograd import no_grad
-from .tensor import Tensor
+from .autograd import enable_grad, grad, no_grad
+from .tensor import Tensor, zeros_like
 
 
 class GradcheckError(AssertionError):
@@ -15,6 +16,13 @@ def _as_outputs(out):
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
+def _float64(inputs):
+    """Float64 copies of the float tensors (keeping requires_grad); anything else as is."""
+    return [Tensor._make(backend.to_device(np.array(x.numpy(), dtype=np.float64), x.device))
+            .requires_grad_(x.requires_grad)
+            if isinstance(x, Tensor) and x.dtype.kind == "f" else x for x in inputs]
+
+
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
     """Check d fn(*inputs) / d input for every input with requires_grad, raising GradcheckError on a mismatch.
 
@@ -22,10 +30,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
     w, L = sum(w * fn(x)), so one backward gives the full vector-Jacobian product; each input element's entry is
     compared with (L(x + eps) - L(x - eps)) / (2 eps). Inputs are copied to float64 first. Returns True.
     """
-    inputs = tuple(inputs)
-    x64 = [Tensor._make(backend.to_device(np.array(x.numpy(), dtype=np.float64), x.device))
-           .requires_grad_(x.requires_grad)
-           if isinstance(x, Tensor) and x.dtype.kind == "f" else x for x in inputs]
+    x64 = _float64(inputs)
     checked = [i for i, x in enumerate(x64) if isinstance(x, Tensor) and x.requires_grad]
     if not checked:
         raise ValueError("gradcheck: no input has requires_grad=True")
@@ -67,3 +72,40 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
                 raise GradcheckError(f"gradcheck failed for input {i} at index {tuple(int(k) for k in index)}: "
                                      f"analytic {a:.10g}, numerical {numeric:.10g} (shape {x.shape})")
     return True
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
+    """Check the second derivatives of fn, raising GradcheckError on a mismatch (torch.autograd.gradgradcheck).
+
+    The vector-Jacobian product vjp(x, v) = J(x)^T v, computed by mt.grad(create_graph=True), is itself checked with
+    gradcheck: its gradient from backward (the second-order pass) against central differences of vjp, with respect
+    to every input with requires_grad and to v. v (grad_outputs: one per output of fn) is random by default. Returns
+    True.
+    """
+    x64 = _float64(inputs)
+    checked = [i for i, x in enumerate(x64) if isinstance(x, Tensor) and x.requires_grad]
+    if not checked:
+        raise ValueError("gradgradcheck: no input has requires_grad=True")
+    outs = _as_outputs(fn(*x64))
+    rng = np.random.default_rng(seed + 1)
+    if grad_outputs is None:
+        grad_outputs = [rng.standard_normal(o.shape) for o in outs]
+    grad_outputs = _as_outputs(grad_outputs)
+    if len(grad_outputs) != len(outs):
+        raise ValueError(f"gradgradcheck: fn has {len(outs)} outputs but {len(grad_outputs)} grad_outputs were given")
+    vs = _float64([v if isinstance(v, Tensor) else Tensor._make(backend.to_device(np.asarray(v), o.device))
+                   for v, o in zip(grad_outputs, outs)])
+    for v in vs:
+        v.requires_grad_(True)
+    n = len(x64)
+
+    def vjp(*args):
+        xs, vs = args[:n], args[n:]
+        with enable_grad():  # gradcheck evaluates under no_grad; the first derivative needs a graph
+            outs = _as_outputs(fn(*xs))
+            pairs = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
+            grads = grad([o for o, _ in pairs], [xs[i] for i in checked], [v for _, v in pairs], create_graph=True,
+                         allow_unused=True)
+        return tuple(zeros_like(xs[i]) if g is None else g for i, g in zip(checked, grads))
+
+    return gradcheck(vjp, list(x64) + vs, eps=eps, atol=atol, rtol=rtol, seed=seed)

@@ -27,6 +27,11 @@ def _buffer(array):
     return array
 
 
+def op_saved_bytes(ctx):
+    """Bytes of the distinct buffers that one Function saved for its backward."""
+    return sum({id(b): b.nbytes for b in map(_buffer, _saved_arrays(ctx))}.values())
+
+
 def saved_bytes(output):
     """Bytes of the distinct buffers saved for backward by every Function in the graph that produced `output`."""
     buffers, seen_ctx, stack = {}, set(), [output]
@@ -43,4 +48,4 @@ def saved_bytes(output):
     return sum(buffers.values())
 
 
-__all__ = ["saved_bytes"]
+__all__ = ["saved_bytes", "op_saved_bytes"]

@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import backend, ops
-from .autograd import is_grad_enabled, no_grad, run_backward
+from .autograd import initial_grad, is_grad_enabled, no_grad, run_backward
 
 float32, float64 = np.float32, np.float64
 int64, bool_ = np.int64, np.bool_
@@ -113,25 +113,15 @@ class Tensor:
         self._retains_grad = True
         return self
 
-    def backward(self, grad=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into each leaf's .grad. grad is required unless self is a scalar."""
-        if not self.requires_grad:
-            if self._cut_by:
-                raise RuntimeError(f"backward(): no gradient can flow back from this tensor: it was computed through "
-                                   f"{self._cut_by}, whose result carries no gradient (not differentiable)")
-            raise RuntimeError("backward() on a tensor that does not require grad (no input had requires_grad=True, "
-                               "or it was computed under no_grad())")
-        if grad is None:
-            if self.size != 1:
-                raise RuntimeError(f"backward() without a gradient needs a scalar; this tensor has shape {self.shape}: "
-                                   f"pass backward(grad) with a gradient of that shape")
-            g = backend.xp_of(self.data).ones_like(self.data)
-        else:
-            g = grad.data if isinstance(grad, Tensor) else backend.xp_of(self.data).asarray(grad, dtype=self.dtype)
-            if tuple(g.shape) != self.shape:
-                raise ValueError(f"backward(grad): grad has shape {tuple(g.shape)} but the tensor has shape "
-                                 f"{self.shape}")
-        run_backward(self, g, retain_graph=retain_graph)
+    def backward(self, grad=None, retain_graph=None, create_graph=False):
+        """Accumulate d(self)/d(leaf) into each leaf's .grad. grad is required unless self is a scalar.
+
+        create_graph=True records the backward pass too, so that the gradients (Tensors in a graph) can be
+        differentiated again; retain_graph (keep the saved arrays for another backward) defaults to create_graph.
+        """
+        g = initial_grad(self, grad, create_graph)
+        run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
+                     create_graph=create_graph)
 
     def detach(self):
         """The same data, cut from the graph."""
@@ -157,9 +147,9 @@ class Tensor:
         """Move to a device ('cpu'/'cuda') and/or convert dtype; differentiable."""
         out = self
         if device is not None and backend.check_device(device) != self.device:
-            out = ops.ToDevice.apply(out, backend.check_device(device))
+            out = ops.ToDevice.apply(out, device=backend.check_device(device))
         if dtype is not None and resolve_dtype(dtype) != self.dtype:
-            out = ops.Cast.apply(out, resolve_dtype(dtype))
+            out = ops.Cast.apply(out, dtype=resolve_dtype(dtype))
         return out
 
     def float(self):
@@ -256,7 +246,7 @@ class Tensor:
         if not fits:
             raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's "
                              f"shape {self.shape}")
-        return ops.MaskedFill.apply(self, mask, value)
+        return ops.MaskedFill.apply(self, mask, value=value)
 
     # ----- reductions -----
     def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
@@ -274,13 +264,13 @@ class Tensor:
     # ----- shape -----
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return ops.Reshape.apply(self, tuple(shape))
+        return ops.Reshape.apply(self, shape=tuple(shape))
 
     view = reshape
 
     def permute(self, *dims):
         dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
-        return ops.Permute.apply(self, tuple(dims))
+        return ops.Permute.apply(self, dims=tuple(dims))
 
     def transpose(self, dim0, dim1):
         for d in (dim0, dim1):
@@ -288,12 +278,12 @@ class Tensor:
                 raise IndexError(f"transpose: dim {d} is out of range for a tensor of shape {self.shape}")
         dims = list(range(self.ndim))
         dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
-        return ops.Permute.apply(self, tuple(dims))
+        return ops.Permute.apply(self, dims=tuple(dims))
 
     @property
     def T(self):
         """All dims reversed (the matrix transpose for 2-D)."""
-        return ops.Permute.apply(self, tuple(range(self.ndim))[::-1])
+        return ops.Permute.apply(self, dims=tuple(range(self.ndim))[::-1])
 
     def unsqueeze(self, dim):
         if not -self.ndim - 1 <= dim <= self.ndim:
@@ -319,7 +309,7 @@ class Tensor:
             index = index.data
         if isinstance(index, list):
             index = np.asarray(index) if backend.device_of(self.data) == "cpu" else backend.to_device(index, "cuda")
-        return ops.GetItem.apply(self, index)
+        return ops.GetItem.apply(self, index=index)
 
 
 def _to_array(data, dtype, device):

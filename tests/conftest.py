@@ -1,14 +1,42 @@
 """Shared fixtures and hypothesis strategies for the engine tests.
 
 Test modules import the strategies with `from conftest import ...` (pytest puts this folder on sys.path).
-"""
-import numpy as np
-import pytest
-from hypothesis import settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
-import minitorch as mt
+device="cuda": with CuPy and a GPU present the tests use them; everywhere else (CI has no GPU) they run on the strict
+CuPy stand-in in tests/cupy_standin, which is put first on sys.path (and on PYTHONPATH, for the tests' subprocesses)
+before minitorch is imported, so `import cupy` finds it.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+STANDIN_DIR = Path(__file__).resolve().parent / "cupy_standin"
+
+
+def _real_gpu_usable():
+    """True when a real CuPy is installed and sees a GPU (asked in a subprocess: a failed CuPy import stays there)."""
+    import importlib.util
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    probe = "import cupy; print(cupy.cuda.runtime.getDeviceCount())"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    return done.returncode == 0 and done.stdout.strip() not in ("", "0")
+
+
+CUPY_STANDIN = not _real_gpu_usable()
+if CUPY_STANDIN:
+    sys.path.insert(0, str(STANDIN_DIR))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(STANDIN_DIR)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+import minitorch as mt  # noqa: E402
+from minitorch import backend  # noqa: E402
 
 # The machine is shared and noisy: no per-example deadline anywhere. Each test sets its own max_examples.
 settings.register_profile("minitorch", deadline=None)
@@ -16,12 +44,52 @@ settings.load_profile("minitorch")
 
 NO_GPU_REASON = "needs CuPy and a CUDA GPU (install with `pip install -e '.[gpu]'`); none is usable here"
 requires_gpu = pytest.mark.skipif(not mt.cuda_available(), reason=NO_GPU_REASON)
+requires_standin = pytest.mark.skipif(not CUPY_STANDIN, reason="counts host synchronisations, which only the CuPy "
+                                      "stand-in records (a real GPU is in use)")
 
 
 @pytest.fixture(scope="session", params=["cpu", pytest.param("cuda", marks=[requires_gpu, pytest.mark.gpu])])
 def device(request):
-    """Each device test runs on the CPU and, where CuPy and a GPU are usable, on the GPU."""
+    """Each device test runs on the CPU and on "cuda" (a real GPU where there is one, else the CuPy stand-in)."""
     return request.param
+
+
+# ----- a tiny parallel corpus: six sentence pairs, the target the source's words reversed -----
+PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
+         ("two old men read books .", "books read men old two ."),
+         ("the bird sings loudly .", "loudly sings bird the ."),
+         ("my sister paints a blue house .", "house blue a paints sister my ."),
+         ("children play in the park .", "park the in play children .")]
+
+
+def write_pairs_corpus(folder, train_copies=30):
+    """PAIRS as a corpus folder (train.xs/.xt repeated train_copies times, val and test once each) -> folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, copies in (("train", train_copies), ("val", 1), ("test", 1)):
+        for lang, side in (("xs", 0), ("xt", 1)):
+            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
+    return folder
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path):
+    """PAIRS, repeated 30 times in train; val and test hold them once."""
+    return write_pairs_corpus(tmp_path / "corpus")
+
+
+@pytest.fixture
+def no_cupy(monkeypatch):
+    """The backend as on a machine without CuPy: device="cuda" gives its missing-CuPy error."""
+    monkeypatch.setattr(backend, "_cp", None)
+    monkeypatch.setattr(backend, "_cuda_checked", None)
+
+
+@pytest.fixture
+def syncs():
+    """The stand-in's log of host synchronisations, emptied: a list of (kind, "file:line")."""
+    import cupy
+    cupy._standin.SYNCS.clear()
+    return cupy._standin.SYNCS
 
 
 # ----- shapes -----
@@ -52,7 +120,8 @@ def away_from_zero(shape, gap=0.1, high=3.0):
 
 
 def distinct(shape, gap=0.25):
-    """float64 arrays whose entries differ pairwise by at least `gap` (no ties for max), in an order hypothesis picks."""
+    """float64 arrays whose entries differ pairwise by at least `gap` (no ties for max), in an order hypothesis
+    picks."""
     size = int(np.prod(shape, dtype=np.int64))
     return st.permutations(range(size)).map(
         lambda p: ((np.asarray(p, dtype=np.float64) - size / 2) * gap).reshape(shape))

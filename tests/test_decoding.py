@@ -12,7 +12,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import optim
 from transformer import DecoderOnly, ModelConfig, Transformer, beam_search, greedy_decode
-from transformer.decoding import inference
+from transformer.inference import inference
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 V = 11
@@ -284,10 +284,10 @@ def test_beam_search_rejects_a_bad_beam_size():
 
 
 # ----- a decoder-only language model learns four sequences and continues their prefixes -----
-def test_a_tiny_language_model_continues_learned_prefixes():
+def test_a_tiny_language_model_continues_learned_prefixes(device):
     mt.manual_seed(0)
     model = DecoderOnly(ModelConfig(vocab_size=V, d_model=32, n_heads=4, d_ff=64, n_decoder_layers=2, dropout=0.0,
-                                    max_len=16))
+                                    max_len=16)).to(device)
     seqs = [[4, 5, 6, 7, 8], [9, 10, 4, 4], [6, 8, 10, 5, 7, 9], [10, 9]]
     ids = np.full((4, 7), PAD)
     targets = np.full((4, 7), PAD)

@@ -14,7 +14,7 @@ import minitorch as mt
 from minitorch import backend
 from train import parallel
 from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
-from test_train_fit import records, tiny_corpus, tiny_fit  # noqa: F401 (tiny_corpus: a fixture)
+from test_train_fit import records, tiny_fit
 
 TESTS = REPO / "tests"
 
@@ -71,7 +71,7 @@ def test_distributed_without_mpi4py_is_a_clear_error(tiny_corpus, tmp_path, monk
 @pytest.mark.parametrize("n_ranks, n_sentences", [(2, 7), (3, 2)])   # (3, 2): one rank has no sentence
 def test_summed_gradients_of_the_shares_are_the_whole_batchs(n_ranks, n_sentences, tmp_path):
     result = ok(mpirun(n_ranks, [str(TESTS / "dist_gradient_check.py"), str(n_sentences)], cwd=tmp_path))
-    assert sorted(result.stdout.split()) == sorted(sum(([f"ok", str(r)] for r in range(n_ranks)), []))
+    assert sorted(result.stdout.split()) == sorted(sum((["ok", str(r)] for r in range(n_ranks)), []))
 
 
 @requires_mpi

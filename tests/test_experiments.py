@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import write_pairs_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,22 +17,13 @@ from train.__main__ import main
 from train.experiments import depth, gradient_path, memory
 from train.presets import PRESETS
 
-PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
-         ("two old men read books .", "books read men old two ."),
-         ("the bird sings loudly .", "loudly sings bird the ."),
-         ("my sister paints a blue house .", "house blue a paints sister my ."),
-         ("children play in the park .", "park the in play children .")]
 TRAINING = ["--preset", "tiny", "--src", "xs", "--tgt", "xt", "--vocab-size", "120", "--batch-tokens", "96"]
 
 
 @pytest.fixture(scope="module")
 def tiny_corpus(tmp_path_factory):
-    """A handful of sentence pairs (word order reversed), repeated in train; val and test hold them once."""
-    folder = tmp_path_factory.mktemp("corpus")
-    for split, copies in (("train", 20), ("val", 1), ("test", 1)):
-        for lang, side in (("xs", 0), ("xt", 1)):
-            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
-    return folder
+    """PAIRS (conftest), repeated 20 times in train; val and test hold them once."""
+    return write_pairs_corpus(tmp_path_factory.mktemp("corpus"), train_copies=20)
 
 
 def read_json(path):
@@ -258,3 +250,43 @@ def test_fit_evaluate_translate_plot_an_lstm_run(kind, tiny_corpus, tmp_path, mo
     assert "no positional_encoding.png" in printed and (run_dir / "curves.png").is_file()
     assert (run_dir / "attention.png").is_file() == (kind == "lstm-attn")
     assert ("no attention.png" in printed) == (kind == "lstm")
+
+
+# ----- sweep -----
+@pytest.mark.slow
+def test_sweep_scores_every_decoding_on_validation_only_and_continues(tiny_corpus, tmp_path, monkeypatch, capsys):
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps({"base": {"max_steps": 2}, "trials": {"base": {}, "dropout-0.3": {"dropout": 0.3}},
+                                "decoding": {"checkpoint": ["last"], "beam": [1, 2], "length_penalty": [0.6, 1.0]}}))
+    from train import corpus
+    read = []
+    original = corpus.read_parallel
+    monkeypatch.setattr(corpus, "read_parallel", lambda d, split, *a: read.append(split) or original(d, split, *a))
+    out = tmp_path / "sweep"
+    argv = ["experiment", "sweep", "--grid", str(grid), "--out", str(out), "--data-dir", str(tiny_corpus), *TRAINING]
+    assert main(argv) == 0
+    data = read_json(out / "sweep.json")["trials"]
+    assert set(data) == {"base", "dropout-0.3"} and data["dropout-0.3"]["settings"] == {"max_steps": 2, "dropout": 0.3}
+    for trial in data.values():
+        assert sorted((d["beam"], d["length_penalty"]) for d in trial["decodings"]) == [(1, .6), (1, 1.), (2, .6),
+                                                                                       (2, 1.)]
+        assert all(0 <= d["val_bleu"] <= 100 for d in trial["decodings"]) and trial["steps"] == 2
+    assert "test" not in read and "val" in read          # chosen on validation: the test split is never read
+    assert (out / "sweep.md").read_text().count("\n| ") == 3
+    capsys.readouterr()
+    assert main(argv) == 0                               # a second run trains nothing again
+    assert capsys.readouterr().out.count("already in") == 2
+
+
+@pytest.mark.parametrize("grid, reason", [
+    ({"trials": {"a": {"dropuot": 0.3}}}, "trials.a: 'dropuot' is not a fit flag"),
+    ({"trials": {}}, "non-empty \"trials\""),
+    ({"trials": {"a": {}}, "decoding": {"beam": 5}}, "decoding.beam: expected a non-empty list"),
+    ({"trials": {"a": {}}, "seeds": [1]}, "unknown key 'seeds'"),
+])
+def test_a_bad_grid_is_one_line_naming_the_file_and_key(grid, reason, tmp_path, capsys):
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(grid))
+    assert main(["experiment", "sweep", "--grid", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"--grid {path}: " in err and reason in err and len(err.strip().splitlines()) == 1

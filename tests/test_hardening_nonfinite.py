@@ -8,7 +8,7 @@ from test_hardening_corpus import fit_argv, make_corpus, one_line_error, run_cli
 
 import minitorch as mt
 from minitorch.autograd import Function
-from train import fit
+from train import step
 
 
 class InfiniteGradient(Function):
@@ -22,9 +22,9 @@ class InfiniteGradient(Function):
 
 
 def poison(monkeypatch, bad_steps, how):
-    """From the given training batches on (1-based calls of Trainer.loss), make the loss nan or its gradient inf.
-    Returns the list of (call number, snapshot of the weights and optimizer step before that call)."""
-    original = fit.Trainer.loss
+    """From the given training batches on (1-based calls of TrainStep.forward, the loss), make the loss nan or its
+    gradient inf. Returns the list of (call number, snapshot of the weights and optimizer step before that call)."""
+    original = step.TrainStep.forward
     calls = []
 
     def loss(self, *batch):
@@ -34,7 +34,7 @@ def poison(monkeypatch, bad_steps, how):
         if len(calls) in bad_steps:
             value = value * float("nan") if how == "nan" else InfiniteGradient.apply(value)
         return value
-    monkeypatch.setattr(fit.Trainer, "loss", loss)
+    monkeypatch.setattr(step.TrainStep, "forward", loss)
     return calls
 
 

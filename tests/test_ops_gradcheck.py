@@ -205,7 +205,8 @@ def transpose_cases(draw):
     return (draw(arrays(shape)),), {"d0": d0, "d1": d1}
 
 
-OPS["transpose"] = Op(transpose_cases(), lambda x, d0, d1: x.transpose(d0, d1), lambda x, d0, d1: np.swapaxes(x, d0, d1))
+OPS["transpose"] = Op(transpose_cases(), lambda x, d0, d1: x.transpose(d0, d1),
+                      lambda x, d0, d1: np.swapaxes(x, d0, d1))
 OPS[".T"] = Op(unary(), lambda x: x.T, lambda x: x.T)
 
 
@@ -332,7 +333,8 @@ def where_number_cases(draw):
 
 OPS["where (with a number)"] = Op(
     where_number_cases(),
-    lambda x, cond, c, number_first: mt.where(mt.tensor(cond), c, x) if number_first else mt.where(mt.tensor(cond), x, c),
+    lambda x, cond, c, number_first: (mt.where(mt.tensor(cond), c, x) if number_first
+                                      else mt.where(mt.tensor(cond), x, c)),
     lambda x, cond, c, number_first: np.where(cond, c, x) if number_first else np.where(cond, x, c))
 
 

@@ -14,13 +14,14 @@ D = [RNG.standard_normal(s) for s in SHAPES]
 P0 = [RNG.standard_normal(s) for s in SHAPES]
 
 
-def make_params():
-    return [nn.Parameter(mt.tensor(p, dtype=np.float64)) for p in P0]
+def make_params(device="cpu"):
+    return [nn.Parameter(mt.tensor(p, dtype=np.float64, device=device)) for p in P0]
 
 
 def backward_loss(params):
-    loss = sum(((p * p * mt.tensor(c, dtype=np.float64)) + p * mt.tensor(d, dtype=np.float64)).sum()
-               for p, c, d in zip(params, C, D))
+    device = params[0].device
+    loss = sum(((p * p * mt.tensor(c, dtype=np.float64, device=device)) +
+                p * mt.tensor(d, dtype=np.float64, device=device)).sum() for p, c, d in zip(params, C, D))
     loss.backward()
 
 
@@ -144,6 +145,23 @@ def test_resuming_from_a_saved_state_matches_uninterrupted_training(make, tmp_pa
     resumed = [nn.Parameter(t) for t in saved["params"]]
     opt2 = make(resumed)
     opt2.load_state_dict(saved["optim"])
+    for a, b in zip(train(opt2, resumed, steps=3), uninterrupted):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("make", [lambda p: optim.SGD(p, lr=0.05, momentum=0.9), lambda p: optim.Adam(p, lr=0.01)])
+def test_state_handed_over_in_memory_continues_on_the_device(make, device):
+    params = make_params(device)
+    uninterrupted = train(make(params), params, steps=6)
+    params = make_params(device)
+    opt = make(params)
+    train(opt, params, steps=3)
+    state = opt.state_dict()   # its arrays still on the device, as a trainer hands them over
+    resumed = [nn.Parameter(p.detach()) for p in params]
+    opt2 = make(resumed)
+    opt2.load_state_dict(state)
+    for new, old in zip(opt2.state, opt.state):   # copies: the old optimizer's steps cannot change the new one's
+        assert all(new[k] is not old[k] for k in old if hasattr(old[k], "shape"))
     for a, b in zip(train(opt2, resumed, steps=3), uninterrupted):
         np.testing.assert_array_equal(a, b)
 

@@ -7,7 +7,8 @@ import minitorch as mt
 
 
 # ----- creation and dtypes -----
-@pytest.mark.parametrize("data, dtype", [([1.0, 2.0], np.float32), (np.array([1.0, 2.0]), np.float32), (1.5, np.float32),
+@pytest.mark.parametrize("data, dtype", [([1.0, 2.0], np.float32), (np.array([1.0, 2.0]), np.float32),
+                                         (1.5, np.float32),
                                          ([1, 2], np.int64), ([True, False], np.bool_), (np.int32(3), np.int32)])
 def test_floats_become_float32_and_other_kinds_are_kept(data, dtype):
     t = mt.tensor(data)
@@ -108,7 +109,8 @@ def test_mixed_float_dtypes_promote():
 # ----- comparisons and logic -----
 def test_comparisons_give_bool_tensors_outside_the_graph():
     x = mt.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    for result, expected in [(x < 2, [True, False, False]), (x <= 2, [True, True, False]), (x > 2, [False, False, True]),
+    for result, expected in [(x < 2, [True, False, False]), (x <= 2, [True, True, False]),
+                             (x > 2, [False, False, True]),
                              (x >= 2, [False, True, True]), (x == 2, [False, True, False]),
                              (x != 2, [True, False, True]), (x > mt.tensor([0.0, 5.0, 3.0]), [True, False, False])]:
         assert result.dtype == np.bool_ and not result.requires_grad

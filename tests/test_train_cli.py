@@ -6,7 +6,6 @@ import urllib.error
 
 import pytest
 
-import minitorch as mt
 from train import download
 from train.__main__ import COMMANDS
 from cli_runner import run_cli
@@ -60,10 +59,15 @@ def test_no_multi30k_and_no_network_explains_where_to_put_the_files(tmp_path, mo
     assert "Network is unreachable" in err and str(tmp_path / ".cache" / "minitorch" / "multi30k") in err
 
 
-@pytest.mark.skipif(mt.cuda_available(), reason="checks the message given when no GPU is usable")
-def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys):
+def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys, no_cupy):
     status, out, err = run_cli(["fit", "--preset", "demo", "--device", "cuda", "--run-dir", str(tmp_path)], capsys)
     assert status == 2 and "device='cuda' is not available" in err and len(err.strip().splitlines()) == 1
+
+
+def test_check_gpu_without_cupy_says_what_to_install_and_exits_1(capsys, no_cupy):
+    status, out, err = run_cli(["check-gpu"], capsys)
+    assert status == 1 and out == "" and len(err.strip().splitlines()) == 1
+    assert "CuPy is not installed" in err and "cupy-cuda12x, CUDA 12" in err and "cupy-cuda13x" in err
 
 
 def test_every_command_has_help(capsys):

@@ -6,28 +6,11 @@ import signal
 
 import numpy as np
 import pytest
+from conftest import PAIRS
 
 import minitorch as mt
 from train import checkpoint, fit
 from train.__main__ import main
-
-PAIRS = [("the red cat sleeps .", "sleeps cat red the ."), ("a small dog runs home .", "home runs dog small a ."),
-         ("two old men read books .", "books read men old two ."),
-         ("the bird sings loudly .", "loudly sings bird the ."),
-         ("my sister paints a blue house .", "house blue a paints sister my ."),
-         ("children play in the park .", "park the in play children .")]
-
-
-@pytest.fixture
-def tiny_corpus(tmp_path):
-    """A handful of sentence pairs (word order reversed), repeated 30 times in train; val and test hold them once."""
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for split, copies in (("train", 30), ("val", 1), ("test", 1)):
-        for lang, side in (("xs", 0), ("xt", 1)):
-            (folder / f"{split}.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS) * copies)
-    return folder
-
 
 def tiny_fit(corpus, run_dir, *extra):
     return ["fit", "--preset", "tiny", "--data-dir", str(corpus), "--src", "xs", "--tgt", "xt", "--run-dir",

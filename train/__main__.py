@@ -8,8 +8,8 @@ import argparse
 import os
 import sys
 
-from . import bench, evaluate, experiments, fit, plot, translate
-from .errors import TrainError
+from . import bench, check_gpu, evaluate, experiments, fit, plot, translate
+from .errors import TrainError, error_message
 
 COMMANDS = {
     "fit": fit,
@@ -18,6 +18,7 @@ COMMANDS = {
     "plot": plot,
     "bench": bench,
     "experiment": experiments,
+    "check-gpu": check_gpu,
 }
 
 
@@ -37,21 +38,6 @@ def build_parser():
         module.add_arguments(commands.add_parser(name, help=summary, description=module.__doc__,
                                                  formatter_class=argparse.RawDescriptionHelpFormatter))
     return parser
-
-
-def error_message(command, e):
-    """(one-line message, exit status) for an exception a user should see without a traceback; (None, 1) for one
-    that is a bug."""
-    if isinstance(e, TrainError):
-        return str(e), e.exit_status
-    if isinstance(e, KeyboardInterrupt):
-        return "interrupted", 130
-    if isinstance(e, OSError):  # the machine's side: a full disk, a folder that may not be written, ...
-        where = f"{e.filename}: " if e.filename else ""
-        return f"{where}{e.strerror or e}", 1
-    if isinstance(e, MemoryError):  # also CuPy's OutOfMemoryError
-        return f"out of memory ({type(e).__name__}: {e}); a smaller --batch-tokens needs less", 1
-    return None, 1
 
 
 def main(argv=None):

@@ -3,9 +3,12 @@ import argparse
 
 from minitorch import backend
 
+from .threads import PRESET_THREADS
+
 
 def _number(convert, accept, expected):
-    """An argparse type: text -> convert(text), an argparse error saying `expected` when it fails or accept() says no."""
+    """An argparse type: text -> convert(text); an argparse error saying `expected` when it fails or accept() says
+    no."""
     def parse(text):
         try:
             value = convert(text)
@@ -44,7 +47,6 @@ CHECKPOINT_HELP = "which weights (default: best, or last while the run has no be
 def add_decoding_arguments(parser):
     """The options shared by the commands that decode with a trained run (evaluate, translate)."""
     from .checkpoint import CHECKPOINTS
-    from .threads import add_threads_argument
     parser.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
     parser.add_argument("--beam", type=positive_int, default=5, help="beam size; 1 = greedy (default 5)")
     parser.add_argument("--length-penalty", type=positive_float, default=0.6, help="GNMT length penalty alpha (0.6)")
@@ -52,3 +54,10 @@ def add_decoding_arguments(parser):
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="source tokens per decoding batch")
     add_device_argument(parser)
     add_threads_argument(parser)
+
+
+def add_threads_argument(parser):
+    measured = ", ".join(f"{name} {n}" for name, n in PRESET_THREADS.items())
+    parser.add_argument("--threads", type=positive_int, metavar="N",
+                        help=f"BLAS threads of each process (default: OPENBLAS_NUM_THREADS when set, else the "
+                             f"preset's measured choice: {measured}; at most a process's share of the cores)")

@@ -12,3 +12,18 @@ class UsageError(TrainError):
     exit status 2, like argparse's own errors."""
 
     exit_status = 2
+
+
+def error_message(command, e):
+    """(one-line message, exit status) for an exception a user should see without a traceback; (None, 1) for one
+    that is a bug."""
+    if isinstance(e, TrainError):
+        return str(e), e.exit_status
+    if isinstance(e, KeyboardInterrupt):
+        return "interrupted", 130
+    if isinstance(e, OSError):  # the machine's side: a full disk, a folder that may not be written, ...
+        where = f"{e.filename}: " if e.filename else ""
+        return f"{where}{e.strerror or e}", 1
+    if isinstance(e, MemoryError):  # also CuPy's OutOfMemoryError
+        return f"out of memory ({type(e).__name__}: {e}); a smaller --batch-tokens needs less", 1
+    return None, 1

@@ -10,7 +10,7 @@ from pathlib import Path
 from . import corpus, metrics, parallel, run, threads
 from .arguments import add_decoding_arguments
 from .decode import translate_lines
-from .errors import TrainError
+from .errors import TrainError, UsageError
 
 DEFAULT_SPLITS = ("test_2016_flickr", "test", "val")  # the first one present is evaluated when --split is not given
 
@@ -37,10 +37,10 @@ def evaluate(args, device, world):
     s = config["settings"]
     blas = threads.setup(s["preset"], args.threads, world)[0]
     if (args.src_file is None) != (args.ref_file is None):
-        raise TrainError("--src-file and --ref-file go together")
+        raise UsageError("--src-file and --ref-file go together")
     if args.src_file is not None:
         if args.split:
-            raise TrainError("give either --split or --src-file/--ref-file, not both")
+            raise UsageError("give either --split or --src-file/--ref-file, not both")
         sources, references = corpus.read_aligned(args.src_file, args.ref_file)
         name = Path(args.src_file).name
     else:

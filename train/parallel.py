@@ -11,7 +11,7 @@ import sys
 import minitorch.functional as F
 from minitorch import distributed
 
-from .errors import TrainError
+from .errors import TrainError, error_message
 from .tokenizer import PAD_ID
 
 def add_distributed_argument(parser, what="training"):
@@ -78,7 +78,6 @@ def stop_job_on_error(world, command):
     try:
         yield
     except BaseException as e:   # noqa: B036 - any failure, Ctrl-C included, must take the whole job down
-        from .__main__ import error_message
         message, status = error_message(command, e)
         if isinstance(e, SystemExit):
             if not e.code:

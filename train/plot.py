@@ -20,7 +20,7 @@ from .batching import pad, source_batch
 from .checkpoint import CHECKPOINTS
 from .corpus import read_parallel
 from .decode import translate_ids
-from .errors import TrainError
+from .errors import TrainError, UsageError
 from .tokenizer import BOS_ID
 
 
@@ -134,7 +134,7 @@ def attention_figure(model, tokenizer, sentence):
     import matplotlib.pyplot as plt
     src_ids = tokenizer.encode([sentence])[0]
     if not src_ids:
-        raise TrainError("--sentence is empty")
+        raise UsageError("--sentence is empty")
     hyp = translate_ids(model, [src_ids], beam=1)[0]
     src = source_batch([src_ids])
     weights = model.cross_attention(src, pad([hyp], prefix=(BOS_ID,)))

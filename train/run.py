@@ -100,6 +100,11 @@ def model_config(kind, vocab_size, sizes):
         raise TrainError(f"bad model configuration: {e}") from None
 
 
+def new_model(kind, vocab_size, sizes):
+    """A freshly initialised model of a kind (transformer, lstm, lstm-attn) with the given sizes (a preset's)."""
+    return model_classes(kind)[1](model_config(kind, vocab_size, sizes))
+
+
 def build_model(config):
     """A freshly initialised model from a run's config (model kind and its configuration)."""
     config_class, model_class = model_classes(config["settings"]["model"])

@@ -7,7 +7,6 @@ machine with the other core busy. The measurements behind PRESET_THREADS are in 
 """
 import os
 
-from .arguments import positive_int
 
 # BLAS threads per process for each preset, from `python -m train bench --preset P --threads 1|2` on a 2-core CPU,
 # quiet and with the other core busy: for demo, tiny and small a second thread gained 0-20% on the quiet machine and
@@ -16,13 +15,6 @@ from .arguments import positive_int
 PRESET_THREADS = {"demo": 1, "tiny": 1, "small": 1, "base": 1}
 ENVIRONMENT = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")   # read by the BLAS libraries at start
 LOCAL_SIZE = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE")   # ranks on this machine
-
-
-def add_threads_argument(parser):
-    measured = ", ".join(f"{name} {n}" for name, n in PRESET_THREADS.items())
-    parser.add_argument("--threads", type=positive_int, metavar="N",
-                        help=f"BLAS threads of each process (default: OPENBLAS_NUM_THREADS when set, else the "
-                             f"preset's measured choice: {measured}; at most a process's share of the cores)")
 
 
 def cores(local_ranks=1):

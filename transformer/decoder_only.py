@@ -74,7 +74,8 @@ class DecoderOnly(nn.Module):
         column = np.arange(P + 1)[None, :]
         valid = column >= start[:, None]
         position = np.where(valid, column - start[:, None], 0)
-        ids, valid, position = (backend.to_device(a, self.device) for a in (ids, valid, position))
+        # positions stay on the host: the max_len check reads them, and the embedding lookup moves them
+        ids, valid = (backend.to_device(a, self.device) for a in (ids, valid))
         mask = causal_mask(P + 1, backend.xp_of(valid)) & valid[:, None, None, :]  # (B, 1, P + 1, P + 1)
         caches = [{} for _ in self.decoder.layers]
         x = self.decoder(self.pos(self.embed(ids), position), mask, caches=caches)

@@ -7,25 +7,12 @@ Both use only the incremental-decoding interface, so any model that has it can b
 Both run in eval mode under no_grad, never produce pad or bos, and stop a sentence at eos or after
 max_len_a * (its source length without padding) + max_len_b tokens. They return token ids without bos/eos/pad.
 """
-import contextlib
-
 import numpy as np
 
-import minitorch as mt
 import minitorch.functional as F
 from minitorch import Tensor, backend
 
-
-@contextlib.contextmanager
-def inference(model):
-    """Eval mode and no_grad inside the block; the model's mode is restored after it."""
-    was_training = model.training
-    model.eval()
-    try:
-        with mt.no_grad():
-            yield
-    finally:
-        model.train(was_training)
+from .inference import inference
 
 
 def max_lengths(src, max_len_a, max_len_b, pad_id):
@@ -103,8 +90,11 @@ def beam_search(model, src, beam_size=5, length_penalty=0.6, max_len_a=1.5, max_
             xp, n, V = backend.xp_of(log_p), len(sents), log_p.shape[1]
             candidates = (xp.asarray(scores).reshape(-1, 1) + log_p).reshape(n, K * V)
             top = xp.argpartition(-candidates, 2 * K - 1, axis=1)[:, :2 * K]
-            value = backend.to_numpy(xp.take_along_axis(candidates, top, axis=1))
-            top = backend.to_numpy(top)
+            # the step's one read from the device: the 2K best scores and their positions, in one float64 array
+            # (positions < n K V are exact in float64)
+            picked = backend.to_numpy(xp.concatenate([xp.take_along_axis(candidates, top, axis=1),
+                                                      top.astype(np.float64)], axis=1))
+            value, top = picked[:, :2 * K], picked[:, 2 * K:].astype(np.int64)
             order = np.lexsort((top, -value), axis=1)  # best first; ties: the lower beam, then the lower token id
             value, top = np.take_along_axis(value, order, 1), np.take_along_axis(top, order, 1)
             beam, token = top // V, top % V

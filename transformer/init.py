@@ -5,16 +5,12 @@ d_model-wide block at a time for the fused Q/K/V and K/V projections, so they st
 Biases: zero. Token and learned position embeddings: N(0, d_model^-1/2), so that embedding * sqrt(d_model) has unit
 variance like the sinusoids, and tied output logits start small.
 """
-import math
-
 from minitorch import nn
 
 
 def xavier_linear_(linear, n_blocks=1):
     """Xavier-uniform weight (in n_blocks equal row blocks) and zero bias for an nn.Linear, in place."""
-    fan_out, fan_in = linear.weight.shape[0] // n_blocks, linear.weight.shape[1]
-    a = math.sqrt(6.0 / (fan_in + fan_out))
-    nn.init.uniform_(linear.weight, -a, a)
+    nn.init.xavier_uniform_(linear.weight, n_blocks=n_blocks)
     if linear.bias is not None:
         nn.init.zeros_(linear.bias)
     return linear

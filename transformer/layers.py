@@ -52,7 +52,8 @@ class PositionalEncoding(nn.Module):
         self._sinusoids = {}  # (device, dtype) -> Tensor: fixed, so not part of the state dict
 
     def forward(self, x, positions=0):
-        """x (B, T, d_model); positions: the first position (int, then T in a row) or each one, (B, T) int array."""
+        """x (B, T, d_model); positions: the first position (int, then T in a row) or each one, (B, T) int array
+        (a host array: the max_len check reads it, which on a GPU array would make the host wait)."""
         T = x.shape[1]
         last = positions + T - 1 if isinstance(positions, int) else (int(positions.max()) if positions.size else 0)
         if last >= self.max_len:

@@ -11,6 +11,7 @@ import minitorch as mt
 from minitorch import nn
 
 from .additive_attention import AdditiveAttention
+from .inference import inference
 from .layers import Embeddings
 from .masks import as_ids
 from .model import output_logits
@@ -163,11 +164,6 @@ class LSTMAttnSeq2Seq(_LSTMEncoderDecoder):
 
     def cross_attention(self, src, tgt_in):
         """Attention weights as [a NumPy array (B, 1, T, S)]: one "layer" with one "head" (eval mode, no grad)."""
-        was_training = self.training
-        self.eval()
-        try:
-            with mt.no_grad():
-                weights = self.run_decoder(src, tgt_in)[1]
-        finally:
-            self.train(was_training)
+        with inference(self):
+            weights = self.run_decoder(src, tgt_in)[1]
         return [mt.stack(weights, dim=1).numpy()[:, None]]

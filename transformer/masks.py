@@ -9,7 +9,9 @@ from minitorch import Tensor, backend
 
 
 def as_ids(ids, name, device, ndim=2, vocab_size=None):
-    """ids (a Tensor, NumPy/CuPy array or nested list of ints) -> an int64 array of ndim dims on device."""
+    """ids (a Tensor, NumPy/CuPy array or nested list of ints) -> an int64 array of ndim dims on device.
+
+    Host ids are range-checked here, before they move; ids already on the GPU (a decoder's own outputs) are not."""
     array = ids.data if isinstance(ids, Tensor) else ids
     if not backend.is_array(array):
         array = np.asarray(array)
@@ -20,9 +22,9 @@ def as_ids(ids, name, device, ndim=2, vocab_size=None):
         raise ValueError(f"{name}: expected token ids of shape {want}, got shape {tuple(array.shape)}")
     if array.dtype.kind not in "iu":
         raise TypeError(f"{name}: token ids must be integers, got dtype {array.dtype}")
-    if vocab_size is not None and array.size and (int(array.min()) < 0 or int(array.max()) >= vocab_size):
-        raise ValueError(f"{name}: token ids must lie in [0, {vocab_size}), got values from {int(array.min())} "
-                         f"to {int(array.max())}")
+    bad = None if vocab_size is None else backend.out_of_range(array, vocab_size)
+    if bad:
+        raise ValueError(f"{name}: token ids must lie in [0, {vocab_size}), got values from {bad[0]} to {bad[1]}")
     return backend.to_device(array.astype(np.int64, copy=False), device)
 
 

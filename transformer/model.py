@@ -3,6 +3,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import nn
 
+from .inference import inference
 from .layers import DecoderLayer, Embeddings, EncoderLayer, PositionalEncoding
 from .masks import as_ids, causal_mask, padding_mask
 from .state import select_rows
@@ -123,13 +124,8 @@ class Transformer(nn.Module):
 
     def cross_attention(self, src, tgt_in):
         """Cross-attention weights: a NumPy array (B, n_heads, T, S) for each decoder layer (eval mode, no grad)."""
-        was_training = self.training
-        self.eval()
-        try:
-            with mt.no_grad():
-                weights = []
-                memory, src_mask = self.encode(src)
-                self.decode(tgt_in, memory, src_mask, weights=weights)
-        finally:
-            self.train(was_training)
+        weights = []
+        with inference(self):
+            memory, src_mask = self.encode(src)
+            self.decode(tgt_in, memory, src_mask, weights=weights)
         return [w.numpy() for w in weights]

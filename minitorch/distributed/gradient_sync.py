@@ -41,7 +41,8 @@ class _Bucket:
 
 
 class GradientSync:
-    """sync(extras) -> extras summed over ranks; each parameter's .grad becomes the sum over ranks of its .grad.
+    """sync(extras) -> extras summed over ranks (a 1-D array); each parameter's .grad becomes the sum over ranks of
+    its .grad.
 
     A parameter without a gradient on a rank counts as zeros there (a rank whose share of a batch was empty), and
     has one afterwards. The parameters must come in the same order on every rank (the same model).
@@ -62,21 +63,27 @@ class GradientSync:
         self.n_extras = n_extras
 
     def __call__(self, extras=()):
-        extras = [float(x) for x in extras]
+        """Sum the gradients over the ranks, and extras (numbers or 0-d arrays): their sums come back as a 1-D array
+        on the parameters' device, not read, since reading it makes the host wait for the device (a training step
+        reads it once, with the gradient norm)."""
+        device = self.buckets[-1].device if self.buckets else "cpu"
+        xp = backend.xp_of_device(device)
+        dtype = self.buckets[-1].dtype if self.buckets else "float64"
+        values = xp.stack([xp.asarray(x, dtype=dtype) for x in extras]) if len(extras) else xp.zeros(0, dtype)
         if self.world.size == 1:
-            return extras
+            return values
         if not self.buckets:
-            return [float(v) for v in self.world.allreduce_sum_(backend.xp_of_device("cpu").array(extras))]
+            return self.world.allreduce_sum_(values)
         if self.n_extras != len(extras):
             self._allocate(len(extras))
         last = self.buckets[-1]
         for b in self.buckets:
             b.pack()
-        last.flat[last.size:] = backend.xp_of(last.flat).asarray(extras, dtype=last.dtype)
+        last.flat[last.size:] = values
         for b in self.buckets:
             self.world.allreduce_sum_(b.flat)
             b.unpack()
-        return [float(v) for v in last.flat[last.size:]]
+        return last.flat[last.size:]
 
 
 def broadcast_parameters(params, world, root=0):

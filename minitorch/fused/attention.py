@@ -7,6 +7,7 @@ from .. import backend
 from ..autograd import Function
 from ..ops.elementwise import keep_mask
 from ..tensor import Tensor
+from . import composed
 
 
 def _swap(a):
@@ -19,7 +20,7 @@ class ScaledDotProductAttention(Function):
     q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv) -> out (..., Tq, dv); batch dims broadcast as in matmul.
     mask bool, broadcastable to (..., Tq, Tk), True = may attend; a row with no True gets weights 0 (out 0).
     Forward names: s = q k^T / sqrt(d), w = softmax(s) (0 where masked), a = w * m / (1 - p) with m the kept mask.
-    Backward (the dropout mask m is the forward's, saved as bool):
+    Backward (docs/backprop.md section 5; the dropout mask m is the forward's, saved as bool):
         dv = a^T g,       da = g v^T,       dw = da * m / (1 - p)
         ds = w * (dw - sum(dw * w, -1))                       (the softmax backward; 0 where w is 0)
         dq = ds k / sqrt(d),   dk = ds^T q / sqrt(d)
@@ -27,24 +28,28 @@ class ScaledDotProductAttention(Function):
     """
     needs_float = True
 
+    def composed(self, q, k, v, mask):  # what create_graph=True differentiates (docs/backprop.md)
+        return composed.scaled_dot_product_attention(q, k, v, mask, self.dropout_p, keep=self.keep)
+
     def forward(self, q, k, v, mask, dropout_p):
         xp = backend.xp_of(q)
         self.scale = 1.0 / math.sqrt(q.shape[-1])
-        w = q @ _swap(k)
-        w *= self.scale                                      # s
+        s = q @ _swap(k)
+        s *= self.scale                                      # s = q k^T / sqrt(d)
         if mask is not None:
-            xp.copyto(w, -math.inf, where=~mask)
-        row_max = w.max(axis=-1, keepdims=True)
+            xp.copyto(s, -math.inf, where=~mask)
+        row_max = s.max(axis=-1, keepdims=True)
         if mask is not None:  # a fully masked row has max -inf; shifting by 0 instead keeps exp(-inf) = 0, no nan
             xp.copyto(row_max, 0, where=xp.isneginf(row_max))
+        w = s                                                # the softmax works in place: the buffer of s becomes w
         w -= row_max
         xp.exp(w, out=w)
         total = w.sum(axis=-1, keepdims=True)
         if mask is not None:  # and its sum is 0: divide by 1 to leave the row at 0
             xp.copyto(total, 1, where=total == 0)
-        w /= total                                           # w
+        w /= total                                           # w = softmax(s)
         self.q, self.k, self.v, self.w = q, k, v, w
-        self.keep = None
+        self.keep, self.dropout_p = None, dropout_p
         a = w
         if dropout_p > 0.0:
             # the same draw as ops.Dropout, so a fixed seed gives the same mask as the composed version
@@ -65,14 +70,15 @@ class ScaledDotProductAttention(Function):
         dv = _swap(a) @ g if need_v else None
         if not (need_q or need_k):
             return None, None, dv, None
-        dw = g @ _swap(v)                                    # da
+        da = g @ _swap(v)                                    # da = g v^T
+        dw = da                                              # scaled in place: the buffer of da becomes dw
         if self.keep is not None:
             dw *= self.keep
-            dw *= self.dropout_scale                         # dw
-        ds = dw * w
-        row = ds.sum(axis=-1, keepdims=True)                 # sum(dw * w)
-        xp.subtract(dw, row, out=ds)
-        ds *= w                                              # ds
+            dw *= self.dropout_scale                         # dw = da * m / (1 - p)
+        dw_w = dw * w
+        dw_dot_w = dw_w.sum(axis=-1, keepdims=True)          # <dw, w>
+        ds = xp.subtract(dw, dw_dot_w, out=dw_w)             # in the buffer of dw * w
+        ds *= w                                              # ds = w * (dw - <dw, w>)
         dq = ds @ k if need_q else None
         dk = _swap(ds) @ q if need_k else None
         if dq is not None:

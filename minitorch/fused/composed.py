@@ -51,7 +51,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=True):
+def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=True, keep=None):
+    """keep: a dropout mask (bool, the weights' shape) to use instead of a fresh draw (the fused op's own)."""
     from ..functional import dropout
     scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
@@ -63,7 +64,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Tru
         w = where(Tensor._make(backend.xp_of(w.data).broadcast_to(any_valid, w.shape)), w, 0.0)
     else:
         w = softmax(scores, dim=-1)
-    w = dropout(w, dropout_p, training)
+    if keep is not None:
+        w = w * Tensor._make(keep) * (1.0 / (1.0 - dropout_p))
+    else:
+        w = dropout(w, dropout_p, training)
     return w @ v
 
 

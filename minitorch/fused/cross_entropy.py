@@ -4,18 +4,10 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from . import composed
+from .rows import grad_buffer, row_blocks, row_sum
 
 REDUCTIONS = ("mean", "sum", "none")
-
-
-BLOCK_BYTES = 1 << 20  # row blocks of about 1 MB stay in the L2 cache between the passes over them
-
-
-def row_blocks(n_rows, row_bytes, device):
-    """Row slices covering range(n_rows): blocks of about BLOCK_BYTES on the CPU, so that every pass over a block
-    after the first reads from cache rather than memory; one block on a GPU, where each pass is one kernel."""
-    step = max(1, n_rows if device != "cpu" else BLOCK_BYTES // max(row_bytes, 1))
-    return [slice(i, i + step) for i in range(0, n_rows, step)]
 
 
 class CrossEntropy(Function):
@@ -24,12 +16,18 @@ class CrossEntropy(Function):
     The target distribution is q = (1 - e) one_hot(t) + e / C (label smoothing e). With z = x - max(x),
     E = exp(z) and S = sum_c E, log p = z - log S, and since sum_c q_c = 1 the loss needs no log p array:
         loss_r = log S_r - (1 - e) z_r[t_r] - (e / C) sum_c z_rc
-    Backward, with s_r the gradient reaching row r (g, g / n_valid or g_r; 0 on ignored rows), p = E / S:
+    Backward (docs/backprop.md section 3), with s_r the gradient reaching row r (g, g / n_valid or g_r; 0 on
+    ignored rows), p = E / S:
         d loss_r / d x_rc = p_rc - q_rc,   so   dx = E * (s / S) - s e / C - s (1 - e) one_hot(t)
     Only E (M, C) in the logits' dtype and S (M,) are saved: the division by S happens on the (M, 1) side, and
-    the backward writes dx into E when no second backward follows.
+    the backward writes dx into E when no second backward follows (rows.grad_buffer). Row sums and cache-sized row
+    blocks: rows.py.
     """
     needs_float = True
+
+    def composed(self, x, target):  # what create_graph=True differentiates (docs/backprop.md)
+        t = backend.xp_of(self.target).where(self.valid, self.target, -1)  # -1 marks the ignored rows
+        return composed.cross_entropy(x, t, ignore_index=-1, label_smoothing=self.e, reduction=self.reduction)
 
     def forward(self, x, target, ignore_index, label_smoothing, reduction):
         xp = backend.xp_of(x)
@@ -41,37 +39,37 @@ class CrossEntropy(Function):
         row_max = xp.empty((n_rows, 1), x.dtype)
         S = xp.empty(n_rows, x.dtype)
         z_sum = xp.zeros(n_rows, x.dtype)
-        ones = xp.ones(n_classes, x.dtype)  # row sums as matrix-vector products: BLAS beats NumPy's sum here
         for r in row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x)):
             row_max[r] = x[r].max(axis=1, keepdims=True)
-            xp.subtract(x[r], row_max[r], out=E[r])                    # z
+            z = xp.subtract(x[r], row_max[r], out=E[r])                 # z, in the buffer that will hold E
             if e:
-                z_sum[r] = E[r] @ ones                                  # sum_c z
-            xp.exp(E[r], out=E[r])                                      # the one exponential, in place: E
-            S[r] = E[r] @ ones                                          # S
+                z_sum[r] = row_sum(z)                                   # sum_c z
+            xp.exp(z, out=E[r])                                         # the one exponential, in place: E
+            S[r] = row_sum(E[r])                                        # S
         z_target = x[xp.arange(n_rows), safe_target] - row_max[:, 0]
         loss = xp.log(S) - (1.0 - e) * z_target
         if e:
             loss -= (e / n_classes) * z_sum
         loss *= valid
         self.E, self.S, self.target, self.valid, self.e = E, S, safe_target, valid, e
-        self.reduction, self.n_valid = reduction, int(valid.sum())
+        # the count stays on the device (reading it would stall a GPU); as a float of x's dtype, which keeps the loss's
+        # dtype, and at least 1: with every row ignored the mean loss is 0 (PyTorch gives nan)
+        self.reduction, self.n_valid = reduction, xp.maximum(valid.sum(dtype=x.dtype), 1)
         if reduction == "none":
             return loss
         if reduction == "sum":
             return xp.asarray(loss.sum())
-        # "mean" over non-ignored rows; with every row ignored the loss is 0 (PyTorch gives nan)
-        return xp.asarray(loss.sum() / max(self.n_valid, 1))
+        return xp.asarray(loss.sum() / self.n_valid)
 
     def backward(self, g):
         xp = backend.xp_of(g)
         E, S, e = self.E, self.S, self.e
         n_rows, n_classes = E.shape
         if self.reduction == "mean":
-            g = g / max(self.n_valid, 1)
+            g = g / self.n_valid
         s = (g * self.valid).astype(E.dtype, copy=False)               # s_r; g is () for mean/sum, (M,) for none
         s_over_S = (s / S)[:, None]                                     # (M, 1): s / S
-        dx = E if not self.retain_graph else xp.empty_like(E)
+        dx = grad_buffer(self, E)
         for r in row_blocks(n_rows, E.itemsize * n_classes, backend.device_of(E)):
             xp.multiply(E[r], s_over_S[r], out=dx[r])                   # E * (s / S)
             if e:
@@ -82,7 +80,8 @@ class CrossEntropy(Function):
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """logits (N, C) with target (N,), or (N, T, C) with (N, T), int class ids -> the loss (a scalar, or target's
-    shape for reduction="none"). Targets equal to ignore_index add nothing; "mean" divides by their count."""
+    shape for reduction="none"). Targets equal to ignore_index add nothing; "mean" divides by the count of the others.
+    Host targets are range-checked; targets already on the GPU are not (see backend.out_of_range)."""
     if not isinstance(logits, Tensor):
         raise TypeError(f"cross_entropy: logits must be a Tensor, got {type(logits).__name__}")
     if reduction not in REDUCTIONS:
@@ -98,13 +97,11 @@ def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduct
         raise ValueError(f"cross_entropy: expected logits (N, C) with target (N,) or logits (N, T, C) with target "
                          f"(N, T); got logits {logits.shape} and target {tuple(t.shape)}")
     n_classes = logits.shape[-1]
+    bad = backend.out_of_range(t, n_classes, ignore=ignore_index)  # on the host, before the move (device targets
+    if bad:                                                          # are not read: that would stall the GPU)
+        raise IndexError(f"cross_entropy: target ids must lie in [0, {n_classes}) or equal ignore_index="
+                         f"{ignore_index}; got values from {bad[0]} to {bad[1]}")
     t = backend.to_device(t, logits.device)
-    valid = t != ignore_index
-    if bool(valid.any()):
-        low, high = int(t[valid].min()), int(t[valid].max())
-        if low < 0 or high >= n_classes:
-            raise IndexError(f"cross_entropy: target ids must lie in [0, {n_classes}) or equal ignore_index="
-                             f"{ignore_index}; got values from {low} to {high}")
     out = CrossEntropy.apply(logits.reshape(-1, n_classes), t.reshape(-1), ignore_index=ignore_index,
                              label_smoothing=float(label_smoothing), reduction=reduction)
     return out.reshape(t.shape) if reduction == "none" else out

@@ -4,30 +4,36 @@ import math
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from . import composed
+from .rows import grad_buffer, row_dot, row_mean
 
 
 class LayerNorm(Function):
     """y = xhat * w + b, xhat = (x - mean(x)) * rstd, rstd = 1 / sqrt(var(x) + eps), over the last k dims.
 
     x (..., *S) with S the normalised shape (k dims, n elements); w, b (S) or None; var is biased (divides by n).
-    Computed on x as (M, n) rows. Backward, with gh = g * w, means over each row, sums over rows for w and b:
+    Computed on x as (M, n) rows. Backward (docs/backprop.md section 4), with gh = g * w, means over each row, sums
+    over rows for w and b:
         dw = sum(g * xhat),   db = sum(g)
-        dx = (gh - mean(gh) - xhat * mean(gh * xhat)) * rstd    (d xhat / dx removes the mean and the xhat direction)
+        dx = (gh - mean(gh) - xhat * mean(gh * xhat)) * rstd    (d xhat / d x removes the mean and the xhat direction)
     Saves xhat (M, n) in x's dtype, rstd (M,) and a reference to w. The backward scales xhat in place for its last
-    term when no second backward follows and xhat is not the output. Row means are products with a vector of 1/n and
-    row dot products einsums: each reads its operands once, with no temporary, faster than NumPy's mean over rows.
+    term when no second backward follows and xhat is not the output (rows.grad_buffer).
     """
     needs_float = True
+
+    def composed(self, x, weight, bias):  # what create_graph=True differentiates (docs/backprop.md)
+        return composed.layer_norm(x, self.w_shape, weight, bias, self.eps)
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
         xp = backend.xp_of(x)
         n = math.prod(x.shape[x.ndim - normalized_ndim:])
-        self.x_shape, self.w_shape = x.shape, x.shape[x.ndim - normalized_ndim:]
+        self.x_shape, self.w_shape, self.eps = x.shape, x.shape[x.ndim - normalized_ndim:], eps
         x = x.reshape(-1, n)
-        xhat = x - (x @ xp.full(n, 1.0 / n, x.dtype))[:, None]             # x - mean(x)
-        var = xp.einsum("ij,ij->i", xhat, xhat) / n                        # mean((x - mean)^2)
+        centered = x - row_mean(x)[:, None]                                 # x - mean
+        var = row_dot(centered, centered) / n                               # mean((x - mean)^2)
         rstd = 1.0 / xp.sqrt(var + eps)
-        xhat *= rstd[:, None]                                               # xhat
+        xhat = centered                                                     # scaled in place: the buffer now holds
+        xhat *= rstd[:, None]                                               # xhat = (x - mean) * rstd
         self.xhat, self.rstd, self.weight = xhat, rstd, weight
         self.xhat_is_output = weight is None and bias is None  # then backward must not write into xhat
         if weight is None:
@@ -51,11 +57,11 @@ class LayerNorm(Function):
             db = g.sum(axis=0).reshape(self.w_shape)                           # sum(g)
         if need_x:
             gh = g if self.weight is None else g * self.weight.reshape(n)       # gh
-            mean_gh_xhat = xp.einsum("ij,ij->i", gh, xhat) / n                 # mean(gh * xhat)
-            mean_gh = (gh @ xp.full(n, 1.0 / n, gh.dtype))[:, None]             # mean(gh)
+            mean_gh_xhat = row_dot(gh, xhat) / n                               # mean(gh * xhat)
+            mean_gh = row_mean(gh)[:, None]                                    # mean(gh)
             dx = gh - mean_gh if gh is g else xp.subtract(gh, mean_gh, out=gh)  # g is the caller's: never written
-            in_place = not (self.retain_graph or self.xhat_is_output)
-            xhat_term = xp.multiply(xhat, mean_gh_xhat[:, None], out=xhat if in_place else None)
+            buffer = None if self.xhat_is_output else grad_buffer(self, xhat)
+            xhat_term = xp.multiply(xhat, mean_gh_xhat[:, None], out=buffer)
             dx -= xhat_term                                                     # - xhat * mean(gh * xhat)
             dx *= rstd[:, None]                                                 # * rstd
             dx = dx.reshape(self.x_shape)

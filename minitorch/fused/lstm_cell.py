@@ -1,6 +1,8 @@
 """The LSTM cell's elementwise part as one Function with a hand-written backward."""
 from .. import backend
 from ..autograd import Function
+from ..tensor import cat
+from . import composed
 
 
 def _sigmoid(xp, a):
@@ -11,11 +13,14 @@ class LSTMCellFunction(Function):
     """(gates (N, 4H), c_prev (N, H)) -> hc (N, 2H) = [h, c], gates ordered i, f, g, o (as in PyTorch).
 
     i, f, o = sigmoid(a_i, a_f, a_o);  g = tanh(a_g);  c = f c_prev + i g;  h = o tanh(c)
-    Backward, with gh, gc the gradients of h and c, and dc = gc + gh o (1 - tanh(c)^2):
+    Backward (docs/backprop.md section 6), with gh, gc the gradients of h and c, and dc = gc + gh o (1 - tanh(c)^2):
       da_i = dc g i (1 - i);  da_f = dc c_prev f (1 - f);  da_g = dc i (1 - g^2);  da_o = gh tanh(c) o (1 - o)
       dc_prev = dc f
     """
     needs_float = True
+
+    def composed(self, gates, c_prev):  # what create_graph=True differentiates (docs/backprop.md)
+        return cat(composed.lstm_cell(gates, c_prev), dim=-1)
 
     def forward(self, gates, c_prev):
         xp = backend.xp_of(gates)

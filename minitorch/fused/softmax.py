@@ -2,6 +2,7 @@
 from .. import backend
 from ..autograd import Function
 from ..ops import normalize_dims
+from . import composed
 
 
 def _shift_by_max(x, dim):
@@ -30,11 +31,14 @@ class Softmax(Function):
 
     Subtracting the row max changes nothing (softmax is shift-invariant) and keeps exp from overflowing. A row that
     is all -inf (fully masked) gives zeros, not nan.
-    Backward, with <a, b> summed along dim:
-        dy_i = y_i dx_i - y_i sum_j y_j dx_j            (d y_i / d x_j = y_i ([i = j] - y_j))
-        dx   = y * (g - <g, y>)                          (vector-Jacobian product with the incoming g)
+    Backward (docs/backprop.md section 1), with <a, b> summed along dim:
+        d y_i / d x_j = y_i ([i = j] - y_j)
+        dx = y * (g - <g, y>)                            (dx_j = sum_i g_i d y_i / d x_j)
     """
     needs_float = True
+
+    def composed(self, x):  # what create_graph=True differentiates (docs/backprop.md)
+        return composed.softmax(x, self.dim)
 
     def forward(self, x, dim):
         y = _shift_by_max(x, dim)
@@ -45,10 +49,10 @@ class Softmax(Function):
 
     def backward(self, g):
         y = self.y
-        dx = g * y
-        gy = dx.sum(axis=self.dim, keepdims=True)   # <g, y>
-        backend.xp_of(g).subtract(g, gy, out=dx)    # g - <g, y>, reusing the buffer of g * y
-        dx *= y
+        gy = g * y
+        g_dot_y = gy.sum(axis=self.dim, keepdims=True)            # <g, y>
+        dx = backend.xp_of(g).subtract(g, g_dot_y, out=gy)       # g - <g, y>, in the buffer of g * y
+        dx *= y                                                  # dx = y * (g - <g, y>)
         return dx
 
 
@@ -56,11 +60,14 @@ class LogSoftmax(Function):
     """y = x - max(x) - log(sum(exp(x - max(x)))) along dim; x any shape, y the same shape.
 
     A row that is all -inf gives -inf (and a finite gradient), not nan.
-    Backward, with p = softmax(x) = exp(y) and sums along dim:
-        dy_i = dx_i - sum_j p_j dx_j                    (d y_i / d x_j = [i = j] - p_j)
-        dx   = g - exp(y) * sum(g)
+    Backward (docs/backprop.md section 2), with p = softmax(x) = exp(y) and sums along dim:
+        d y_i / d x_j = [i = j] - p_j
+        dx = g - p * sum(g)
     """
     needs_float = True
+
+    def composed(self, x):  # what create_graph=True differentiates (docs/backprop.md)
+        return composed.log_softmax(x, self.dim)
 
     def forward(self, x, dim):
         xp = backend.xp_of(x)
@@ -71,10 +78,10 @@ class LogSoftmax(Function):
 
     def backward(self, g):
         xp = backend.xp_of(g)
-        dx = xp.exp(self.y)                              # p
-        dx *= g.sum(axis=self.dim, keepdims=True)
-        xp.subtract(g, dx, out=dx)
-        return dx
+        p = xp.exp(self.y)
+        p_sum_g = p                                      # the buffer of p goes on to hold p * sum(g), then dx
+        p_sum_g *= g.sum(axis=self.dim, keepdims=True)
+        return xp.subtract(g, p_sum_g, out=p_sum_g)      # dx = g - p * sum(g)
 
 
 def softmax(x, dim=-1):

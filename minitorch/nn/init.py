@@ -27,8 +27,9 @@ def ones_(t):
     return t
 
 
-def xavier_uniform_(t, gain=1.0):
-    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010); t is (fan_out, fan_in)."""
-    fan_out, fan_in = t.shape[0], t.shape[1] if t.ndim > 1 else 1
+def xavier_uniform_(t, gain=1.0, n_blocks=1):
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010); t is (fan_out, fan_in), or
+    n_blocks such matrices stacked along dim 0 (a fused projection), each with the bound of its own shape."""
+    fan_out, fan_in = t.shape[0] // n_blocks, t.shape[1] if t.ndim > 1 else 1
     a = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(t, -a, a)

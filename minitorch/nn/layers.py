@@ -28,7 +28,7 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """ids (...) int -> vectors (..., embedding_dim). Initialised N(0, 1); the padding_idx row is zero and not trained."""
+    """ids (...) int -> vectors (..., embedding_dim). Initialised N(0, 1); the padding_idx row is zero, untrained."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None):
         super().__init__()

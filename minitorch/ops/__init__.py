@@ -3,4 +3,4 @@ from .elementwise import (Abs, Add, Cast, Div, Dropout, Exp, Gelu, Log, MaskedFi
                           Sqrt, Sub, Tanh, ToDevice, Where)
 from .matmul import MatMul
 from .reduce import Max, Mean, Sum, normalize_dims
-from .shape import Cat, GetItem, Permute, Reshape, Stack
+from .shape import Cat, Embedding, Expand, GetItem, IndexAdd, Permute, Reshape, Stack

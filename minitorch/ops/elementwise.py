@@ -1,12 +1,14 @@
 """Elementwise ops. Each forward sits next to its local derivative; broadcasting is undone by the engine.
 
 Inputs may be Tensors or plain numbers; a number gets a gradient computed for it only if that is cheap, and the
-engine drops it.
+engine drops it. Each backward is written with operators and `generic`, so that it runs on arrays (the fast path) and
+on Tensors (create_graph=True: the gradient is recorded and can be differentiated again).
 """
 import math
 
 from .. import backend
 from ..autograd import Function
+from . import generic
 
 
 class Add(Function):
@@ -59,11 +61,7 @@ class Pow(Function):
         need_a, need_b = self.needs_input_grad
         a, b = self.a, self.b
         ga = g * b * a ** (b - 1) if need_a else None
-        if need_b:
-            log_a = math.log(a) if isinstance(a, (int, float)) else backend.xp_of(a).log(a)
-            gb = g * self.out * log_a
-        else:
-            gb = None
+        gb = g * self.out * generic.log(a) if need_b else None
         return ga, gb
 
 
@@ -153,10 +151,12 @@ class Gelu(Function):
 
     def forward(self, a):
         self.a = a
-        self.clipped = backend.xp_of(a).clip(a, -10, 10)
-        c = self.clipped
-        self.t = backend.xp_of(a).tanh(self.C * (c + 0.044715 * c * c * c))
+        self.recompute(a)
         return 0.5 * a * (1 + self.t)
+
+    def recompute(self, a):  # also called with the input Tensor under create_graph, so that t is differentiated
+        self.clipped = c = generic.clip(a, -10, 10)
+        self.t = generic.tanh(self.C * (c + 0.044715 * c * c * c))
 
     def backward(self, g):
         a, c, t = self.a, self.clipped, self.t
@@ -164,6 +164,8 @@ class Gelu(Function):
 
 
 class Abs(Function):
+    constants = ("sign",)
+
     def forward(self, a):
         self.sign = backend.xp_of(a).sign(a)
         return backend.xp_of(a).abs(a)
@@ -175,12 +177,12 @@ class Abs(Function):
 class MaskedFill(Function):
     """out = value where mask else a. mask is a bool array broadcastable to a."""
 
-    def forward(self, a, mask, value):
+    def forward(self, a, mask, *, value):
         self.keep = ~mask
         return backend.xp_of(a).where(mask, backend.xp_of(a).asarray(value, dtype=a.dtype), a)
 
     def backward(self, g):  # filled places do not depend on a
-        return g * self.keep, None, None
+        return g * self.keep, None
 
 
 class Where(Function):
@@ -213,7 +215,7 @@ class Dropout(Function):
     """out = a * m / (1 - p), m ~ Bernoulli(1 - p) from keep_mask, saved as bool; the gradient is g * m / (1 - p)."""
     needs_float = True
 
-    def forward(self, a, p):
+    def forward(self, a, *, p):
         self.keep, self.scale = keep_mask(a.shape, p, backend.device_of(a)), 1.0 / (1.0 - p)
         out = a * self.keep
         out *= self.scale  # a Python float: the product keeps a's dtype
@@ -222,26 +224,26 @@ class Dropout(Function):
     def backward(self, g):
         dx = g * self.keep
         dx *= self.scale
-        return dx, None
+        return dx
 
 
 class Cast(Function):
     """Change the dtype (float32 <-> float64); the gradient is cast back."""
 
-    def forward(self, a, dtype):
+    def forward(self, a, *, dtype):
         self.in_dtype = a.dtype
         return a.astype(dtype)
 
     def backward(self, g):
-        return g.astype(self.in_dtype), None
+        return generic.astype(g, self.in_dtype)
 
 
 class ToDevice(Function):
     """Move to another device; the gradient moves back."""
 
-    def forward(self, a, device):
+    def forward(self, a, *, device):
         self.in_device = backend.device_of(a)
         return backend.to_device(a, device)
 
     def backward(self, g):
-        return backend.to_device(g, self.in_device), None
+        return generic.to_device(g, self.in_device)

@@ -1,11 +1,7 @@
 """Matrix product with NumPy's @ semantics (batched, broadcast batch dims, 1-D operands)."""
 from .. import backend
 from ..autograd import Function
-
-
-def _swap(x):
-    return x.swapaxes(-1, -2)
-
+from .generic import sum_axes, swap_last
 
 def _as_arrays(a, b):
     """Both operands as backend arrays (a list or number takes the other's float dtype); refuses int @ float."""
@@ -26,13 +22,18 @@ class MatMul(Function):
         a, b = _as_arrays(a, b)
         if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
             raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not fit "
-                             f"(the last dim of the first must equal the {'first' if b.ndim == 1 else 'second-to-last'} "
+                             f"(the last dim of the first must equal the "
+                             f"{'first' if b.ndim == 1 else 'second-to-last'} "
                              f"dim of the second)")
         self.a, self.b = a, b
         if a.ndim > 2 and b.ndim == 2:  # x @ W: fold the batch dims into rows, one large GEMM instead of many small
             self.a_rows = a.reshape(-1, a.shape[-1])
             return (self.a_rows @ b).reshape(a.shape[:-1] + b.shape[1:])
         return a @ b
+
+    def recompute(self, a, b):  # create_graph: the rows of the input Tensor a, so that they are differentiated
+        if hasattr(self, "a_rows"):
+            self.a_rows = self.a.reshape(-1, self.a.shape[-1])
 
     def backward(self, g):
         a, b = self.a, self.b
@@ -52,11 +53,11 @@ class MatMul(Function):
         need_a, need_b = self.needs_input_grad
         ga = gb = None
         if need_a:
-            ga = g @ _swap(b2)
+            ga = g @ swap_last(b2)
             if a.ndim == 1:
-                ga = ga.reshape(-1, a.shape[0]).sum(axis=0)
+                ga = sum_axes(ga.reshape(-1, a.shape[0]), (0,))
         if need_b:
-            gb = _swap(a2) @ g
+            gb = swap_last(a2) @ g
             if b.ndim == 1:
-                gb = gb.reshape(-1, b.shape[0]).sum(axis=0)
+                gb = sum_axes(gb.reshape(-1, b.shape[0]), (0,))
         return ga, gb

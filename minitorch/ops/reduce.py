@@ -1,6 +1,6 @@
 """Reductions over one or more dims: sum, mean, max."""
-from .. import backend
 from ..autograd import Function
+from . import generic
 
 
 def normalize_dims(dim, ndim):
@@ -21,10 +21,10 @@ def normalize_dims(dim, ndim):
 
 
 def expand_back(g, in_shape, dims, keepdim):
-    """Broadcast a reduced gradient back over the reduced dims (a read-only view, no copy)."""
+    """Broadcast a reduced gradient back over the reduced dims (for an array a read-only view, no copy)."""
     if not keepdim:
         g = g.reshape([1 if i in dims else n for i, n in enumerate(in_shape)])
-    return backend.xp_of(g).broadcast_to(g, in_shape)
+    return generic.broadcast_to(g, in_shape)
 
 
 class Sum(Function):
@@ -52,6 +52,7 @@ class Mean(Function):
 
 class Max(Function):
     """The maximum values. Ties share the gradient equally (so the gradient is the average of the subgradients)."""
+    constants = ("share",)  # which elements are maxima changes only at ties
 
     def forward(self, a, dim=None, keepdim=False):
         self.in_shape, self.keepdim = a.shape, keepdim

@@ -1,12 +1,14 @@
-"""Shape and indexing ops: reshape, transpose, permute, getitem, cat, stack. Forwards return views where NumPy can."""
+"""Shape and indexing ops: reshape, transpose, permute, getitem, embedding, cat, stack, and expand and index-add (the
+backward passes of reductions and getitem, as ops for create_graph=True). Forwards return views where NumPy can."""
 import numpy as np
 
 from .. import backend
 from ..autograd import Function
+from . import generic
 
 
 class Reshape(Function):
-    def forward(self, a, shape):
+    def forward(self, a, *, shape):
         self.in_shape = a.shape
         try:
             return a.reshape(shape)
@@ -15,18 +17,18 @@ class Reshape(Function):
                              f"({a.size} elements) into {tuple(shape)}") from None
 
     def backward(self, g):  # reshaping the gradient back
-        return g.reshape(self.in_shape), None
+        return g.reshape(self.in_shape)
 
 
 class Permute(Function):
-    def forward(self, a, dims):
+    def forward(self, a, *, dims):
         if sorted(d + a.ndim if d < 0 else d for d in dims) != list(range(a.ndim)):
             raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {a.ndim} dims of {tuple(a.shape)}")
         self.dims = tuple(d % a.ndim for d in dims)
         return a.transpose(self.dims)
 
     def backward(self, g):  # the inverse permutation
-        return g.transpose(np.argsort(self.dims)), None
+        return generic.permute(g, tuple(int(d) for d in np.argsort(self.dims)))
 
 
 def _is_advanced(index):
@@ -41,7 +43,7 @@ def _is_advanced(index):
 class GetItem(Function):
     """a[index] for basic (ints, slices, None, Ellipsis) and integer-array or bool-mask indexing."""
 
-    def forward(self, a, index):
+    def forward(self, a, *, index):
         self.in_shape, self.index = a.shape, index
         self.advanced = _is_advanced(index)
         try:
@@ -50,23 +52,63 @@ class GetItem(Function):
             raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {tuple(a.shape)}: {e}") from None
 
     def backward(self, g):  # gradient goes back to the picked places; repeats add up
-        out = backend.xp_of(g).zeros(self.in_shape, dtype=g.dtype)
-        if self.advanced:
-            backend.scatter_add(out, self.index, g)
-        else:
-            out[self.index] = g
-        return out, None
+        return generic.index_add(g, self.index, self.in_shape, self.advanced)
+
+
+class Embedding(Function):
+    """out = weight[ids]: ids (...) int, weight (n, d) -> (..., d).  dweight = g added into the rows named by ids
+    (repeated ids add up); the padding row, a constant, gets none. ids are an input without a gradient."""
+
+    def forward(self, ids, weight, *, padding_idx=None):
+        self.ids, self.weight_shape, self.padding_idx = ids, weight.shape, padding_idx
+        return weight[ids]
+
+    def backward(self, g):
+        d = self.weight_shape[-1]
+        dweight = generic.index_add(g.reshape(-1, d), self.ids.reshape(-1), self.weight_shape, advanced=True)
+        if self.padding_idx is not None:
+            if generic.is_array(dweight):
+                dweight[self.padding_idx] = 0
+            else:  # a Tensor (create_graph): zero the row by a product, which stays differentiable
+                rows = backend.xp_of(self.ids).ones((self.weight_shape[0], 1), dtype=dweight.dtype)
+                rows[self.padding_idx] = 0
+                dweight = dweight * rows
+        return None, dweight
+
+
+class IndexAdd(Function):
+    """out = zeros(shape) with g added at index (repeats add up): getitem's backward as an op (create_graph=True)."""
+
+    def forward(self, g, *, index, shape, advanced):
+        self.index = index
+        return generic.index_add(g, index, shape, advanced)
+
+    def backward(self, gg):  # linear in g: the adjoint picks the same places again
+        return gg[self.index]
+
+
+class Expand(Function):
+    """x broadcast to a larger shape (a read-only view): the backward of sum and mean as an op (create_graph=True)."""
+
+    def forward(self, a, *, shape):
+        return generic.broadcast_to(a, shape)
+
+    def backward(self, g):  # the engine's unbroadcast sums g back to a's shape
+        return g
 
 
 class Cat(Function):
     def forward(self, *arrays, dim=0):
         _check_same_shape_except(arrays, dim, "cat")
-        self.dim = dim
-        self.bounds = np.cumsum([a.shape[dim] for a in arrays])[:-1]
-        return backend.xp_of(arrays[0]).concatenate(arrays, axis=dim)
+        out = backend.xp_of(arrays[0]).concatenate(arrays, axis=dim)
+        self.dim = dim % out.ndim
+        ends = np.cumsum([a.shape[dim] for a in arrays])
+        self.spans = [slice(int(end) - a.shape[dim], int(end)) for a, end in zip(arrays, ends)]
+        return out
 
-    def backward(self, g):  # split the gradient where the inputs were joined
-        return tuple(backend.xp_of(g).split(g, self.bounds, axis=self.dim))
+    def backward(self, g):  # split the gradient where the inputs were joined (slices: views, as np.split gives)
+        lead = (slice(None),) * self.dim
+        return tuple(g[lead + (span,)] for span in self.spans)
 
 
 class Stack(Function):
@@ -74,11 +116,13 @@ class Stack(Function):
         shapes = {a.shape for a in arrays}
         if len(shapes) != 1:
             raise ValueError(f"stack: all tensors need the same shape, got {[tuple(a.shape) for a in arrays]}")
-        self.dim = dim
-        return backend.xp_of(arrays[0]).stack(arrays, axis=dim)
+        out = backend.xp_of(arrays[0]).stack(arrays, axis=dim)
+        self.dim, self.count = dim % out.ndim, len(arrays)
+        return out
 
     def backward(self, g):  # take each input's slice of the gradient
-        return tuple(backend.xp_of(g).moveaxis(g, self.dim, 0))
+        lead = (slice(None),) * self.dim
+        return tuple(g[lead + (i,)] for i in range(self.count))
 
 
 def _check_same_shape_except(arrays, dim, op):

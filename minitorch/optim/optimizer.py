@@ -1,9 +1,11 @@
 """Optimizer base: holds the parameters, per-parameter state arrays, and (de)serialises them."""
 from .. import backend
+from ..tensor import Tensor
 
 
 class Optimizer:
-    """Subclasses implement update(i, p, g, state) that changes p.data in place using the gradient array g."""
+    """Subclasses implement update(p, g, state), which changes the parameter's array p in place using the gradient
+    array g and the parameter's own state dict."""
 
     def __init__(self, params, lr, **hyper):
         self.params = list(params)
@@ -46,6 +48,7 @@ class Optimizer:
         self.lr = sd["lr"]
         self.step_count = int(sd["step"])
         self.hyper.update(sd.get("hyper", {}))
-        self.state = [{k: backend.to_device(getattr(v, "data", v), p.device).astype(p.dtype, copy=True)
+        # (a Tensor's array is .data; a CuPy array's .data is its memory pointer, so only Tensors are unwrapped)
+        self.state = [{k: backend.to_device(v.data if isinstance(v, Tensor) else v, p.device).astype(p.dtype, copy=True)
                        if hasattr(v, "shape") else v  # arrays go to the parameter's device; counts stay numbers
                        for k, v in s.items()} for p, s in zip(self.params, sd["state"])]

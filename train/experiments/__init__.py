@@ -1,9 +1,10 @@
-"""experiment: rerun the classic articles' comparisons: compare, gradient-path, memory, depth.
+"""experiment: rerun the classic articles' comparisons (compare, gradient-path, memory, depth), or a recipe sweep.
 
     compare         Transformer vs LSTM vs LSTM with attention at about the same size: BLEU, time, speed
     gradient-path   |d output at the last position / d input at distance d| in an LSTM and a Transformer encoder
     memory          memory saved for backward and peak memory of a training step against sequence length
     depth           pre-LN vs post-LN at several depths, with and without warmup: loss curves, divergence
+    sweep           a recipe study from a grid file: fit each trial, score every decoding on validation only
 
 Each writes a markdown table (also printed), the numbers as JSON and a PNG figure into --out (default
 runs/experiments/NAME). `python -m train experiment NAME --help` lists an experiment's options, with the ones that
@@ -12,13 +13,14 @@ shrink it (--max-steps, --lengths, --layers, ...).
 import argparse
 from pathlib import Path
 
-from . import compare, depth, gradient_path, memory
+from . import compare, depth, gradient_path, memory, sweep
 
-EXPERIMENTS = {"compare": compare, "gradient-path": gradient_path, "memory": memory, "depth": depth}
+EXPERIMENTS = {"compare": compare, "gradient-path": gradient_path, "memory": memory, "depth": depth, "sweep": sweep}
 SUMMARIES = {"compare": "Transformer vs LSTM vs LSTM with attention at about the same size: BLEU, time, speed",
              "gradient-path": "gradient norm from the last position back to each input, LSTM vs Transformer",
              "memory": "memory of a training step against sequence length, with the growth exponent",
-             "depth": "pre-LN vs post-LN at several depths, with and without warmup"}
+             "depth": "pre-LN vs post-LN at several depths, with and without warmup",
+             "sweep": "a recipe study from a grid file, chosen on the validation split"}
 
 
 def add_arguments(p):

@@ -133,7 +133,7 @@ def summarize(run_dir, wall_seconds, args, device, epochs=None):
              for r in records if r["kind"] == "epoch" and r["step"] in at_step]
     split = test_split(s["data_dir"], s["src"], s["tgt"], args.split)
     train_seconds, tokens = (times[-1][1], times[-1][2]) if times else (0.0, 0.0)
-    n_params = sum(p.numel() for p in run.build_model(config).parameters())
+    n_params = run.build_model(config).num_parameters()
     steps = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"))["progress"]["step"]
     if epochs is None:
         full_epochs = [r["step"] for r in records if r["kind"] == "epoch" and not r["partial"]]

@@ -24,12 +24,11 @@ import time
 import numpy as np
 
 import minitorch as mt
-import minitorch.functional as F
-from minitorch import backend
 
 from .. import corpus, download, run
 from ..batching import token_batches, training_batch
 from ..presets import PRESETS
+from ..step import TrainStep
 from ..tokenizer import PAD_ID, train_tokenizer
 from . import results, training
 from .options import add_training_arguments, choice_list, int_list
@@ -113,23 +112,18 @@ def train_curve(sizes, vocab_size, batches, lr, warmup, use_warmup, clip_norm, l
     """Train a fresh Transformer on `batches` -> {"loss": per-step losses, "grad_norm": per-step norms before
     clipping}; stops at the first non-finite loss (kept as the last entry)."""
     mt.manual_seed(seed)
-    config = {"settings": {"model": "transformer"},
-              "model_config": run.model_config("transformer", vocab_size, sizes).to_dict()}
-    model = run.build_model(config).to(device).train()
-    params = list(model.parameters())
-    optimizer = mt.optim.Adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    model = run.new_model("transformer", vocab_size, sizes).to(device).train()
+    optimizer = mt.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    step_fn = TrainStep(model, optimizer, None, label_smoothing, clip_norm, device)   # the lr is set here, each step
     losses, grad_norms = [], []
     for step, batch in enumerate(batches, 1):
         optimizer.lr = learning_rate(step, lr, warmup, use_warmup)
-        src, tgt_in, tgt_out = (backend.to_device(a, device) for a in batch)
-        loss = F.cross_entropy(model(src, tgt_in), tgt_out, ignore_index=PAD_ID, label_smoothing=label_smoothing)
-        losses.append(float(loss.item()))
-        if not math.isfinite(losses[-1]):
+        result = step_fn(batch)
+        if not result.applied:   # a nan/inf loss, or a finite one whose gradients are not: either way diverged
+            losses.append(result.loss if not math.isfinite(result.loss) else math.nan)
             break
-        optimizer.zero_grad()
-        loss.backward()
-        grad_norms.append(float(mt.nn.utils.clip_grad_norm_(params, clip_norm)))
-        optimizer.step()
+        losses.append(result.loss)
+        grad_norms.append(result.grad_norm)
     return {"loss": losses, "grad_norm": grad_norms}
 
 

@@ -26,7 +26,7 @@ from minitorch import backend
 
 from .. import checkpoint, corpus, run
 from ..arguments import positive_int
-from ..errors import TrainError
+from ..errors import TrainError, UsageError
 from ..tokenizer import EOS_ID
 from . import results, training
 from .options import add_training_arguments
@@ -46,7 +46,7 @@ def add_arguments(p):
 def main(args, out):
     device = run.check_device(args.device)
     if args.length < 2:
-        raise TrainError("--length: a window needs at least 2 positions")
+        raise UsageError("--length: a window needs at least 2 positions")
     data = {"length": args.length, "windows": args.windows, "directions": args.directions, "models": {}}
     run_dirs = trained_runs(args, out)
     for kind, run_dir in run_dirs.items():
@@ -65,7 +65,7 @@ def main(args, out):
         trained = run.load_model(run_dir, config, "last", device)
         step = run_step(run_dir)
         data["models"][kind] = {"run_dir": str(run_dir), "steps": step,
-                                "parameters": sum(p.numel() for p in trained.parameters())}
+                                "parameters": trained.num_parameters()}
         for stage, model in (("initialisation", initial), (f"after {step} steps", trained)):
             norms = gradient_norms(model, backend.to_device(windows, device), args.directions, args.seed)
             data["models"][kind][stage] = summarize(norms)

@@ -112,9 +112,7 @@ def measure_step(kind, preset, n, batch_size, seed, device):
     seconds, loss}."""
     sizes = dict(preset.sizes(kind), max_len=max(preset.sizes(kind)["max_len"], n + 1))
     mt.manual_seed(seed)
-    model = run.build_model({"settings": {"model": kind},
-                             "model_config": run.model_config(kind, preset.vocab_size, sizes).to_dict()})
-    model = model.to(device).train()
+    model = run.new_model(kind, preset.vocab_size, sizes).to(device).train()
     src, tgt_in, tgt_out = (backend.to_device(a, device) for a in
                             random_batch(np.random.default_rng(seed), batch_size, n, preset.vocab_size))
     gc.collect()
@@ -135,7 +133,7 @@ def measure_step(kind, preset, n, batch_size, seed, device):
         if not on_gpu:
             tracemalloc.stop()
     return {"n": n, "saved_bytes": int(saved), "peak_bytes": int(peak), "loss": float(loss.item()),
-            "parameters": sum(p.numel() for p in model.parameters()), "seconds": time.perf_counter() - start}
+            "parameters": model.num_parameters(), "seconds": time.perf_counter() - start}
 
 
 def growth_exponent(lengths, values):

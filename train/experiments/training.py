@@ -23,16 +23,17 @@ def corpus_dir(args, out):
     return None
 
 
-def train(kind, run_dir, args, data_dir):
-    """Train a fresh model of `kind` in run_dir (an earlier run there is replaced) -> (the Trainer, seconds that
-    trainer.fit took: training plus the validation after each epoch)."""
+def train(kind, run_dir, args, data_dir, extra_flags=()):
+    """Train a fresh model of `kind` in run_dir (an earlier run there is replaced), with the experiment's training
+    flags and extra_flags (fit flags, which win) -> (the Trainer, seconds that trainer.fit took: training plus the
+    validation after each epoch)."""
     run_dir = Path(run_dir)
     if run.config_path(run_dir).is_file():
         shutil.rmtree(run_dir)
     parser = argparse.ArgumentParser()
     fit.add_arguments(parser)
     argv = ["--preset", args.preset, "--model", kind, "--run-dir", str(run_dir), "--device", args.device,
-            *fit_flags(args)] + (["--data-dir", str(data_dir)] if data_dir is not None else [])
+            *fit_flags(args), *extra_flags] + (["--data-dir", str(data_dir)] if data_dir is not None else [])
     fit_args = parser.parse_args(argv)
     settings, model_kw, run_dir = fit.resolve_settings(fit_args)
     data = fit.prepare_corpus(settings, run_dir, fit_args.data_dir)

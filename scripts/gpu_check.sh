@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The project's GPU checks in one run, about 8 minutes on one NVIDIA GPU with CuPy installed:
+#   1. python -m train check-gpu              the device, CuPy and CUDA versions, a few training steps
+#   2. pytest -m gpu                          the GPU tests on the real CuPy (the stand-in is not used with a GPU)
+#   3. python -m train bench --device cuda    training and decoding: step time, tokens/s, GPU memory
+#   4. scripts/torch_reference.py             the same training step in PyTorch eager, where torch is installed
+#   5. python -m train fit --device cuda      FIT_SECONDS (180) of the preset's training on Multi30k, then Ctrl-C
+# Settings (environment): PRESET (small), BENCH_STEPS (20), FIT_SECONDS (180), DATA_DIR (a folder holding
+# Multi30k's train/val files; default: where fit looks, $MINITORCH_DATA/multi30k or ~/.cache/minitorch/multi30k),
+# OUT_DIR (gpu-check): logs and JSON of each part. Exit status 1 if any part failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+preset=${PRESET:-small}
+out=${OUT_DIR:-gpu-check}
+mkdir -p "$out"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+status=0
+part() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
+failed() { echo "FAILED: $1"; status=1; }
+
+part "1. check-gpu"
+python3 -m train check-gpu --preset "$preset" 2>&1 | tee "$out/check_gpu.log" || failed check-gpu
+
+part "2. GPU tests"
+timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider -o addopts="" 2>&1 | tee "$out/pytest_gpu.log" | tail -n 15
+[ "${PIPESTATUS[0]}" = 0 ] || failed "GPU tests"
+
+part "3. bench: training and decoding"
+summary='import json, sys
+r = json.load(open(sys.argv[1]))
+if r["mode"] == "train":
+    print(f"{r[\"preset\"]} train: {r[\"step_s_median\"] * 1e3:.1f} ms/step (min {r[\"step_s_min\"] * 1e3:.1f}), "
+          f"{r[\"tokens_per_s\"]:,.0f} target tokens/s, GPU pool peak {(r[\"device_pool_peak_bytes\"] or 0) / 2**20:,.0f} MB, "
+          f"{r[\"achieved_gflops\"]:,.0f} GFLOP/s of {r[\"matmul_peak_gflops\"]:,.0f} (fp32 matmul peak)")
+else:
+    for k in ("beam", "greedy"):
+        s = r[k]
+        print(f"{r[\"preset\"]} decode {k}: {s[\"sentences_per_s\"]:,.1f} sentences/s, {s[\"output_tokens_per_s\"]:,.0f} tokens/s")'
+python3 -m train bench --preset "$preset" --device cuda --steps "${BENCH_STEPS:-20}" --json > "$out/bench_train.json" \
+    && python3 -c "$summary" "$out/bench_train.json" || failed "bench train"
+python3 -m train bench --preset "$preset" --device cuda --mode decode --steps 3 --json > "$out/bench_decode.json" \
+    && python3 -c "$summary" "$out/bench_decode.json" || failed "bench decode"
+
+part "4. PyTorch eager, the same step"
+if python3 -c "import torch" 2>/dev/null; then
+    python3 scripts/torch_reference.py --preset "$preset" --device cuda --steps "${BENCH_STEPS:-20}" --json \
+        > "$out/torch_reference.json" && python3 -c 'import json, sys
+t, m = (json.load(open(p)) for p in sys.argv[1:])
+print(f"PyTorch {t[\"torch\"]}: {t[\"step_s_median\"] * 1e3:.1f} ms/step, {t[\"tokens_per_s\"]:,.0f} tokens/s; "
+      f"minitorch/PyTorch tokens/s = {m[\"tokens_per_s\"] / t[\"tokens_per_s\"]:.2f}")' "$out/torch_reference.json" \
+        "$out/bench_train.json" || failed "PyTorch reference"
+else
+    echo "torch is not installed here: no reference figures (pip install -e '.[reference]')"
+fi
+
+part "5. fit for ${FIT_SECONDS:-180} s on Multi30k"
+rm -rf "$out/fit"
+timeout -s INT "${FIT_SECONDS:-180}" python3 -m train fit --preset "$preset" --device cuda --run-dir "$out/fit" \
+    ${DATA_DIR:+--data-dir "$DATA_DIR"} > "$out/fit.log" 2>&1
+code=$?
+tail -n 5 "$out/fit.log"
+if [ "$code" = 0 ] || [ "$code" = 130 ]; then
+    python3 -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for r in rows:
+    if r["kind"] == "train":
+        print(f"step {r[\"step\"]:5d}: loss {r[\"loss\"]:.3f}, {r[\"tokens_per_s\"]:,.0f} target tokens/s")
+    elif r["kind"] == "epoch":
+        print(f"epoch {r[\"epoch\"]}: val loss {r[\"val_loss\"]:.3f}, greedy val BLEU {r[\"val_bleu\"]:.2f}")' \
+        "$out/fit/metrics.jsonl" || failed "fit metrics"
+else
+    failed "fit (exit $code)"
+fi
+exit $status

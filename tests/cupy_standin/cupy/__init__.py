@@ -1,0 +1,138 @@
+"""A strict stand-in for CuPy 13.6.0 that runs on the CPU, so that CI can run every device="cuda" path.
+
+Only the names that CuPy 13.6.0 has exist here (cupy_names.json, made from CuPy's source by make_lists.py); each one
+computes with NumPy behind CuPy's rules (see _core.py). Names that CuPy has but this stand-in does not model raise
+NotImplementedError saying so. `cupy._standin` is the stand-in's own handle (the sync log); real CuPy has none.
+"""
+import sys
+import types
+
+import numpy
+
+from . import _core
+from ._core import NAMES, ndarray, ufunc, _unwrap, _wrap, record_sync
+
+__version__ = NAMES["cupy_version"]
+_standin = _core  # tests read _standin.SYNCS; `hasattr(cupy, "_standin")` tells the stand-in from the real CuPy
+
+# Functions that copy host data to the device: they take NumPy arrays and lists.
+_FROM_HOST = {"array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray"}
+# Host parameters that CuPy reads on the host (indices to split at, shapes, repeats): NumPy arrays are fine there.
+_HOST_PARAMS = {"split": (1, "indices_or_sections"), "array_split": (1, "indices_or_sections"),
+                "reshape": (1, "newshape"), "broadcast_to": (1, "shape"), "tile": (1, "reps"),
+                "repeat": (1, "repeats"), "pad": (1, "pad_width"), "take": (1, "indices"), "transpose": (1, "axes"),
+                "zeros": (0, "shape"), "ones": (0, "shape"), "empty": (0, "shape"), "full": (0, "shape")}
+# Functions whose output shape depends on the data: the host waits for the count.
+_DATA_SHAPED = {"nonzero", "argwhere", "flatnonzero", "unique", "extract", "compress", "setdiff1d", "intersect1d",
+                "union1d", "setxor1d", "trim_zeros"}
+
+
+def _function(name, np_func):
+    host_ok = name in _FROM_HOST
+
+    position, keyword = _HOST_PARAMS.get(name, (None, None))
+
+    def f(*args, **kwargs):
+        if name in _DATA_SHAPED or (name == "where" and len(args) + len(kwargs) == 1):
+            record_sync(name)
+        args = [_unwrap(a, host_ok or i == position) for i, a in enumerate(args)]
+        kwargs = {k: _unwrap(v, host_ok or k == keyword) for k, v in kwargs.items()}
+        return _wrap(np_func(*args, **kwargs))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"cupy.{name} (stand-in: numpy.{name} behind CuPy's rules)"
+    return f
+
+
+def _not_modelled(qualname):
+    def f(*args, **kwargs):
+        raise NotImplementedError(f"{qualname} exists in CuPy {__version__} but the CuPy stand-in does not model it")
+    f.__name__ = qualname.rsplit(".", 1)[-1]
+    return f
+
+
+class _NotModelledModule(types.ModuleType):
+    def __getattr__(self, name):
+        raise NotImplementedError(f"{self.__name__}.{name} exists in CuPy but the CuPy stand-in does not model it")
+
+
+def asnumpy(a, stream=None, order="C", out=None, blocking=True):
+    """A host copy of a device array (waits for the device); host data passes through."""
+    if isinstance(a, ndarray):
+        return a.get(order=order, out=out)
+    return numpy.asarray(a, order=order)
+
+
+def get_array_module(*args):
+    return sys.modules[__name__] if any(isinstance(a, ndarray) for a in args) else numpy
+
+
+def is_available():
+    return True
+
+
+class _MemoryPool:
+    """cupy.cuda.MemoryPool's accounts (see _core._Pool); the pinned (host) pool keeps none."""
+
+    def __init__(self, accounts=None):
+        self._accounts = accounts
+
+    def used_bytes(self):
+        return self._accounts.used if self._accounts else 0
+
+    def total_bytes(self):
+        return self._accounts.held if self._accounts else 0
+
+    def free_bytes(self):
+        return self.total_bytes() - self.used_bytes()
+
+    def free_all_blocks(self, stream=None):
+        if self._accounts:
+            self._accounts.held = self._accounts.used
+
+    def set_limit(self, size=None, fraction=None):
+        pass
+
+    def get_limit(self):
+        return 0
+
+
+_pool, _pinned_pool = _MemoryPool(_core._Pool), _MemoryPool()
+
+
+def get_default_memory_pool():
+    return _pool
+
+
+def get_default_pinned_memory_pool():
+    return _pinned_pool
+
+
+_OWN = {"ndarray": ndarray, "ufunc": ufunc, "asnumpy": asnumpy, "get_array_module": get_array_module,
+        "is_available": is_available, "get_default_memory_pool": get_default_memory_pool,
+        "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__}
+
+from . import cuda, random  # noqa: E402  (they import this module's ndarray)
+
+_OWN.update(cuda=cuda, random=random)
+
+_module = sys.modules[__name__]
+for _name in NAMES["cupy"]:
+    if _name in _OWN:
+        setattr(_module, _name, _OWN[_name])
+        continue
+    _np = getattr(numpy, _name, None)
+    if isinstance(_np, numpy.ufunc):
+        setattr(_module, _name, ufunc(_np))
+    elif isinstance(_np, (type, numpy.dtype, float, int)) or _name in ("newaxis",):
+        setattr(_module, _name, _np)  # dtypes, scalar types, exceptions, constants: CuPy re-exports NumPy's
+    elif callable(_np) and not isinstance(_np, types.ModuleType):
+        setattr(_module, _name, _function(_name, _np))
+    elif isinstance(_np, types.ModuleType) or _name in ("fft", "linalg", "polynomial", "sparse", "testing"):
+        setattr(_module, _name, _NotModelledModule(f"cupy.{_name}"))
+    else:
+        setattr(_module, _name, _not_modelled(f"cupy.{_name}"))
+# NumPy 2 made these plain functions or removed them; CuPy's names for them still work
+for _name in ("abs", "absolute", "conj", "conjugate", "fmax", "fmin", "round", "around", "true_divide"):
+    if _name in NAMES["cupy"] and isinstance(getattr(numpy, _name, None), numpy.ufunc):
+        setattr(_module, _name, ufunc(getattr(numpy, _name)))
+del _name, _np, _module

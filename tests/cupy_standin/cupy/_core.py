@@ -1,0 +1,406 @@
+"""The stand-in's device array: a NumPy array held behind CuPy's rules, and the log of host synchronisations.
+
+The NumPy array `_a` plays the GPU's memory. Nothing reaches it from outside except through what real CuPy allows:
+NumPy cannot convert the array implicitly (`__array__` raises CuPy's TypeError), kernels refuse host arrays, every
+result is again a device array (reductions and scalar indexing give 0-d arrays), and each call that would make the
+host wait for the GPU (`get`, `item`, `float`, `int`, `bool`, `tolist`, `asnumpy`, printing, boolean-mask indexing,
+`nonzero`, `synchronize`) is appended to `SYNCS` with the line of the caller's code that asked for it.
+"""
+import contextlib
+import json
+import os
+import sys
+import sysconfig
+import threading
+import weakref
+from pathlib import Path
+
+import numpy
+
+NAMES = json.loads(Path(__file__).resolve().parent.parent.joinpath("cupy_names.json").read_text())
+_STANDIN_DIR = str(Path(__file__).resolve().parent.parent)
+_LIBRARY_DIRS = tuple({str(Path(numpy.__file__).resolve().parent), sysconfig.get_paths()["stdlib"],
+                       sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+
+# ----- host synchronisations -----
+SYNCS = []  # (kind, "file:line" of the first caller outside the stand-in, NumPy and the standard library)
+_forbidden = threading.local()
+
+
+class DeviceSynchronized(RuntimeError):
+    """Raised when the host waits for the device inside `cupyx.allow_synchronize(False)`."""
+
+    def __init__(self, message=None):
+        super().__init__(message or "Device synchronization was detected while disallowed.")
+
+
+def _caller(depth=2):
+    """"file:line" of the first `depth` frames of the caller's own code, innermost first, joined by " < "."""
+    frame, found = sys._getframe(2), []
+    while frame is not None and len(found) < depth:
+        name = frame.f_code.co_filename
+        if not (name.startswith(_STANDIN_DIR) or name.startswith(_LIBRARY_DIRS) or name.startswith("<")):
+            found.append(f"{os.path.relpath(name)}:{frame.f_lineno}")
+        frame = frame.f_back
+    return " < ".join(found) or "?"
+
+
+def record_sync(kind):
+    """Note one device-to-host wait (and refuse it inside allow_synchronize(False))."""
+    where = _caller()
+    SYNCS.append((kind, where))
+    if getattr(_forbidden, "on", False):
+        raise DeviceSynchronized(f"{kind} at {where} while synchronisation is disallowed")
+
+
+@contextlib.contextmanager
+def allow_synchronize(allow):
+    old, _forbidden.on = getattr(_forbidden, "on", False), not allow
+    try:
+        yield
+    finally:
+        _forbidden.on = old
+
+
+# ----- what may enter a kernel -----
+_SCALARS = (bool, int, float, complex, numpy.generic)
+
+
+def _unsupported(x):
+    return TypeError(f"Unsupported type {type(x)}")
+
+
+def _kernel_arg(x):
+    """A kernel operand: a device array or a scalar; host arrays, lists and other objects are refused."""
+    if isinstance(x, ndarray):
+        return x._a
+    if isinstance(x, _SCALARS):
+        return x
+    raise _unsupported(x)
+
+
+def _unwrap(x, host_ok=False):
+    """Device arrays -> their memory, recursively through lists, tuples and dicts; host arrays refused unless
+    host_ok (the functions that copy host data to the device)."""
+    if isinstance(x, ndarray):
+        return x._a
+    if isinstance(x, numpy.ndarray):
+        if host_ok:
+            return x
+        raise TypeError(f"Unsupported type {type(x)}: a NumPy array cannot be used where CuPy needs a device array; "
+                        "copy it with cupy.asarray first")
+    if isinstance(x, (list, tuple)):
+        return type(x)(_unwrap(v, host_ok) for v in x)
+    if isinstance(x, dict):
+        return {k: _unwrap(v, host_ok) for k, v in x.items()}
+    return x
+
+
+class _Pool:
+    """Device memory as CuPy's pool counts it: bytes of the live arrays that own their memory (views do not), and
+    the most held at once since the pool last gave its free blocks back (CuPy's pool keeps freed blocks)."""
+    used = held = 0
+
+    @classmethod
+    def allocate(cls, array):
+        cls.used += array.nbytes
+        cls.held = max(cls.held, cls.used)
+        weakref.finalize(array, cls.release, array.nbytes)
+
+    @classmethod
+    def release(cls, nbytes):
+        cls.used -= nbytes
+
+
+def _wrap(result):
+    """NumPy results -> device arrays: arrays and NumPy scalars become (0-d) device arrays, tuples stay tuples."""
+    if isinstance(result, numpy.ndarray):
+        out = ndarray.__new__(ndarray)
+        out._a = result
+        if result.base is None:
+            _Pool.allocate(out)
+        return out
+    if isinstance(result, numpy.generic):
+        return _wrap(numpy.asarray(result))
+    if isinstance(result, tuple):
+        return tuple(_wrap(r) for r in result)
+    if isinstance(result, list):
+        return [_wrap(r) for r in result]
+    return result
+
+
+def _index(key):
+    """An index as CuPy takes it: device arrays, host arrays and lists (copied to the device), slices, ints. A boolean
+    array makes the output's shape depend on the data, so the host waits for its count."""
+    parts = key if isinstance(key, tuple) else (key,)
+    for part in parts:
+        if isinstance(part, ndarray) and part.dtype == numpy.bool_ and part.ndim > 0:
+            record_sync("boolean-mask indexing")
+        elif isinstance(part, (numpy.ndarray, list)) and numpy.asarray(part).dtype == numpy.bool_:
+            record_sync("boolean-mask indexing")
+    return _unwrap(key, host_ok=True)
+
+
+class MemoryPointer:
+    """What `ndarray.data` is in CuPy: a pointer into device memory, not a buffer NumPy can read."""
+
+    def __init__(self, array):
+        self.ptr = id(array._a)
+        self.device_id = 0
+        self.mem = None
+
+    def __repr__(self):
+        return f"<MemoryPointer 0x{self.ptr:x} (stand-in)>"
+
+
+class ndarray:
+    """cupy.ndarray: device memory, with CuPy's rules."""
+
+    __slots__ = ("_a", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
+        self._a = numpy.empty(shape, dtype=dtype, order=order)
+        _Pool.allocate(self)
+
+    # ----- attributes -----
+    shape = property(lambda self: self._a.shape, lambda self, v: setattr(self._a, "shape", v))
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    strides = property(lambda self: self._a.strides)
+    flags = property(lambda self: self._a.flags)
+    T = property(lambda self: _wrap(self._a.T))
+    real = property(lambda self: _wrap(self._a.real))
+    imag = property(lambda self: _wrap(self._a.imag))
+    base = property(lambda self: None if self._a.base is None else _wrap(self._a.base))
+    data = property(lambda self: MemoryPointer(self))
+    device = property(lambda self: __import__("cupy").cuda.Device(0))
+
+    # ----- to the host: each one waits for the device -----
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        record_sync("get")
+        result = numpy.array(self._a, order=order)
+        if out is not None:
+            out[...] = result
+            return out
+        return result
+
+    def item(self):
+        record_sync("item")
+        return self._a.item()
+
+    def tolist(self):
+        record_sync("tolist")
+        return self._a.tolist()
+
+    def tobytes(self, order="C"):
+        record_sync("tobytes")
+        return self._a.tobytes(order)
+
+    def nonzero(self):
+        record_sync("nonzero")
+        return _wrap(self._a.nonzero())
+
+    def __bool__(self):
+        if self.size > 1:
+            raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or "
+                             "a.all()")
+        record_sync("bool")
+        return bool(self._a)
+
+    def __int__(self):
+        record_sync("int")
+        return int(self._a)
+
+    def __float__(self):
+        record_sync("float")
+        return float(self._a)
+
+    def __complex__(self):
+        record_sync("complex")
+        return complex(self._a)
+
+    def __repr__(self):
+        record_sync("print")
+        return repr(self._a)
+
+    def __str__(self):
+        record_sync("print")
+        return str(self._a)
+
+    def __format__(self, spec):
+        record_sync("print")
+        return format(self._a, spec)
+
+    def __reduce__(self):
+        return __import__("cupy").array, (self.get(),)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy "
+                        "array explicitly.")
+
+    # ----- from the host -----
+    def set(self, arr, stream=None):
+        if not isinstance(arr, numpy.ndarray):
+            raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
+        if arr.shape != self.shape:
+            raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
+        self._a[...] = arr
+
+    # ----- container -----
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return len(self._a)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(len(self._a)))
+
+    def __getitem__(self, key):
+        return _wrap(self._a[_index(key)])
+
+    def __setitem__(self, key, value):
+        self._a[_index(key)] = _unwrap(value, host_ok=True)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    # ----- NumPy's functions on device arrays go to the stand-in's own (as CuPy's NEP 13/18 hooks do) -----
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        mod = sys.modules["cupy"]
+        func = getattr(mod, ufunc.__name__, None)
+        if not isinstance(func, ufunc_type):
+            return NotImplemented
+        if "out" in kwargs:
+            kwargs["out"] = kwargs["out"][0]
+        return func(*inputs, **kwargs) if method == "__call__" else getattr(func, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        target = sys.modules["cupy"]
+        for part in func.__module__.split(".")[1:]:
+            target = getattr(target, part, None)
+        own = getattr(target, func.__name__, None) if target is not None else None
+        if own is None or own is func:
+            return NotImplemented
+        return own(*args, **kwargs)
+
+    def dot(self, b, out=None):
+        return sys.modules["cupy"].dot(self, b, out=out)
+
+    def scatter_add(self, slices, value):
+        numpy.add.at(self._a, _index(slices), _kernel_arg(value))
+
+    def scatter_max(self, slices, value):
+        numpy.maximum.at(self._a, _index(slices), _kernel_arg(value))
+
+    def scatter_min(self, slices, value):
+        numpy.minimum.at(self._a, _index(slices), _kernel_arg(value))
+
+
+def _method(name):
+    def method(self, *args, **kwargs):
+        return _wrap(getattr(self._a, name)(*_unwrap(args, host_ok=True), **_unwrap(kwargs, host_ok=True)))
+    method.__name__ = name
+    return method
+
+
+# The rest of CuPy's ndarray methods: the same computation as NumPy's, with device arrays in and out.
+_SPECIAL = {"get", "item", "tolist", "tobytes", "nonzero", "set", "dot", "scatter_add", "scatter_max", "scatter_min"}
+for _name in NAMES["cupy.ndarray"]:
+    if not _name.startswith("_") and _name not in _SPECIAL and not hasattr(ndarray, _name):
+        if callable(getattr(numpy.ndarray, _name, None)):
+            setattr(ndarray, _name, _method(_name))
+
+
+def _binary(ufunc_name, reflected=False):
+    def op(self, other):
+        if not isinstance(other, (ndarray,) + _SCALARS) and not isinstance(other, (numpy.ndarray, list, tuple)):
+            return NotImplemented  # another type (a Tensor, say) gets its reflected method
+        func = getattr(sys.modules["cupy"], ufunc_name)
+        return func(other, self) if reflected else func(self, other)
+    return op
+
+
+def _inplace(ufunc_name):
+    def op(self, other):
+        getattr(sys.modules["cupy"], ufunc_name)(self, other, out=self)
+        return self
+    return op
+
+
+for _op, _uf in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
+                 ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"), ("matmul", "matmul"),
+                 ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
+                 ("rshift", "right_shift")]:
+    setattr(ndarray, f"__{_op}__", _binary(_uf))
+    setattr(ndarray, f"__r{_op}__", _binary(_uf, reflected=True))
+    if _op != "matmul":
+        setattr(ndarray, f"__i{_op}__", _inplace(_uf))
+for _op, _uf in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
+                 ("eq", "equal"), ("ne", "not_equal")]:
+    setattr(ndarray, f"__{_op}__", _binary(_uf))
+ndarray.__hash__ = None
+ndarray.__neg__ = lambda self: sys.modules["cupy"].negative(self)
+ndarray.__pos__ = lambda self: sys.modules["cupy"].positive(self)
+ndarray.__abs__ = lambda self: sys.modules["cupy"].absolute(self)
+ndarray.__invert__ = lambda self: sys.modules["cupy"].invert(self)
+
+
+class ufunc:
+    """cupy.ufunc: an elementwise kernel; its operands must be device arrays or scalars."""
+
+    def __init__(self, np_ufunc):
+        self._f = np_ufunc
+        self.__name__ = np_ufunc.__name__
+        self.nin, self.nout, self.nargs = np_ufunc.nin, np_ufunc.nout, np_ufunc.nargs
+
+    def __repr__(self):
+        return f"<ufunc '{self.__name__}'>"
+
+    @property
+    def types(self):
+        return self._f.types
+
+    def __call__(self, *args, out=None, **kwargs):
+        args = [_kernel_arg(a) for a in args]
+        if out is not None:
+            kwargs["out"] = _kernel_arg(out) if not isinstance(out, tuple) else tuple(_kernel_arg(o) for o in out)
+        if "where" in kwargs:
+            kwargs["where"] = _kernel_arg(kwargs["where"])
+        result = self._f(*args, **kwargs)
+        return out if out is not None and not isinstance(out, tuple) else _wrap(result)
+
+    def at(self, a, indices, b=None):
+        if not isinstance(a, ndarray):
+            raise _unsupported(a)
+        self._f.at(a._a, _index(indices), *(() if b is None else (_kernel_arg(b),)))
+
+    def _reduction(self, method, array, *args, **kwargs):
+        if not isinstance(array, ndarray):
+            raise _unsupported(array)
+        if kwargs.get("out") is not None:
+            kwargs["out"] = _kernel_arg(kwargs["out"])
+        return _wrap(getattr(self._f, method)(array._a, *_unwrap(args), **kwargs))
+
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False):
+        return self._reduction("reduce", array, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        return self._reduction("accumulate", array, axis=axis, dtype=dtype, out=out)
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        return self._reduction("reduceat", array, _unwrap(indices, host_ok=True), axis=axis, dtype=dtype, out=out)
+
+    def outer(self, A, B, **kwargs):
+        return _wrap(self._f.outer(_kernel_arg(A), _kernel_arg(B), **kwargs))
+
+
+ufunc_type = ufunc

@@ -1,0 +1,84 @@
+"""Write cupy_names.json: the public names of one CuPy release, read from CuPy's own source.
+
+    python tests/cupy_standin/make_lists.py CUPY_GIT_CHECKOUT v13.6.0
+
+The stand-in (tests/cupy_standin/cupy) offers a name only where this list says the real CuPy has it, so a call that
+would fail with AttributeError on a GPU fails the same way in CI. Nothing is imported from CuPy (it needs CUDA to
+import): module namespaces come from the `ast` of their __init__.py, the Cython classes (ndarray, ufunc, Generator)
+from their `def`/`cpdef`/`property` lines and the `readonly` fields of core.pxd.
+"""
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def source(repo, tag, path):
+    return subprocess.run(["git", "-C", repo, "show", f"{tag}:{path}"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def module_names(text):
+    """The public names a module binds at its top level (imports, assignments, defs, classes), in if/try too."""
+    names = set()
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    names.update(t.id for t in ast.walk(target) if isinstance(t, ast.Name))
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.If):
+                visit(node.body), visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body), [visit(h.body) for h in node.handlers], visit(node.orelse)
+    visit(ast.parse(text).body)
+    return sorted(n for n in names if not n.startswith("_") or n in ("__version__",))
+
+
+def class_members(text, header):
+    """The methods and properties of one class in a .pyx file: 4-space `def`/`cpdef`/`property` lines of its block."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    members = set()
+    for line in lines[start + 1:]:
+        if line and not line[0].isspace() and not line.startswith("#"):
+            break  # the next top-level statement ends the class
+        m = re.match(r"    (?:cpdef|def)\s+(?:[\w.]+\s+)?(\w+)\s*\(", line) or re.match(r"    property (\w+):", line)
+        if m:
+            members.add(m.group(1))
+    return members
+
+
+def main(repo, tag):
+    core = source(repo, tag, "cupy/_core/core.pyx")
+    ndarray = class_members(core, "cdef class _ndarray_base") | class_members(core, "class ndarray(")
+    ndarray |= set(re.findall(r"readonly\s+[\w.]+\s+(\w+)", source(repo, tag, "cupy/_core/core.pxd")))
+    names = {
+        "cupy_version": tag.lstrip("v"),
+        "made_by": "tests/cupy_standin/make_lists.py from CuPy's git tag " + tag,
+        "cupy": module_names(source(repo, tag, "cupy/__init__.py")),
+        "cupy.ndarray": sorted(n for n in ndarray if not n.startswith("_") or n.startswith("__")),
+        "cupy.ufunc": sorted(n for n in class_members(source(repo, tag, "cupy/_core/_kernel.pyx"), "cdef class ufunc")
+                             if not n.startswith("_") or n.startswith("__")),
+        "cupy.random": sorted(set(module_names(source(repo, tag, "cupy/random/__init__.py"))) | {"Generator"}),
+        "cupy.random.Generator": sorted(
+            n for n in class_members(source(repo, tag, "cupy/random/_generator_api.pyx"), "class Generator")
+            if not n.startswith("_")),
+        "cupy.cuda": module_names(source(repo, tag, "cupy/cuda/__init__.py")),
+        "cupyx": module_names(source(repo, tag, "cupyx/__init__.py")),
+    }
+    out = Path(__file__).with_name("cupy_names.json")
+    out.write_text(json.dumps(names, indent=1) + "\n")
+    print(f"wrote {out}: " + ", ".join(f"{k} {len(v)}" for k, v in names.items() if isinstance(v, list)))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(*sys.argv[1:])

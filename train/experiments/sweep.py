@@ -1,0 +1,134 @@
+"""sweep: a recipe study from a grid file, scored on the validation split only.
+
+Each trial trains a model with `fit` (the preset plus the trial's fit flags), then decodes the validation split with
+every decoding setting of the grid (checkpoint x beam x length penalty) and scores it with sacreBLEU. No test split is
+read: a study chooses on validation, and the chosen recipe is scored on the test set once, afterwards, with evaluate.
+
+The grid file (JSON):
+    {"base":     {"epochs": 3},                            fit flags of every trial (names as fit's, - or _)
+     "trials":   {"dropout-0.3": {"dropout": 0.3},         a name -> the flags that make this trial different
+                  "bpe-4000":    {"vocab_size": 4000}},
+     "decoding": {"checkpoint": ["best", "avg"], "beam": [5], "length_penalty": [0.6, 1.0]}}
+
+Writes sweep.md (a row per trial: its settings, the best validation BLEU and the decoding that gave it, validation
+perplexity, wall time), sweep.json (every decoding of every trial) and keeps the runs in OUT/runs/TRIAL. A trial whose
+results are already in sweep.json is not trained again, so an interrupted sweep continues where it stopped.
+"""
+import argparse
+import itertools
+import json
+import time
+from pathlib import Path
+
+from .. import checkpoint, corpus, fit, metrics, run
+from ..decode import translate_lines
+from ..errors import TrainError, UsageError
+from . import results, training
+from .options import add_training_arguments
+
+DECODING = {"checkpoint": ["best"], "beam": [5], "length_penalty": [0.6]}
+
+
+def add_arguments(p):
+    p.add_argument("--grid", required=True, help="the grid file (JSON: base, trials, decoding; see above)")
+    add_training_arguments(p, preset="small")
+
+
+def read_grid(path):
+    """The grid file -> (base flags, {trial: flags}, decoding lists); UsageError naming the file and the key."""
+    try:
+        grid = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UsageError(f"--grid {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"--grid {path}: not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(grid, dict) or not isinstance(grid.get("trials"), dict) or not grid["trials"]:
+        raise UsageError(f"--grid {path}: expected an object with a non-empty \"trials\" object")
+    unknown = set(grid) - {"base", "trials", "decoding"}
+    if unknown:
+        raise UsageError(f"--grid {path}: unknown key {sorted(unknown)[0]!r} (expected base, trials, decoding)")
+    flags = fit_flag_names()
+    for where, settings in [("base", grid.get("base", {}))] + [(f"trials.{k}", v) for k, v in grid["trials"].items()]:
+        if not isinstance(settings, dict):
+            raise UsageError(f"--grid {path}: {where} must be an object of fit flags")
+        for key in settings:
+            if key.replace("_", "-") not in flags:
+                raise UsageError(f"--grid {path}: {where}: {key!r} is not a fit flag (fit takes "
+                                 f"{', '.join(sorted(flags))})")
+    decoding = dict(DECODING, **grid.get("decoding", {}))
+    for key, values in decoding.items():
+        if key not in DECODING or not isinstance(values, list) or not values:
+            raise UsageError(f"--grid {path}: decoding.{key}: expected a non-empty list for one of "
+                             f"{', '.join(DECODING)}")
+    return grid.get("base", {}), grid["trials"], decoding
+
+
+def fit_flag_names():
+    """The flags `fit` takes that a trial may set (not the ones a sweep sets itself)."""
+    parser = argparse.ArgumentParser()
+    fit.add_arguments(parser)
+    own = {"run-dir", "data-dir", "device", "resume", "help", "preset", "distributed"}
+    return {o[2:] for a in parser._actions for o in a.option_strings if o.startswith("--") and o[2:] not in own}
+
+
+def as_flags(settings):
+    """{"vocab_size": 4000, "resume": True} -> ["--vocab-size", "4000", "--resume"]."""
+    flags = []
+    for key, value in settings.items():
+        name = "--" + key.replace("_", "-")
+        flags += [name] if value is True else [] if value is False else [name, str(value)]
+    return flags
+
+
+def main(args, out):
+    base, trials, decoding = read_grid(args.grid)
+    data_dir = training.corpus_dir(args, out)
+    done_path = out / "sweep.json"
+    done = json.loads(done_path.read_text())["trials"] if done_path.is_file() else {}
+    for name, settings in trials.items():
+        if name in done and done[name]["settings"] == dict(base, **settings):
+            print(f"trial {name}: already in {done_path}")
+            continue
+        start = time.perf_counter()
+        trainer, _ = training.train("transformer", out / "runs" / name, args, data_dir,
+                                    extra_flags=as_flags(dict(base, **settings)))
+        decodings = score_on_validation(trainer.run_dir, decoding, args.device)
+        epochs = [r for r in map(json.loads, trainer.metrics_path.read_text().splitlines()) if r["kind"] == "epoch"]
+        done[name] = {"settings": dict(base, **settings), "decodings": decodings,
+                      "val_ppl": epochs[-1]["val_ppl"] if epochs else None, "steps": trainer.step,
+                      "wall_minutes": (time.perf_counter() - start) / 60}
+        done_path.write_text(json.dumps(results.finite_or_none(
+            {"grid": str(args.grid), "preset": args.preset, "trials": done}), indent=1) + "\n")
+    rows = [[name, " ".join(as_flags({k: v for k, v in t["settings"].items() if k not in base})) or "(base)",
+             *best(t["decodings"]), t["val_ppl"], t["wall_minutes"]] for name, t in done.items() if name in trials]
+    table = results.markdown_table(["trial", "settings", "val BLEU", "decoding", "val ppl", "minutes"], rows)
+    (out / "sweep.md").write_text(f"Base: {' '.join(as_flags(base)) or '(the preset)'}; preset {args.preset}; "
+                                  f"scored on the validation split only.\n\n" + table, encoding="utf-8")
+    print("\n" + table)
+    return 0
+
+
+def score_on_validation(run_dir, decoding, device):
+    """BLEU on the run's validation split for every (checkpoint, beam, length_penalty) -> a list of records."""
+    config = run.load_config(run_dir)
+    s = config["settings"]
+    sources, references = corpus.read_parallel(Path(s["data_dir"]), "val", s["src"], s["tgt"])
+    tokenizer = run.load_tokenizer(run_dir)
+    records = []
+    for name in decoding["checkpoint"]:
+        if not checkpoint.checkpoint_path(run_dir, name).is_file():
+            raise TrainError(f"{run_dir}: no {name} checkpoint to score (the grid's decoding.checkpoint)")
+        model = run.load_model(run_dir, config, name, device)
+        for beam, alpha in itertools.product(decoding["beam"], decoding["length_penalty"]):
+            hyps = translate_lines(model, tokenizer, sources, beam=beam, length_penalty=alpha, device=device,
+                                   progress=False)
+            bleu, signature = metrics.bleu(hyps, references)
+            records.append({"checkpoint": name, "beam": beam, "length_penalty": alpha, "val_bleu": bleu,
+                            "val_chrf": metrics.chrf(hyps, references)[0], "bleu_signature": signature})
+    return records
+
+
+def best(decodings):
+    """(the highest validation BLEU, the decoding that gave it as text)."""
+    top = max(decodings, key=lambda r: r["val_bleu"])
+    return top["val_bleu"], f"{top['checkpoint']}, beam {top['beam']}, lp {top['length_penalty']}"

@@ -1,0 +1,129 @@
+"""A run's settings: the preset, the flags on top of it, and what a resumed run may and may not change.
+
+Also where the corpus comes from (--data-dir, the generated demo corpus, or Multi30k) and why a folder that already
+holds a run is refused.
+"""
+import math
+from pathlib import Path
+
+from . import checkpoint, corpus, demo_corpus, download, run
+from .decode import MAX_LEN_A, MAX_LEN_B
+from .errors import TrainError, UsageError
+from .presets import PRESETS
+
+# Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
+OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "save_every")
+CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
+# Flags that override a preset's model size: flag -> the configuration fields it sets, for each model kind
+SIZE_FLAGS = {
+    "transformer": {"d_model": ("d_model",), "n_heads": ("n_heads",), "d_ff": ("d_ff",),
+                    "layers": ("n_encoder_layers", "n_decoder_layers"), "max_len": ("max_len",)},
+    "lstm": {"layers": ("n_layers",), "max_len": ("max_len",)},
+}
+# the shortest max_len whose decoding limit (MAX_LEN_A * source + MAX_LEN_B) still leaves room for a 1-token source
+MIN_MAX_LEN = math.ceil(MAX_LEN_A * 2 + MAX_LEN_B + 1)
+
+
+def resolve_settings(args):
+    """(settings, model keyword arguments, run folder) from the preset and the flags, or from the resumed run."""
+    preset = PRESETS[args.preset]
+    given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
+    size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
+    src, tgt = given.get("src", preset.src), given.get("tgt", preset.tgt)
+    run_dir = Path(args.run_dir or Path("runs") / f"{preset.name}-{src}-{tgt}")
+    run.check_new_run_dir(run_dir)
+    if args.resume:
+        if not checkpoint.checkpoint_path(run_dir, "last").is_file():
+            raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
+        config = run.load_config(run_dir)
+        settings = config["settings"]
+        fields = SIZE_FLAGS["transformer" if settings["model"] == "transformer" else "lstm"]
+        for key, value in size_flags.items():
+            if key not in fields:
+                raise UsageError(f"--{key.replace('_', '-')} sets a Transformer size; this run's model is "
+                                 f"{settings['model']}")
+            has = config["model_config"].get(fields[key][0])
+            if has != value:
+                raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's {has}; a resumed "
+                                 f"run keeps its model sizes")
+        for key, value in given.items():
+            if key not in CHANGEABLE_ON_RESUME and settings.get(key) != value:
+                raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's "
+                                 f"{settings.get(key)}; a resumed run keeps its settings (only --epochs, "
+                                 f"--max-steps and --save-every may change)")
+        if settings["preset"] != preset.name:
+            raise TrainError(f"--resume: {run_dir} was trained with --preset {settings['preset']}, not {preset.name}")
+        settings.update({k: given[k] for k in CHANGEABLE_ON_RESUME if k in given})
+        settings["max_steps"] = given.get("max_steps")  # a step budget belongs to one command, not to the run
+        return settings, None, run_dir
+    settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model", "lstm")}
+    settings.update(preset=preset.name, model="transformer", seed=0, max_steps=None)
+    settings.update(given)
+    sizes = preset.sizes(settings["model"])
+    settings.setdefault("dropout", sizes["dropout"])
+    model_kw = dict(sizes, dropout=settings["dropout"])
+    model_kw.update(check_sizes(settings["model"], size_flags, model_kw, preset.name))
+    if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
+        raise TrainError(existing_run_message(run_dir))
+    return settings, model_kw, run_dir
+
+
+def check_sizes(kind, size_flags, model_kw, preset):
+    """The configuration fields that the size flags set; UsageError (exit status 2) when they cannot make a model."""
+    fields = SIZE_FLAGS["transformer" if kind == "transformer" else "lstm"]
+    for key in size_flags:
+        if key not in fields:
+            raise UsageError(f"--{key.replace('_', '-')} sets a Transformer size; --model {kind} takes only "
+                             f"{', '.join('--' + k.replace('_', '-') for k in fields)}")
+    out = {field: value for key, value in size_flags.items() for field in fields[key]}
+    sizes = dict(model_kw, **out)
+    if "max_len" in size_flags and sizes["max_len"] < MIN_MAX_LEN:
+        raise UsageError(f"--max-len {sizes['max_len']} is too short: at least {MIN_MAX_LEN} tokens, so that "
+                         f"decoding has room for {MAX_LEN_A} x the source length + {MAX_LEN_B}")
+    if kind == "transformer" and sizes["d_model"] % sizes["n_heads"]:
+        def origin(key):
+            return f"--{key.replace('_', '-')} {sizes[key]}" if key in size_flags else \
+                f"{key} {sizes[key]} of --preset {preset}"
+        raise UsageError(f"{origin('d_model')} is not divisible by {origin('n_heads')}: each head takes "
+                         f"d_model / n_heads dimensions")
+    try:
+        run.model_config(kind, 8, sizes)  # any vocabulary size: only the sizes are checked here
+    except TrainError as e:
+        raise UsageError(str(e)) from None
+    return out
+
+
+def existing_run_message(run_dir):
+    """Why fit (without --resume) will not start in a folder that holds a run, and what to do instead."""
+    afresh = "or start afresh in another --run-dir (or delete the folder)"
+    try:
+        progress = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"))["progress"]
+        epochs = run.load_config(run_dir)["settings"]["epochs"]
+    except (TrainError, KeyError, TypeError):
+        return f"{run_dir} already holds a run; add --resume to continue it, {afresh}"
+    if progress["epoch"] >= epochs:
+        return (f"{run_dir} already holds a run that finished its {epochs} epoch{'s' if epochs > 1 else ''}; "
+                f"translate or evaluate with it (--run-dir {run_dir}), train it further with --resume --epochs N, "
+                f"{afresh}")
+    return (f"{run_dir} already holds a run stopped at step {progress['step']} (epoch {progress['epoch'] + 1} of "
+            f"{epochs}); add --resume to continue it, {afresh}")
+
+
+def prepare_corpus(settings, run_dir, data_dir):
+    """The corpus folder: --data-dir, the generated demo corpus (inside the run folder), or Multi30k."""
+    if "data_dir" in settings:  # a resumed run reads what it read before
+        if data_dir is not None and Path(data_dir).resolve() != Path(settings["data_dir"]):
+            raise TrainError(f"--resume: --data-dir {data_dir} differs from the run's {settings['data_dir']}")
+        return Path(settings["data_dir"])
+    src, tgt = settings["src"], settings["tgt"]
+    if data_dir is None and settings["corpus"] == "demo":
+        if (src, tgt) != (demo_corpus.SRC, demo_corpus.TGT):
+            raise TrainError(f"the demo corpus is {demo_corpus.SRC}->{demo_corpus.TGT}; drop --src/--tgt, or pass "
+                             f"--data-dir for another corpus")
+        folder = Path(run_dir) / "data"
+        if not corpus.has_splits(folder, src, tgt):
+            demo_corpus.write_demo_corpus(folder)
+            print(f"generated the demo corpus in {folder}: English and `toy`, a language invented for the demo "
+                  f"(see train/demo_corpus.py)")
+        return folder.resolve()
+    return corpus.find_corpus(data_dir, src, tgt, download=download.download_multi30k).resolve()
