@@ -2,15 +2,16 @@
 
 OpenBLAS starts one thread per core by default, and its threads spin while they wait for work. On a machine where
 another process uses a core, those spinning threads fight it for the core and every matrix product waits for the
-slowest of them: steps of the demo model took 6x longer with 2 threads than with 1 on this project's 2-core machine
-with the other core busy. The measurements behind PRESET_THREADS are in the README (section Speed).
+slowest of them: steps of the demo model took about 6 times as long with 2 threads as with 1 on this project's 2-core
+machine with the other core busy. The measurements behind PRESET_THREADS are in the README (section Speed).
 """
 import os
 
 
 # BLAS threads per process for each preset, from `python -m train bench --preset P --threads 1|2` on a 2-core CPU,
-# quiet and with the other core busy: a second thread never paid for the small presets, and for `small` it gained
-# less on a quiet machine than it lost on a busy one.
+# quiet and with the other core busy: for demo, tiny and small a second thread gained 0-20% on the quiet machine and
+# made steps 2-6 times slower as soon as another process ran, so one thread is the safe choice (base, meant for a GPU,
+# was not measured on the CPU: it takes small's choice).
 PRESET_THREADS = {"demo": 1, "tiny": 1, "small": 1, "base": 1}
 ENVIRONMENT = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")   # read by the BLAS libraries at start
 LOCAL_SIZE = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE")   # ranks on this machine

@@ -44,7 +44,8 @@ class Trainer:
         if resume:
             self.tok = Tokenizer(self.run_dir / "spm.model")
             self.config = dict(run.load_config(self.run_dir), settings=settings)
-            self.config.update({"blas_threads": blas_threads} if blas_threads else {})   # this command's
+            # the threads of this command, which may differ from those of the command that started the run
+            self.config.update({"blas_threads": blas_threads} if blas_threads else {})
             world.barrier()   # every rank has read the configuration before rank 0 rewrites it
             if self.main:
                 run.write_config(self.run_dir, self.config)
