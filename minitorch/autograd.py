@@ -49,8 +49,8 @@ def enable_grad():
         _state.grad_enabled = previous
 
 
-# A function (ctx, "forward" | "backward", args, options) -> the result of ctx.forward(*args, **options) or
-# ctx.backward(*args), which it must call itself; None when no one watches (the fast path pays one comparison).
+# A function (op, "forward" | "backward", args, options) -> the result of op.forward(*args, **options) or
+# op.backward(*args), which it must call itself; None when no one watches (the fast path pays one comparison).
 _op_hook = None
 
 
@@ -119,16 +119,16 @@ class Function:
                 if t.dtype.kind not in "fc":
                     raise TypeError(f"{cls.__name__} needs a floating-point tensor, got dtype {t.dtype}; "
                                     f"convert with .float() or .double()")
-        ctx = cls()
+        op = cls()
         requires_grad = is_grad_enabled() and any(t.requires_grad for t in tensors)
         if requires_grad:
-            ctx.needs_input_grad = tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs)
+            op.needs_input_grad = tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs)
         arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
-        result = ctx.forward(*arrays, **options) if _op_hook is None else _op_hook(ctx, "forward", arrays, options)
+        result = op.forward(*arrays, **options) if _op_hook is None else _op_hook(op, "forward", arrays, options)
         out = Tensor._make(result, requires_grad=requires_grad)
         if requires_grad:
-            ctx.parents = inputs
-            out._ctx = ctx
+            op.parents = inputs
+            out._op = op
         elif is_grad_enabled():  # carry the name of a non-differentiable op that cut the graph, for backward's error
             out._cut_by = next((t._cut_by for t in tensors if t._cut_by), None)
         return out
@@ -170,8 +170,8 @@ def _topological_order(roots):
             continue
         visited.add(id(node))
         stack.append((node, True))
-        if node._ctx is not None:
-            for parent in node._ctx.parents:
+        if node._op is not None:
+            for parent in node._op.parents:
                 if isinstance(parent, Tensor) and parent.requires_grad and id(parent) not in visited:
                     stack.append((parent, False))
     return order[::-1]  # roots first
@@ -183,8 +183,8 @@ def _leading_to(order, targets):
     from .tensor import Tensor
     needed = {id(t) for t in targets}
     for node in reversed(order):  # parents before the nodes that use them
-        if id(node) not in needed and node._ctx is not None and (node._ctx is FREED or any(
-                isinstance(p, Tensor) and id(p) in needed for p in node._ctx.parents)):
+        if id(node) not in needed and node._op is not None and (node._op is FREED or any(
+                isinstance(p, Tensor) and id(p) in needed for p in node._op.parents)):
             needed.add(id(node))
     return [node for node in order if id(node) in needed]
 
@@ -215,31 +215,31 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
         g = grads.pop(id(node), None)
         if g is None:
             continue
-        ctx = node._ctx
+        op = node._op
         if found is not None:
             if id(node) in found:
                 found[id(node)] = g
-        elif ctx is None or node._retains_grad:  # a leaf (or a non-leaf that asked to keep its gradient)
+        elif op is None or node._retains_grad:  # a leaf (or a non-leaf that asked to keep its gradient)
             _accumulate(node, g, create_graph)
-        if ctx is None:
+        if op is None:
             continue
-        if ctx is FREED:
+        if op is FREED:
             FREED.backward(g)
-        ctx.retain_graph = retain_graph
+        op.retain_graph = retain_graph
         if create_graph:
-            input_grads = _backward_recorded(ctx, node, g)
+            input_grads = _backward_recorded(op, node, g)
         else:
-            input_grads = ctx.backward(g) if _op_hook is None else _op_hook(ctx, "backward", (g,), {})
+            input_grads = op.backward(g) if _op_hook is None else _op_hook(op, "backward", (g,), {})
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
-        for parent, pg in zip(ctx.parents, input_grads):
+        for parent, pg in zip(op.parents, input_grads):
             if pg is None or not isinstance(parent, Tensor) or not parent.requires_grad:
                 continue
             pg = unbroadcast(pg, parent.shape)
             key = id(parent)
             grads[key] = pg if key not in grads else grads[key] + pg
         if not retain_graph:
-            node._ctx = FREED
+            node._op = FREED
     return None if found is None else [found[id(x)] for x in inputs]
 
 
@@ -259,25 +259,25 @@ def _accumulate(node, g, create_graph):
         node.grad.data += g
 
 
-def _backward_recorded(ctx, node, g):
-    """ctx's gradients as Tensors recorded in the graph (create_graph=True). g is a Tensor; node is ctx's output."""
+def _backward_recorded(op, node, g):
+    """op's gradients as Tensors recorded in the graph (create_graph=True). g is a Tensor; node is op's output."""
     from .tensor import Tensor
-    name = type(ctx).__name__
-    if getattr(ctx, "composed", None) is not None:  # a fused op: differentiate the same op built from primitives
-        targets = [p for p in ctx.parents if isinstance(p, Tensor) and p.requires_grad]
-        out = ctx.composed(*ctx.parents)
+    name = type(op).__name__
+    if getattr(op, "composed", None) is not None:  # a fused op: differentiate the same op built from primitives
+        targets = [p for p in op.parents if isinstance(p, Tensor) and p.requires_grad]
+        out = op.composed(*op.parents)
         found = iter(_walk([out], [g], True, True, targets))
-        return tuple(next(found) if isinstance(p, Tensor) and p.requires_grad else None for p in ctx.parents)
-    # a copy of ctx whose saved inputs and output are the graph's Tensors instead of their arrays
-    twin = copy.copy(ctx)
+        return tuple(next(found) if isinstance(p, Tensor) and p.requires_grad else None for p in op.parents)
+    # a copy of op whose saved inputs and output are the graph's Tensors instead of their arrays
+    twin = copy.copy(op)
     tensors = {id(node.data): node}
-    tensors.update((id(p.data), p) for p in ctx.parents if isinstance(p, Tensor))
-    for attr, value in vars(ctx).items():
+    tensors.update((id(p.data), p) for p in op.parents if isinstance(p, Tensor))
+    for attr, value in vars(op).items():
         if id(value) in tensors:  # an array, or a NumPy scalar (a 0-d result)
             setattr(twin, attr, tensors[id(value)])
-    twin.recompute(*ctx.parents)
+    twin.recompute(*op.parents)
     for attr, value in vars(twin).items():
-        if attr == "parents" or attr in ctx.constants:
+        if attr == "parents" or attr in op.constants:
             continue
         for item in value if isinstance(value, (tuple, list)) else (value,):
             if (backend.is_array(item) or isinstance(item, np.generic)) and item.dtype.kind in "fc":

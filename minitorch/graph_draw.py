@@ -33,7 +33,7 @@ def draw_graph(tensor, path=None, names=None, grads=False, grad_output=None):
     if not tensor.requires_grad:
         raise ValueError("draw_graph: this tensor has no graph (nothing it was computed from requires grad)")
     order = _topological_order([tensor])
-    if any(t._ctx is FREED for t in order):
+    if any(t._op is FREED for t in order):
         raise RuntimeError("draw_graph: the graph was released by backward(); call backward(retain_graph=True) "
                            "to draw it afterwards, or draw it before backward")
     edge_norms = _edge_gradient_norms(tensor, order, grad_output) if grads else {}
@@ -53,7 +53,7 @@ def _leaf_names(names):
 
 
 def _dot(root, order, names, edge_norms):
-    constants = {id(p): p for t in order if t._ctx is not None for p in t._ctx.parents
+    constants = {id(p): p for t in order if t._op is not None for p in t._op.parents
                  if isinstance(p, Tensor) and not p.requires_grad}
     nodes = order + list(constants.values())
     ids = {id(t): f"n{i}" for i, t in enumerate(nodes)}
@@ -61,20 +61,20 @@ def _dot(root, order, names, edge_norms):
              '  edge [fontname="Helvetica", fontsize=9];']
     for t in nodes:
         what = f"{t.shape} {t.dtype}"
-        if t._ctx is None:  # a leaf: a parameter or an input that requires grad (blue), or a constant (grey)
+        if t._op is None:  # a leaf: a parameter or an input that requires grad (blue), or a constant (grey)
             name = names.get(id(t)) or ("leaf" if t.requires_grad else "constant")
             color = "lightblue" if t.requires_grad else "gray92"
             label = _escape(name + "\n" + what)
             lines.append(f'  {ids[id(t)]} [label="{label}", shape=box, style=filled, fillcolor={color}];')
             continue
-        op = type(t._ctx).__name__ if id(t) not in names else f"{names[id(t)]} = {type(t._ctx).__name__}"
-        label = f"{op}\n{what}\nsaved {_size(op_saved_bytes(t._ctx))}"
+        name = type(t._op).__name__ if id(t) not in names else f"{names[id(t)]} = {type(t._op).__name__}"
+        label = f"{name}\n{what}\nsaved {_size(op_saved_bytes(t._op))}"
         extra = ", style=filled, fillcolor=gold" if t is root else ""
         lines.append(f'  {ids[id(t)]} [label="{_escape(label)}", shape=ellipse{extra}];')
     for t in order:
-        if t._ctx is None:
+        if t._op is None:
             continue
-        for k, parent in enumerate(t._ctx.parents):
+        for k, parent in enumerate(t._op.parents):
             if isinstance(parent, Tensor) and id(parent) in ids:
                 norm = edge_norms.get((id(t), k))
                 label = f' [label="|g| {norm:.3g}"]' if norm is not None else ""
@@ -95,12 +95,12 @@ def _edge_gradient_norms(root, order, grad_output):
     grads, norms = {id(root): g}, {}
     for node in order:
         g = grads.pop(id(node), None)
-        ctx = node._ctx
-        if g is None or ctx is None:
+        op = node._op
+        if g is None or op is None:
             continue
-        ctx.retain_graph = True  # the graph stays: backward must not write into its saved arrays
-        input_grads = ctx.backward(g)
-        for k, (parent, pg) in enumerate(zip(ctx.parents, input_grads if isinstance(input_grads, tuple)
+        op.retain_graph = True  # the graph stays: backward must not write into its saved arrays
+        input_grads = op.backward(g)
+        for k, (parent, pg) in enumerate(zip(op.parents, input_grads if isinstance(input_grads, tuple)
                                              else (input_grads,))):
             if pg is None or not isinstance(parent, Tensor) or not parent.requires_grad:
                 continue

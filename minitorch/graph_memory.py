@@ -1,6 +1,6 @@
 """How many bytes a graph keeps alive for its backward pass: the arrays its Functions saved.
 
-Each Function instance (a tensor's `_ctx`) stores what its backward needs as attributes. `saved_bytes` walks the
+Each Function instance (a tensor's `_op`) stores what its backward needs as attributes. `saved_bytes` walks the
 graph from an output and sums the sizes of those arrays, counting each underlying buffer once: a view (a transpose,
 a reshape, a slice) keeps its whole base buffer alive, so it counts as that base. Inputs that are only reachable as
 `parents` (Tensors, not saved arrays) are not counted: they are the inputs, not something the op chose to keep.
@@ -9,9 +9,9 @@ from . import backend
 from .tensor import Tensor
 
 
-def _saved_arrays(ctx):
+def _saved_arrays(op):
     """The arrays among a Function's attributes, looking one level into tuples and lists (e.g. an index tuple)."""
-    for name, value in vars(ctx).items():
+    for name, value in vars(op).items():
         if name == "parents":
             continue
         items = value if isinstance(value, (tuple, list)) else (value,)
@@ -27,24 +27,24 @@ def _buffer(array):
     return array
 
 
-def op_saved_bytes(ctx):
+def op_saved_bytes(op):
     """Bytes of the distinct buffers that one Function saved for its backward."""
-    return sum({id(b): b.nbytes for b in map(_buffer, _saved_arrays(ctx))}.values())
+    return sum({id(b): b.nbytes for b in map(_buffer, _saved_arrays(op))}.values())
 
 
 def saved_bytes(output):
     """Bytes of the distinct buffers saved for backward by every Function in the graph that produced `output`."""
-    buffers, seen_ctx, stack = {}, set(), [output]
+    buffers, seen_ops, stack = {}, set(), [output]
     while stack:
         t = stack.pop()
-        ctx = t._ctx
-        if ctx is None or id(ctx) in seen_ctx:
+        op = t._op
+        if op is None or id(op) in seen_ops:
             continue
-        seen_ctx.add(id(ctx))
-        for array in _saved_arrays(ctx):
+        seen_ops.add(id(op))
+        for array in _saved_arrays(op):
             base = _buffer(array)
             buffers[id(base)] = base.nbytes
-        stack.extend(p for p in getattr(ctx, "parents", ()) if isinstance(p, Tensor))
+        stack.extend(p for p in getattr(op, "parents", ()) if isinstance(p, Tensor))
     return sum(buffers.values())
 
 

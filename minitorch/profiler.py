@@ -47,8 +47,8 @@ class OpProfiler:
     def __exit__(self, *exc):
         return self._hook.__exit__(*exc)
 
-    def _run(self, ctx, phase, args, options):
-        method = getattr(ctx, phase)
+    def _run(self, op, phase, args, options):
+        method = getattr(op, phase)
         if self._depth:
             return method(*args, **options)
         self._depth += 1
@@ -58,17 +58,17 @@ class OpProfiler:
             backend.synchronize(self.device)
         finally:
             self._depth -= 1
-        key = (type(ctx), phase)
+        key = (type(op), phase)
         self.seconds[key] += time.perf_counter() - start
         self.calls[key] += 1
-        if isinstance(ctx, MatMul):
-            self._count_matmul(ctx, phase, args, out)
+        if isinstance(op, MatMul):
+            self._count_matmul(op, phase, args, out)
         return out
 
-    def _count_matmul(self, ctx, phase, args, out):
+    def _count_matmul(self, op, phase, args, out):
         if phase == "forward":
             flops = 2 * out.size * args[0].shape[-1]   # out = a @ b: one multiply-add per output and inner index
-            self._matmul_forward_flops[ctx] = flops
+            self._matmul_forward_flops[op] = flops
         else:   # a gradient for each input that needs one, each product the forward's size
-            flops = self._matmul_forward_flops.get(ctx, 0) * sum(bool(n) for n in ctx.needs_input_grad)
+            flops = self._matmul_forward_flops.get(op, 0) * sum(bool(n) for n in op.needs_input_grad)
         self.matmul_flops += flops

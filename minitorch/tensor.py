@@ -23,13 +23,13 @@ class Tensor:
 
     # _cut_by names the non-differentiable op (argmax, a comparison, ...) that this tensor's value came through while
     # some input required grad; backward() names it when asked for a gradient that cannot flow
-    __slots__ = ("data", "requires_grad", "grad", "_ctx", "_retains_grad", "_cut_by", "__weakref__")
+    __slots__ = ("data", "requires_grad", "grad", "_op", "_retains_grad", "_cut_by", "__weakref__")
     __array_priority__ = 1000  # numpy_array + tensor calls Tensor.__radd__, not NumPy's elementwise loop
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
         self.data = _to_array(data, dtype, device)
         self.grad = None
-        self._ctx = None
+        self._op = None
         self._retains_grad = False
         self._cut_by = None
         self.requires_grad = False
@@ -40,7 +40,7 @@ class Tensor:
     def _make(cls, array, requires_grad=False):
         """Wrap an array as is (internal: no dtype conversion, no copy)."""
         t = object.__new__(Tensor)
-        t.data, t.requires_grad, t.grad, t._ctx, t._retains_grad = array, requires_grad, None, None, False
+        t.data, t.requires_grad, t.grad, t._op, t._retains_grad = array, requires_grad, None, None, False
         t._cut_by = None
         return t
 
@@ -77,7 +77,7 @@ class Tensor:
 
     @property
     def is_leaf(self):
-        return self._ctx is None
+        return self._op is None
 
     def numel(self):
         return int(self.data.size)

@@ -115,7 +115,7 @@ def test_backward_on_a_tensor_without_grad_is_a_clear_error():
 def test_requires_grad_propagates_and_only_floats_can_require_it():
     a, b = f64([1.0]), f64([1.0], requires_grad=False)
     assert (a * b).requires_grad and not (b * b).requires_grad
-    assert (a * b)._ctx is not None and (b * b)._ctx is None
+    assert (a * b)._op is not None and (b * b)._op is None
     with pytest.raises(TypeError, match="floating-point"):
         mt.tensor([1, 2], requires_grad=True)
 
@@ -142,7 +142,7 @@ def test_no_grad_records_nothing_and_restores_the_mode():
             pass
         assert not mt.is_grad_enabled()
     assert mt.is_grad_enabled()
-    assert not y.requires_grad and y._ctx is None
+    assert not y.requires_grad and y._op is None
     assert z.requires_grad
     with pytest.raises(ZeroDivisionError):
         with mt.no_grad():
@@ -179,20 +179,20 @@ def test_retain_graph_allows_a_second_backward():
 def test_saved_arrays_are_released_after_backward():
     x = f64(np.ones((4, 4)))
     h = x.exp()
-    ctx = weakref.ref(h._ctx)
+    op = weakref.ref(h._op)
     (h * 2).sum().backward()
     gc.collect()
-    assert ctx() is None
-    assert h._ctx is FREED
+    assert op() is None
+    assert h._op is FREED
 
 
 def test_saved_arrays_are_kept_with_retain_graph():
     x = f64(np.ones((4, 4)))
     h = x.exp()
-    ctx = weakref.ref(h._ctx)
+    op = weakref.ref(h._op)
     (h * 2).sum().backward(retain_graph=True)
     gc.collect()
-    assert ctx() is not None
+    assert op() is not None
 
 
 def test_memory_does_not_grow_over_1000_training_steps():
@@ -208,8 +208,8 @@ def test_memory_does_not_grow_over_1000_training_steps():
 
     def tracking_apply(cls, *args, **kwargs):
         out = original_apply(cls, *args, **kwargs)
-        if out._ctx is not None:
-            functions.append(weakref.ref(out._ctx))
+        if out._op is not None:
+            functions.append(weakref.ref(out._op))
         return out
 
     Function.apply = classmethod(tracking_apply)
@@ -271,7 +271,7 @@ class Square(Function):
 def test_a_user_defined_function_joins_the_graph():
     x = f64([1.5, -2.0])
     y = Square.apply(x * 2)
-    assert y.requires_grad and isinstance(y._ctx, Square)
+    assert y.requires_grad and isinstance(y._op, Square)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 8 * x.numpy())
 

@@ -205,3 +205,10 @@ def test_the_device_op_list_runs_on_the_cpu():
         out = fn(*leaves)
         out.backward(mt.tensor(np.ones(out.shape), dtype=np.float64))
         assert all(t.grad is not None and t.grad.shape == t.shape for t in leaves), name
+
+
+def test_a_bare_cpu_state_from_an_older_checkpoint_is_still_restored():
+    old = np.random.default_rng(3).bit_generator.state   # what checkpoints held before the GPU's state was added
+    expected = np.random.default_rng(3).standard_normal(4)
+    assert backend.set_rng_state(old, "cpu")
+    np.testing.assert_array_equal(backend.rng("cpu").standard_normal(4), expected)
