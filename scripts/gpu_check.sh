@@ -26,48 +26,54 @@ timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider -o addopts="" 2>&1 |
 [ "${PIPESTATUS[0]}" = 0 ] || failed "GPU tests"
 
 part "3. bench: training and decoding"
-summary='import json, sys
+summary() {   # one line of figures from a bench or torch_reference JSON file
+    python3 - "$@" <<'PY'
+import json, sys
 r = json.load(open(sys.argv[1]))
-if r["mode"] == "train":
-    print(f"{r[\"preset\"]} train: {r[\"step_s_median\"] * 1e3:.1f} ms/step (min {r[\"step_s_min\"] * 1e3:.1f}), "
-          f"{r[\"tokens_per_s\"]:,.0f} target tokens/s, GPU pool peak {(r[\"device_pool_peak_bytes\"] or 0) / 2**20:,.0f} MB, "
-          f"{r[\"achieved_gflops\"]:,.0f} GFLOP/s of {r[\"matmul_peak_gflops\"]:,.0f} (fp32 matmul peak)")
+if "implementation" in r:   # scripts/torch_reference.py, beside our bench's file
+    m = json.load(open(sys.argv[2]))
+    print(f"PyTorch {r['torch']}: {r['step_s_median'] * 1e3:.1f} ms/step, {r['tokens_per_s']:,.0f} tokens/s; "
+          f"minitorch / PyTorch tokens/s = {m['tokens_per_s'] / r['tokens_per_s']:.2f}")
+elif r["mode"] == "train":
+    pool = (r["device_pool_peak_bytes"] or 0) / 2**20
+    print(f"{r['preset']} train: {r['step_s_median'] * 1e3:.1f} ms/step (min {r['step_s_min'] * 1e3:.1f}), "
+          f"{r['tokens_per_s']:,.0f} target tokens/s, GPU pool peak {pool:,.0f} MB, "
+          f"{r['achieved_gflops']:,.0f} of {r['matmul_peak_gflops']:,.0f} GFLOP/s (the fp32 matmul peak)")
 else:
     for k in ("beam", "greedy"):
-        s = r[k]
-        print(f"{r[\"preset\"]} decode {k}: {s[\"sentences_per_s\"]:,.1f} sentences/s, {s[\"output_tokens_per_s\"]:,.0f} tokens/s")'
+        print(f"{r['preset']} decode {k}: {r[k]['sentences_per_s']:,.1f} sentences/s, "
+              f"{r[k]['output_tokens_per_s']:,.0f} tokens/s")
+PY
+}
 python3 -m train bench --preset "$preset" --device cuda --steps "${BENCH_STEPS:-20}" --json > "$out/bench_train.json" \
-    && python3 -c "$summary" "$out/bench_train.json" || failed "bench train"
+    && summary "$out/bench_train.json" || failed "bench train"
 python3 -m train bench --preset "$preset" --device cuda --mode decode --steps 3 --json > "$out/bench_decode.json" \
-    && python3 -c "$summary" "$out/bench_decode.json" || failed "bench decode"
+    && summary "$out/bench_decode.json" || failed "bench decode"
 
 part "4. PyTorch eager, the same step"
 if python3 -c "import torch" 2>/dev/null; then
     python3 scripts/torch_reference.py --preset "$preset" --device cuda --steps "${BENCH_STEPS:-20}" --json \
-        > "$out/torch_reference.json" && python3 -c 'import json, sys
-t, m = (json.load(open(p)) for p in sys.argv[1:])
-print(f"PyTorch {t[\"torch\"]}: {t[\"step_s_median\"] * 1e3:.1f} ms/step, {t[\"tokens_per_s\"]:,.0f} tokens/s; "
-      f"minitorch/PyTorch tokens/s = {m[\"tokens_per_s\"] / t[\"tokens_per_s\"]:.2f}")' "$out/torch_reference.json" \
-        "$out/bench_train.json" || failed "PyTorch reference"
+        > "$out/torch_reference.json" && summary "$out/torch_reference.json" "$out/bench_train.json" \
+        || failed "PyTorch reference"
 else
     echo "torch is not installed here: no reference figures (pip install -e '.[reference]')"
 fi
 
 part "5. fit for ${FIT_SECONDS:-180} s on Multi30k"
 rm -rf "$out/fit"
-timeout -s INT "${FIT_SECONDS:-180}" python3 -m train fit --preset "$preset" --device cuda --run-dir "$out/fit" \
+timeout --preserve-status -s INT "${FIT_SECONDS:-180}" python3 -m train fit --preset "$preset" --device cuda --run-dir "$out/fit" \
     ${DATA_DIR:+--data-dir "$DATA_DIR"} > "$out/fit.log" 2>&1
 code=$?
 tail -n 5 "$out/fit.log"
 if [ "$code" = 0 ] || [ "$code" = 130 ]; then
-    python3 -c 'import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-for r in rows:
+    python3 - "$out/fit/metrics.jsonl" <<'PY' || failed "fit metrics"
+import json, sys
+for r in (json.loads(line) for line in open(sys.argv[1]) if line.strip()):
     if r["kind"] == "train":
-        print(f"step {r[\"step\"]:5d}: loss {r[\"loss\"]:.3f}, {r[\"tokens_per_s\"]:,.0f} target tokens/s")
+        print(f"step {r['step']:5d}: loss {r['loss']:.3f}, {r['tokens_per_s']:,.0f} target tokens/s")
     elif r["kind"] == "epoch":
-        print(f"epoch {r[\"epoch\"]}: val loss {r[\"val_loss\"]:.3f}, greedy val BLEU {r[\"val_bleu\"]:.2f}")' \
-        "$out/fit/metrics.jsonl" || failed "fit metrics"
+        print(f"epoch {r['epoch']}: val loss {r['val_loss']:.3f}, greedy val BLEU {r['val_bleu']:.2f}")
+PY
 else
     failed "fit (exit $code)"
 fi

@@ -17,11 +17,12 @@ STANDIN_DIR = Path(__file__).resolve().parent / "cupy_standin"
 
 
 def _real_gpu_usable():
-    """True when a real CuPy is installed and sees a GPU (asked in a subprocess: a failed CuPy import stays there)."""
+    """True when a real CuPy (not this stand-in, found through PYTHONPATH) is installed and sees a GPU; asked in a
+    subprocess, so that a failed CuPy import stays there."""
     import importlib.util
     if importlib.util.find_spec("cupy") is None:
         return False
-    probe = "import cupy; print(cupy.cuda.runtime.getDeviceCount())"
+    probe = "import cupy; print(0 if hasattr(cupy, '_standin') else cupy.cuda.runtime.getDeviceCount())"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     return done.returncode == 0 and done.stdout.strip() not in ("", "0")
 
