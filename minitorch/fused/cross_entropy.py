@@ -39,13 +39,14 @@ class CrossEntropy(Function):
         row_max = xp.empty((n_rows, 1), x.dtype)
         S = xp.empty(n_rows, x.dtype)
         z_sum = xp.zeros(n_rows, x.dtype)
+        ones = xp.ones(n_classes, x.dtype)  # made once for every block's row sums
         for r in row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x)):
             row_max[r] = x[r].max(axis=1, keepdims=True)
             z = xp.subtract(x[r], row_max[r], out=E[r])                 # z, in the buffer that will hold E
             if e:
-                z_sum[r] = row_sum(z)                                   # sum_c z
+                z_sum[r] = row_sum(z, ones)                             # sum_c z
             xp.exp(z, out=E[r])                                         # the one exponential, in place: E
-            S[r] = row_sum(E[r])                                        # S
+            S[r] = row_sum(E[r], ones)                                  # S
         z_target = x[xp.arange(n_rows), safe_target] - row_max[:, 0]
         loss = xp.log(S) - (1.0 - e) * z_target
         if e:
