@@ -122,7 +122,8 @@ def records(run_dir):
 
 
 def without_timing(rs):
-    return [{k: v for k, v in r.items() if k not in ("tokens_per_s", "s_per_step")} for r in rs]
+    return [{k: v for k, v in r.items() if k not in ("tokens_per_s", "s_per_step", "val_seconds", "wall_seconds")}
+            for r in rs]
 
 
 def interrupt_at(monkeypatch, step, how):

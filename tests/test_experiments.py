@@ -276,6 +276,27 @@ def test_sweep_scores_every_decoding_on_validation_only_and_continues(tiny_corpu
     capsys.readouterr()
     assert main(argv) == 0                               # a second run trains nothing again
     assert capsys.readouterr().out.count("already in") == 2
+    # a wider decoding grid scores only the new decodings; a run_dir trial (a run trained elsewhere) is only scored
+    steps_before = {name: t["steps"] for name, t in data.items()}
+    trials = {"base": {}, "dropout-0.3": {"dropout": 0.3}, "elsewhere": {"run_dir": str(out / "runs" / "base")}}
+    grid.write_text(json.dumps({"base": {"max_steps": 2}, "trials": trials, "decoding": {
+        "checkpoint": ["last"], "beam": [1, 2], "length_penalty": [0.6, 1.0, 1.4]}}))
+    from train import trainer
+    monkeypatch.setattr(trainer.Trainer, "fit", lambda self: pytest.fail("a sweep trained a finished trial again"))
+    assert main(argv) == 0
+    assert capsys.readouterr().out.count("scoring 2 more decodings") == 2
+    data = read_json(out / "sweep.json")["trials"]
+    assert {name: t["steps"] for name, t in data.items() if name != "elsewhere"} == steps_before
+    for trial in data.values():
+        assert sorted((d["beam"], d["length_penalty"]) for d in trial["decodings"]) == [
+            (1, .6), (1, 1.), (1, 1.4), (2, .6), (2, 1.), (2, 1.4)]
+    elsewhere = data["elsewhere"]
+    assert elsewhere["run_dir"] == str(out / "runs" / "base") and elsewhere["steps"] == 2
+    assert elsewhere["settings"]["max_steps"] == 2 and elsewhere["settings"]["vocab_size"] == 120
+    assert elsewhere["wall_minutes"] > 0
+    same = {(d["beam"], d["length_penalty"]): d["val_bleu"] for d in data["base"]["decodings"]}
+    assert {(d["beam"], d["length_penalty"]): d["val_bleu"] for d in elsewhere["decodings"]} == same
+    assert "test" not in read
 
 
 @pytest.mark.parametrize("grid, reason", [
@@ -283,6 +304,8 @@ def test_sweep_scores_every_decoding_on_validation_only_and_continues(tiny_corpu
     ({"trials": {}}, "non-empty \"trials\""),
     ({"trials": {"a": {}}, "decoding": {"beam": 5}}, "decoding.beam: expected a non-empty list"),
     ({"trials": {"a": {}}, "seeds": [1]}, "unknown key 'seeds'"),
+    ({"trials": {"a": {"run_dir": "nowhere"}}}, "trials.a: a trial with run_dir is a finished run folder to score"),
+    ({"trials": {"a": {"run_dir": "nowhere", "dropout": 0.3}}}, "trials.a: run_dir takes no other keys"),
 ])
 def test_a_bad_grid_is_one_line_naming_the_file_and_key(grid, reason, tmp_path, capsys):
     path = tmp_path / "grid.json"

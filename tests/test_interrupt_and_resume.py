@@ -1,7 +1,6 @@
 """Stopping a run from outside: Ctrl-C (SIGINT) or SIGTERM saves `last` and exits cleanly; SIGKILL at any moment
 leaves the previous `last` loadable (saves are atomic), and `--resume` after it gives the same metrics and weights
 as a run that was never interrupted (on the CPU, same seed)."""
-import json
 import os
 import random
 import signal
@@ -11,7 +10,8 @@ import time
 
 import numpy as np
 import pytest
-from conftest import fit_argv, make_corpus
+from conftest import fit_argv, make_corpus, without_timing
+from conftest import records as all_records
 
 import minitorch as mt
 from train.__main__ import main
@@ -34,8 +34,7 @@ def wait_for(path, process, timeout=60):
 
 
 def records(run_dir):
-    return [{k: v for k, v in json.loads(line).items() if k not in ("tokens_per_s", "s_per_step")}
-            for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return without_timing(all_records(run_dir))
 
 
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

@@ -23,6 +23,7 @@ def _number(convert, accept, expected):
 positive_int = _number(int, lambda v: v > 0, "a positive integer")
 non_negative_int = _number(int, lambda v: v >= 0, "an integer >= 0")
 positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
+non_negative_float = _number(float, lambda v: 0 <= v < float("inf"), "a number >= 0")
 probability = _number(float, lambda v: 0.0 <= v < 1.0, "a number in [0, 1)")  # a dropout rate
 
 

@@ -15,8 +15,8 @@ printed first and recorded in config.json.
 import sys
 
 from . import parallel, run, threads
-from .arguments import (add_device_argument, add_threads_argument, non_negative_int, positive_float, positive_int,
-                        probability)
+from .arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
+                        positive_float, positive_int, probability)
 from .presets import PRESETS
 from .settings import MIN_MAX_LEN, prepare_corpus, resolve_settings
 from .trainer import MAX_BAD_STEPS, Trainer
@@ -46,6 +46,14 @@ def add_arguments(p):
     p.add_argument("--lr", type=positive_float, help="peak learning rate, reached at the end of warmup")
     p.add_argument("--warmup", type=positive_int, help="warmup steps of the learning-rate schedule")
     p.add_argument("--dropout", type=probability, help="dropout rate (default: the preset's)")
+    p.add_argument("--attention-dropout", type=probability, help="Transformer: dropout on the attention weights "
+                                                                 "(default: the preset's)")
+    p.add_argument("--activation-dropout", type=probability, help="Transformer: dropout on the feed-forward "
+                                                                  "network's hidden units (default: the preset's)")
+    p.add_argument("--label-smoothing", type=probability, help="label smoothing of the loss (default: the "
+                                                               "preset's)")
+    p.add_argument("--weight-decay", type=non_negative_float, help="decoupled weight decay (AdamW) of every weight "
+                                                                   "(default: the preset's)")
     p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
                                                                 "end of each epoch)")
     parallel.add_distributed_argument(p)

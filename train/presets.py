@@ -22,6 +22,7 @@ class Preset:
     lr: float = 1e-3                            # the peak learning rate, reached at the end of warmup
     warmup: int = 4000                          # steps of linear warmup; then lr decays as 1/sqrt(step)
     label_smoothing: float = 0.1
+    weight_decay: float = 0.0                   # decoupled (AdamW); 0 = plain Adam
     clip_norm: float = 1.0
     avg_last: int = 5                           # the avg checkpoint averages the last k epochs' weights
     val_bleu_sentences: int = 0                 # greedy BLEU on the first n validation sentences; 0 = all

@@ -12,7 +12,9 @@ from .errors import TrainError, UsageError
 from .presets import PRESETS
 
 # Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
-OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "save_every")
+OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "attention_dropout",
+             "activation_dropout", "label_smoothing", "weight_decay", "save_every")
+TRANSFORMER_DROPOUTS = ("attention_dropout", "activation_dropout")   # model fields that an LSTM does not have
 CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
 # Flags that override a preset's model size: flag -> the configuration fields it sets, for each model kind
 SIZE_FLAGS = {
@@ -62,6 +64,14 @@ def resolve_settings(args):
     sizes = preset.sizes(settings["model"])
     settings.setdefault("dropout", sizes["dropout"])
     model_kw = dict(sizes, dropout=settings["dropout"])
+    for key in TRANSFORMER_DROPOUTS:
+        if settings["model"] != "transformer":
+            if key in given:
+                raise UsageError(f"--{key.replace('_', '-')} is a Transformer setting; --model {settings['model']} "
+                                 f"takes --dropout")
+            continue
+        settings.setdefault(key, sizes.get(key, 0.0))
+        model_kw[key] = settings[key]
     model_kw.update(check_sizes(settings["model"], size_flags, model_kw, preset.name))
     if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
         raise TrainError(existing_run_message(run_dir))

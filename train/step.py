@@ -19,10 +19,12 @@ from .presets import noam_factor
 QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}  # non-finite values are handled in update()
 
 
-def make_optimizer(params, lr, warmup, d_model):
+def make_optimizer(params, lr, warmup, d_model, weight_decay=0.0):
     """Adam (0.9, 0.98, 1e-9) and the warm-up schedule of "Attention Is All You Need", peaking at lr after warmup
-    steps; a model without a d_model (an LSTM) passes 1 and gets the same curve."""
-    optimizer = mt.optim.Adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    steps; a model without a d_model (an LSTM) passes 1 and gets the same curve. weight_decay > 0: AdamW's
+    decoupled decay, p <- p (1 - lr wd), scheduled with the learning rate."""
+    adam = mt.optim.AdamW if weight_decay else mt.optim.Adam
+    optimizer = adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay)
     return optimizer, mt.optim.WarmupSchedule(optimizer, d_model, warmup, noam_factor(lr, d_model, warmup))
 
 

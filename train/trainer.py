@@ -81,7 +81,8 @@ class Trainer:
         self.stop_request, self.stop_votes = None, 0   # Ctrl-C seen here; ranks that saw it (from the last sync)
         self.stop_file = self.run_dir / STOP_FILE
         self.optimizer, self.schedule = make_optimizer(self.model.parameters(), settings["lr"], settings["warmup"],
-                                                       self.config["model_config"].get("d_model", 1))
+                                                       self.config["model_config"].get("d_model", 1),
+                                                       settings.get("weight_decay", 0.0))  # older runs: none
         sync = distributed.GradientSync(self.model.parameters(), world) if world.size > 1 else None
         self.step_fn = TrainStep(self.model, self.optimizer, self.schedule, settings["label_smoothing"],
                                  settings["clip_norm"], device, sync)
@@ -115,6 +116,7 @@ class Trainer:
         if self.main and self.stop_file.is_file():   # left by a run that ended before it saw it
             self.stop_file.unlink()
             print(f"removed {self.stop_file}, left from before")
+        self.started, self.val_seconds = time.perf_counter(), 0.0   # this command's wall time, and validation's
         with StopRequest(quiet=not self.main) as stop:
             self.stop_request = stop
             while self.epoch < s["epochs"] and not self.out_of_steps():
@@ -142,7 +144,9 @@ class Trainer:
                     print(f"reached --max-steps {s['max_steps']}; continue with --resume and a larger --max-steps")
                     break
         validation.print_examples(self)
-        print(f"done: best validation BLEU {self.best_bleu:.2f}; checkpoints in {self.run_dir}")
+        wall = time.perf_counter() - self.started
+        print(f"done: best validation BLEU {self.best_bleu:.2f}; checkpoints in {self.run_dir}; validation took "
+              f"{self.val_seconds:.0f} s of {wall:.0f} s ({100 * self.val_seconds / max(wall, 1e-9):.0f}%)")
         return 0
 
     def batches(self, epoch):
@@ -245,12 +249,15 @@ class Trainer:
         """Validate, record, save best/avg/last; None when a Ctrl-C came during validation."""
         if self.window["steps"]:
             self.log_window()
+        start = time.perf_counter()
         val = validation.validate(self, stop)
         if val is None:
             return None
+        self.val_seconds += time.perf_counter() - start
         record = {"kind": "epoch", "epoch": self.epoch + 1, "step": self.step, "partial": partial,
                   "train_loss": self.epoch_loss / max(self.epoch_tokens, 1), "skipped_batches": self.epoch_skipped,
-                  **val}
+                  **val, "val_seconds": time.perf_counter() - start,
+                  "wall_seconds": time.perf_counter() - self.started}   # since this command started (resume: anew)
         self.log(record)
         number = self.epoch + 1
         if val["val_bleu"] > self.best_bleu:

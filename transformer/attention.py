@@ -13,12 +13,14 @@ class MultiHeadAttention(nn.Module):
 
     The h heads work in parallel on d_k = d_model / h dims each. Self-attention projects Q, K and V with one
     (3 d_model, d_model) matrix; cross-attention takes Q from the decoder and projects K and V from the encoder
-    output (the "memory") with one (2 d_model, d_model) matrix, once per source sentence.
+    output (the "memory") with one (2 d_model, d_model) matrix, once per source sentence. dropout: on the attention
+    weights while training (attention dropout).
     """
 
-    def __init__(self, d_model, n_heads, cross=False):
+    def __init__(self, d_model, n_heads, cross=False, dropout=0.0):
         super().__init__()
         self.d_model, self.n_heads, self.d_k, self.cross = d_model, n_heads, d_model // n_heads, cross
+        self.dropout = dropout
         if cross:
             self.w_q = xavier_linear_(nn.Linear(d_model, d_model))
             self.w_kv = xavier_linear_(nn.Linear(d_model, 2 * d_model), n_blocks=2)
@@ -55,7 +57,7 @@ class MultiHeadAttention(nn.Module):
                 if "k" in cache:
                     k, v = mt.cat([cache["k"], k], dim=2), mt.cat([cache["v"], v], dim=2)
                 cache["k"], cache["v"] = k, v
-        out = F.scaled_dot_product_attention(q, k, v, mask)                   # (B, n_heads, T, d_k)
+        out = F.scaled_dot_product_attention(q, k, v, mask, self.dropout, self.training)  # (B, n_heads, T, d_k)
         if weights is not None:  # the weights are what attention does to identity values: w @ I = w
             eye = mt.tensor(np.eye(k.shape[2]), dtype=q.dtype, device=q.device)
             weights.append(F.scaled_dot_product_attention(q, k, eye, mask))

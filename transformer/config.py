@@ -32,6 +32,8 @@ class ModelConfig(StoredConfig):
     norm: "pre" puts LayerNorm before each sub-layer plus a final LayerNorm (stable without long warm-up);
     "post" normalises after each residual addition, as in the 2017 original.
     tie_embeddings: one token embedding shared by source, target and the output projection (a joint vocabulary).
+    dropout: on embeddings plus positions and on each sub-layer's output; attention_dropout: on the attention
+    weights; activation_dropout: on the feed-forward network's hidden ReLU units (fairseq's names).
     The DecoderOnly model uses n_decoder_layers and ignores n_encoder_layers.
     """
     vocab_size: int
@@ -41,6 +43,8 @@ class ModelConfig(StoredConfig):
     n_encoder_layers: int = 6
     n_decoder_layers: int = 6
     dropout: float = 0.1
+    attention_dropout: float = 0.0
+    activation_dropout: float = 0.0
     max_len: int = 512
     norm: str = "pre"
     positions: str = "sinusoidal"
@@ -67,8 +71,10 @@ class ModelConfig(StoredConfig):
             raise ValueError(f"ModelConfig: d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.pad_id >= self.vocab_size:
             raise ValueError(f"ModelConfig.pad_id ({self.pad_id}) must be < vocab_size ({self.vocab_size})")
-        if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"ModelConfig.dropout must be in [0, 1), got {self.dropout!r}")
+        for name in ("dropout", "attention_dropout", "activation_dropout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+                raise ValueError(f"ModelConfig.{name} must be in [0, 1), got {value!r}")
         if self.norm not in NORMS:
             raise ValueError(f"ModelConfig.norm must be one of {NORMS}, got {self.norm!r}")
         if self.positions not in POSITIONS:

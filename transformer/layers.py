@@ -72,15 +72,18 @@ class PositionalEncoding(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (section 3.3): d_model -> d_ff -> d_model at each position."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (section 3.3): d_model -> d_ff -> d_model at each position.
 
-    def __init__(self, d_model, d_ff):
+    dropout (activation dropout): on the d_ff hidden units while training, as fairseq's small-data recipes do."""
+
+    def __init__(self, d_model, d_ff, dropout=0.0):
         super().__init__()
         self.w_1 = xavier_linear_(nn.Linear(d_model, d_ff))
         self.w_2 = xavier_linear_(nn.Linear(d_ff, d_model))
+        self.dropout = dropout
 
     def forward(self, x):
-        return self.w_2(F.relu(self.w_1(x)))
+        return self.w_2(F.dropout(F.relu(self.w_1(x)), self.dropout, self.training))
 
 
 class Residual(nn.Module):
@@ -106,8 +109,8 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, cfg):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, dropout=cfg.attention_dropout)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout)
         self.sublayer = nn.ModuleList([Residual(cfg.d_model, cfg.dropout, cfg.norm) for _ in range(2)])
 
     def forward(self, x, mask):
@@ -122,9 +125,10 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, cfg, cross=True):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cross=True) if cross else None
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, dropout=cfg.attention_dropout)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cross=True,
+                                             dropout=cfg.attention_dropout) if cross else None
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.activation_dropout)
         self.sublayer = nn.ModuleList([Residual(cfg.d_model, cfg.dropout, cfg.norm) for _ in range(2 + cross)])
 
     def forward(self, x, tgt_mask, memory_kv=None, src_mask=None, cache=None, weights=None):

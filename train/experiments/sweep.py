@@ -10,6 +10,10 @@ The grid file (JSON):
                   "bpe-4000":    {"vocab_size": 4000}},
      "decoding": {"checkpoint": ["best", "avg"], "beam": [5], "length_penalty": [0.6, 1.0]}}
 
+A trial {"run_dir": PATH} is a run trained elsewhere (e.g. a finalist trained with `mpirun -n 2 python -m train fit
+... --distributed`): it is not trained, only scored with the grid's decodings, its settings read from its config.json
+and its minutes from its metrics (the last epoch's wall_seconds).
+
 Writes sweep.md (a row per trial: its settings, the best validation BLEU and the decoding that gave it, validation
 perplexity, wall time), sweep.json (every decoding of every trial) and keeps the runs in OUT/runs/TRIAL. A trial whose
 results are already in sweep.json is not trained again, so an interrupted sweep continues where it stopped.
@@ -23,6 +27,7 @@ from pathlib import Path
 from .. import checkpoint, corpus, fit, metrics, run
 from ..decode import translate_lines
 from ..errors import TrainError, UsageError
+from ..presets import PRESETS
 from . import results, training
 from .options import add_training_arguments
 
@@ -51,6 +56,14 @@ def read_grid(path):
     for where, settings in [("base", grid.get("base", {}))] + [(f"trials.{k}", v) for k, v in grid["trials"].items()]:
         if not isinstance(settings, dict):
             raise UsageError(f"--grid {path}: {where} must be an object of fit flags")
+        if where != "base" and "run_dir" in settings:
+            if set(settings) != {"run_dir"} or not run.config_path(Path(settings["run_dir"])).is_file():
+                raise UsageError(f"--grid {path}: {where}: a trial with run_dir is a finished run folder to score, "
+                                 f"without other keys ({settings['run_dir']} holds no config.json)"
+                                 if set(settings) == {"run_dir"} else
+                                 f"--grid {path}: {where}: run_dir takes no other keys (the run's own settings are "
+                                 f"used)")
+            continue
         for key in settings:
             if key.replace("_", "-") not in flags:
                 raise UsageError(f"--grid {path}: {where}: {key!r} is not a fit flag (fit takes "
@@ -86,20 +99,32 @@ def main(args, out):
     done_path = out / "sweep.json"
     done = json.loads(done_path.read_text())["trials"] if done_path.is_file() else {}
     for name, settings in trials.items():
-        if name in done and done[name]["settings"] == dict(base, **settings):
-            print(f"trial {name}: already in {done_path}")
-            continue
-        start = time.perf_counter()
-        trainer, _ = training.train("transformer", out / "runs" / name, args, data_dir,
-                                    extra_flags=as_flags(dict(base, **settings)))
-        decodings = score_on_validation(trainer.run_dir, decoding, args.device)
-        epochs = [r for r in map(json.loads, trainer.metrics_path.read_text().splitlines()) if r["kind"] == "epoch"]
-        done[name] = {"settings": dict(base, **settings), "decodings": decodings,
-                      "val_ppl": epochs[-1]["val_ppl"] if epochs else None, "steps": trainer.step,
-                      "wall_minutes": (time.perf_counter() - start) / 60}
+        wanted = list(itertools.product(decoding["checkpoint"], decoding["beam"], decoding["length_penalty"]))
+        if name in done and (done[name]["settings"] == dict(base, **settings) or
+                             done[name].get("run_dir") == settings.get("run_dir", False)):
+            have = {(r["checkpoint"], r["beam"], r["length_penalty"]) for r in done[name]["decodings"]}
+            missing = [d for d in wanted if d not in have]
+            print(f"trial {name}: already in {done_path}" + (f"; scoring {len(missing)} more decodings"
+                                                              if missing else ""))
+            if not missing:
+                continue
+            done[name]["decodings"] += score_on_validation(done[name].get("run_dir", out / "runs" / name), missing,
+                                                           args.device)
+        elif "run_dir" in settings:
+            done[name] = score_run(Path(settings["run_dir"]), wanted, args.device)
+        else:
+            start = time.perf_counter()
+            trainer, _ = training.train("transformer", out / "runs" / name, args, data_dir,
+                                        extra_flags=as_flags(dict(base, **settings)))
+            epochs = epoch_records(trainer.run_dir)
+            done[name] = {"settings": dict(base, **settings),
+                          "decodings": score_on_validation(trainer.run_dir, wanted, args.device),
+                          "val_ppl": epochs[-1]["val_ppl"] if epochs else None, "steps": trainer.step,
+                          "wall_minutes": (time.perf_counter() - start) / 60}
         done_path.write_text(json.dumps(results.finite_or_none(
             {"grid": str(args.grid), "preset": args.preset, "trials": done}), indent=1) + "\n")
-    rows = [[name, " ".join(as_flags({k: v for k, v in t["settings"].items() if k not in base})) or "(base)",
+    rows = [[name, " ".join(as_flags({k: v for k, v in t["settings"].items()
+                                      if k not in base or t.get("run_dir")})) or "(base)",
              *best(t["decodings"]), t["val_ppl"], t["wall_minutes"]] for name, t in done.items() if name in trials]
     table = results.markdown_table(["trial", "settings", "val BLEU", "decoding", "val ppl", "minutes"], rows)
     (out / "sweep.md").write_text(f"Base: {' '.join(as_flags(base)) or '(the preset)'}; preset {args.preset}; "
@@ -108,23 +133,46 @@ def main(args, out):
     return 0
 
 
-def score_on_validation(run_dir, decoding, device):
-    """BLEU on the run's validation split for every (checkpoint, beam, length_penalty) -> a list of records."""
+def epoch_records(run_dir):
+    return [r for r in map(json.loads, (Path(run_dir) / "metrics.jsonl").read_text().splitlines())
+            if r["kind"] == "epoch"]
+
+
+def score_run(run_dir, decodings, device):
+    """A run trained elsewhere, scored on validation: its own settings (those that differ from its preset), steps
+    and wall minutes (from its metrics; None for runs from before they were recorded)."""
+    settings = run.load_config(run_dir)["settings"]
+    preset = PRESETS[settings["preset"]].to_dict()
+    own = {k: v for k, v in settings.items() if k in fit_flag_names_underscored() and preset.get(k) != v}
+    epochs = epoch_records(run_dir)
+    wall = epochs[-1].get("wall_seconds") if epochs else None
+    return {"settings": own, "run_dir": str(run_dir), "decodings": score_on_validation(run_dir, decodings, device),
+            "val_ppl": epochs[-1]["val_ppl"] if epochs else None, "steps": epochs[-1]["step"] if epochs else 0,
+            "wall_minutes": None if wall is None else wall / 60}
+
+
+def fit_flag_names_underscored():
+    return {name.replace("-", "_") for name in fit_flag_names()} | {"preset"}
+
+
+def score_on_validation(run_dir, decodings, device):
+    """BLEU on the run's validation split for each (checkpoint, beam, length_penalty) -> a list of records."""
     config = run.load_config(run_dir)
     s = config["settings"]
     sources, references = corpus.read_parallel(Path(s["data_dir"]), "val", s["src"], s["tgt"])
     tokenizer = run.load_tokenizer(run_dir)
     records = []
-    for name in decoding["checkpoint"]:
+    for name in dict.fromkeys(d[0] for d in decodings):
         if not checkpoint.checkpoint_path(run_dir, name).is_file():
             raise TrainError(f"{run_dir}: no {name} checkpoint to score (the grid's decoding.checkpoint)")
         model = run.load_model(run_dir, config, name, device)
-        for beam, alpha in itertools.product(decoding["beam"], decoding["length_penalty"]):
+        for _, beam, alpha in [d for d in decodings if d[0] == name]:
             hyps = translate_lines(model, tokenizer, sources, beam=beam, length_penalty=alpha, device=device,
                                    progress=False)
             bleu, signature = metrics.bleu(hyps, references)
             records.append({"checkpoint": name, "beam": beam, "length_penalty": alpha, "val_bleu": bleu,
                             "val_chrf": metrics.chrf(hyps, references)[0], "bleu_signature": signature})
+            print(f"  {run_dir}: {name}, beam {beam}, lp {alpha}: val BLEU {bleu:.2f}", flush=True)
     return records
 
 

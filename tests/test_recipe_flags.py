@@ -1,0 +1,123 @@
+"""The recipe's regularisers (issue 13): attention dropout, activation dropout, label smoothing and weight decay,
+as model fields, fit flags and the optimizer, and what a resumed run may not change."""
+import json
+import re
+
+import numpy as np
+import pytest
+from cli_runner import run_cli
+from conftest import fit_argv, make_corpus, one_line_error, records
+
+import minitorch as mt
+from minitorch import backend
+from train import run
+from train.__main__ import main
+from train.step import make_optimizer
+from transformer import ModelConfig, Transformer
+from transformer.layers import FeedForward
+
+
+def tiny(**kw):
+    base = dict(vocab_size=13, d_model=8, n_heads=2, d_ff=16, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0,
+                max_len=32)
+    return ModelConfig(**{**base, **kw})
+
+
+@pytest.mark.parametrize("field, value", [("attention_dropout", 1.0), ("activation_dropout", -0.1),
+                                          ("attention_dropout", True)])
+def test_config_rejects_dropout_rates_outside_0_1(field, value):
+    with pytest.raises(ValueError, match=f"ModelConfig.{field} must be in"):
+        tiny(**{field: value}).validate()
+
+
+@pytest.mark.parametrize("field", ["attention_dropout", "activation_dropout"])
+def test_each_dropout_acts_in_training_only(field):
+    mt.manual_seed(0)
+    model = Transformer(tiny(**{field: 0.3}))
+    src, tgt = np.array([[5, 6, 7, 8]]), np.array([[2, 8, 9, 10]])
+    assert not np.allclose(model(src, tgt).numpy(), model(src, tgt).numpy())
+    model.eval()
+    np.testing.assert_array_equal(model(src, tgt).numpy(), model(src, tgt).numpy())
+
+
+def test_without_any_dropout_training_is_deterministic_and_draws_nothing():
+    mt.manual_seed(0)
+    model = Transformer(tiny())
+    src, tgt = np.array([[5, 6, 7, 8]]), np.array([[2, 8, 9, 10]])
+    state = backend.get_rng_state()["cpu"]
+    np.testing.assert_array_equal(model(src, tgt).numpy(), model(src, tgt).numpy())
+    assert backend.get_rng_state()["cpu"] == state
+
+
+def test_activation_dropout_zeroes_hidden_units_and_rescales_the_rest():
+    """With w_2 = the identity on d_ff = d_model units, the output is dropout(relu(x W_1 + b_1)) + b_2."""
+    mt.manual_seed(1)
+    ffn = FeedForward(4, 4, dropout=0.5)
+    ffn.w_2.weight.data = np.eye(4)
+    ffn.w_2.bias.data = np.zeros(4)
+    x = mt.tensor(np.abs(np.random.default_rng(0).standard_normal((50, 4))) + 0.5)
+    hidden = np.maximum(x.numpy() @ ffn.w_1.weight.numpy().T + ffn.w_1.bias.numpy(), 0.0)
+    out = ffn(x).numpy()
+    kept = out != 0
+    assert 0.3 < kept[hidden > 0].mean() < 0.7
+    np.testing.assert_allclose(out[kept], 2.0 * hidden[kept], rtol=1e-6)
+
+
+@pytest.mark.parametrize("wd", [0.0, 0.1])
+def test_weight_decay_is_decoupled_and_zero_means_plain_adam(wd):
+    """A zero gradient leaves Adam's step at zero, so what remains is the decay p <- p (1 - lr wd)."""
+    p = mt.nn.Parameter(mt.tensor(np.array([1.0, -2.0, 3.0]), dtype=np.float64))
+    optimizer, schedule = make_optimizer([p], 1e-3, 10, 16, weight_decay=wd)
+    assert type(optimizer) is (mt.optim.AdamW if wd else mt.optim.Adam)
+    lr = optimizer.lr
+    p.grad = mt.tensor(np.zeros(3), dtype=np.float64)
+    optimizer.step()
+    np.testing.assert_allclose(p.numpy(), np.array([1.0, -2.0, 3.0]) * (1 - lr * wd), rtol=1e-12)
+
+
+def test_fit_flags_reach_the_model_loss_and_optimizer_and_are_recorded(tmp_path, monkeypatch, capsys):
+    data = make_corpus(tmp_path / "corpus")
+    seen = {}
+    from train import trainer as trainer_module
+    original = trainer_module.Trainer.fit
+
+    def keep(self):
+        seen["trainer"] = self
+        return original(self)
+    monkeypatch.setattr(trainer_module.Trainer, "fit", keep)
+    flags = ["--attention-dropout", "0.15", "--activation-dropout", "0.25", "--label-smoothing", "0.05",
+             "--weight-decay", "0.01", "--max-steps", "2"]
+    assert main(fit_argv(data, tmp_path / "run", *flags)) == 0
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert {k: config["settings"][k] for k in ("attention_dropout", "activation_dropout", "label_smoothing",
+                                               "weight_decay")} == {"attention_dropout": 0.15,
+                                                                    "activation_dropout": 0.25,
+                                                                    "label_smoothing": 0.05, "weight_decay": 0.01}
+    assert config["model_config"]["attention_dropout"] == 0.15
+    assert config["model_config"]["activation_dropout"] == 0.25
+    model = run.build_model(config)
+    layer = model.decoder.layers[0]
+    assert layer.self_attn.dropout == 0.15 and layer.cross_attn.dropout == 0.15
+    assert layer.ffn.dropout == 0.25
+    trainer = seen["trainer"]
+    assert trainer.step_fn.label_smoothing == 0.05
+    assert isinstance(trainer.optimizer, mt.optim.AdamW) and trainer.optimizer.hyper["weight_decay"] == 0.01
+    # validation's share of the wall time is measured: per epoch record, and in the last line
+    epoch = [r for r in records(tmp_path / "run") if r["kind"] == "epoch"][-1]
+    assert 0 < epoch["val_seconds"] <= epoch["wall_seconds"]
+    done = capsys.readouterr().out.strip().splitlines()[-1]
+    assert re.search(r"validation took \d+ s of \d+ s \(\d+%\)$", done), done
+
+
+def test_resume_refuses_another_weight_decay_and_lstm_refuses_transformer_dropouts(tmp_path, capsys):
+    data = make_corpus(tmp_path / "corpus")
+    assert main(fit_argv(data, tmp_path / "run", "--max-steps", "1")) == 0
+    capsys.readouterr()
+    status, out, err = run_cli(fit_argv(data, tmp_path / "run", "--resume", "--weight-decay", "0.1"), capsys)
+    assert status == 1
+    assert "--resume: --weight-decay 0.1 differs from the run's" in one_line_error(err)
+    status, out, err = run_cli(fit_argv(data, tmp_path / "lstm", "--model", "lstm", "--attention-dropout", "0.1"),
+                               capsys)
+    assert status == 2
+    assert "--attention-dropout is a Transformer setting; --model lstm takes --dropout" in one_line_error(err)
+    assert not (tmp_path / "lstm" / "config.json").exists()
