@@ -121,3 +121,44 @@ def test_resume_refuses_another_weight_decay_and_lstm_refuses_transformer_dropou
     assert status == 2
     assert "--attention-dropout is a Transformer setting; --model lstm takes --dropout" in one_line_error(err)
     assert not (tmp_path / "lstm" / "config.json").exists()
+
+
+def test_evaluate_and_translate_decode_as_the_runs_preset_chose_unless_flags_say_otherwise(tmp_path, capsys,
+                                                                                            monkeypatch):
+    data = make_corpus(tmp_path / "corpus")
+    run_dir = tmp_path / "run"
+    assert main(fit_argv(data, run_dir, "--epochs", "1")) == 0
+    config_path = run_dir / "config.json"
+    config = json.loads(config_path.read_text())
+    assert config["settings"]["decoding"] == {"checkpoint": "best", "beam": 5, "length_penalty": 0.6}  # tiny's
+
+    def evaluations(*flags):
+        (run_dir / "evaluations.jsonl").unlink(missing_ok=True)
+        assert main(["evaluate", "--run-dir", str(run_dir), "--split", "val", *flags]) == 0
+        r = records_of(run_dir / "evaluations.jsonl")[-1]
+        return r["checkpoint"], r["beam"], r["length_penalty"]
+
+    def records_of(path):
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    assert evaluations() == ("best", 5, 0.6)
+    config["settings"]["decoding"] = {"checkpoint": "avg", "beam": 2, "length_penalty": 1.0}
+    config_path.write_text(json.dumps(config))
+    assert evaluations() == ("avg", 2, 1.0)
+    assert evaluations("--checkpoint", "last", "--beam", "3", "--length-penalty", "0.8") == ("last", 3, 0.8)
+    del config["settings"]["decoding"]   # a run from before presets chose
+    config_path.write_text(json.dumps(config))
+    assert evaluations() == ("best", 5, 0.6)
+
+    config["settings"]["decoding"] = {"checkpoint": "avg", "beam": 2, "length_penalty": 1.0}
+    config_path.write_text(json.dumps(config))
+    seen = {}
+    from train import translate
+    monkeypatch.setattr(translate, "translate_lines", lambda model, tok, lines, **kw: seen.update(kw) or lines)
+    monkeypatch.setattr(translate.run, "load_model",
+                        lambda run_dir, config, name, device: seen.update(checkpoint=name))
+    import io
+    monkeypatch.setattr("sys.stdin", io.StringIO("a b\n"))
+    capsys.readouterr()
+    assert main(["translate", "--run-dir", str(run_dir)]) == 0
+    assert (seen["checkpoint"], seen["beam"], seen["length_penalty"]) == ("avg", 2, 1.0)

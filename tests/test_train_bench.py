@@ -48,6 +48,18 @@ def test_train_json_has_positive_figures(capsys):
     assert r["blas_threads"]
 
 
+def test_vocab_size_flag_sets_the_models_vocabulary(capsys):
+    status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--steps", "1", "--warmup-steps", "0", *SMALL_BATCH,
+                              "--vocab-size", "24", "--json"], capsys)
+    assert status == 0
+    r = json.loads(out)
+    default = json.loads(run_cli(["bench", "--preset", MICRO.name, "--steps", "1", "--warmup-steps", "0",
+                                  *SMALL_BATCH, "--json"], capsys)[1])
+    assert r["batch"]["vocab_size"] == 24 and default["batch"]["vocab_size"] == MICRO.vocab_size
+    # tied embeddings: the vocabulary's rows are the one difference in parameters
+    assert default["parameters"] - r["parameters"] == (MICRO.vocab_size - 24) * MICRO.model["d_model"]
+
+
 def test_train_table_and_profile(capsys):
     status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--steps", "1", "--warmup-steps", "1", *SMALL_BATCH,
                               "--profile"], capsys)

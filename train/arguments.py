@@ -42,15 +42,18 @@ def add_device_argument(parser):
                         help="where to compute (default: cpu)")
 
 
-CHECKPOINT_HELP = "which weights (default: best, or last while the run has no best: before its first epoch ends)"
+CHECKPOINT_HELP = ("which weights (default: the run's preset's choice, made on validation; best for runs from "
+                   "before; last while the run has neither: before its first epoch ends)")
 
 
 def add_decoding_arguments(parser):
     """The options shared by the commands that decode with a trained run (evaluate, translate)."""
     from .checkpoint import CHECKPOINTS
     parser.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
-    parser.add_argument("--beam", type=positive_int, default=5, help="beam size; 1 = greedy (default 5)")
-    parser.add_argument("--length-penalty", type=positive_float, default=0.6, help="GNMT length penalty alpha (0.6)")
+    parser.add_argument("--beam", type=positive_int, help="beam size; 1 = greedy (default: the run's preset's "
+                                                          "choice, made on validation; 5 for runs from before)")
+    parser.add_argument("--length-penalty", type=positive_float, help="GNMT length penalty alpha (default: the run's "
+                                                                      "preset's choice; 0.6 for runs from before)")
     parser.add_argument("--checkpoint", choices=CHECKPOINTS, help=CHECKPOINT_HELP)
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="source tokens per decoding batch")
     add_device_argument(parser)

@@ -54,29 +54,33 @@ def evaluate(args, device, world):
                              f"{', '.join(present) or 'none'}")
         sources, references = corpus.read_parallel(data_dir, name, s["src"], s["tgt"])
     tokenizer = run.load_tokenizer(args.run_dir)
-    checkpoint = run.checkpoint_name(args.run_dir, args.checkpoint, quiet=not world.is_main)
+    chosen = run.decoding(config, args)
+    checkpoint = run.checkpoint_name(args.run_dir, args.checkpoint, quiet=not world.is_main,
+                                     preferred=chosen["checkpoint"])
     model = run.load_model(args.run_dir, config, checkpoint, device)
+    beam, length_penalty = chosen["beam"], chosen["length_penalty"]
 
     start = time.perf_counter()
-    hypotheses = translate_lines(model, tokenizer, sources, beam=args.beam, length_penalty=args.length_penalty,
+    hypotheses = translate_lines(model, tokenizer, sources, beam=beam, length_penalty=length_penalty,
                                  batch_tokens=args.batch_tokens, device=device, progress=world.is_main,
                                  world=world)
     seconds = time.perf_counter() - start
     if not world.is_main:
         return 0
-    out = Path(args.run_dir) / f"hyp.{name}.{checkpoint}.beam{args.beam}.{s['tgt']}"
+    out = Path(args.run_dir) / f"hyp.{name}.{checkpoint}.beam{beam}.{s['tgt']}"
     out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
 
     bleu, bleu_sig = metrics.bleu(hypotheses, references)
     chrf, chrf_sig = metrics.chrf(hypotheses, references)
     bleu_lc, bleu_lc_sig = metrics.bleu(hypotheses, references, lowercase=True)
-    print(f"{name}: {len(sources)} sentences, checkpoint {checkpoint}, beam {args.beam}, {seconds:.1f} s with "
+    print(f"{name}: {len(sources)} sentences, checkpoint {checkpoint}, beam {beam}, length penalty "
+          f"{length_penalty}, {seconds:.1f} s with "
           f"{blas['threads']} BLAS thread{'s' if blas['threads'] > 1 else ''} ({blas['chosen_by']})")
     print(f"BLEU  {bleu:6.2f}  {bleu_sig}")
     print(f"chrF  {chrf:6.2f}  {chrf_sig}")
     print(f"BLEU  {bleu_lc:6.2f}  {bleu_lc_sig}   (lowercased, for comparison only)")
     print(f"hypotheses: {out}")
-    record = {"split": name, "checkpoint": checkpoint, "beam": args.beam, "length_penalty": args.length_penalty,
+    record = {"split": name, "checkpoint": checkpoint, "beam": beam, "length_penalty": length_penalty,
               "sentences": len(sources), "bleu": bleu, "bleu_signature": bleu_sig, "chrf": chrf,
               "chrf_signature": chrf_sig, "bleu_lowercase": bleu_lc, "bleu_lowercase_signature": bleu_lc_sig,
               "seconds": seconds, "hypotheses": out.name}

@@ -40,7 +40,8 @@ def main(args):
     records = read_metrics(run_dir / "metrics.jsonl")
     written = [plot_curves(records, run_dir / "curves.png")]
     tokenizer = run.load_tokenizer(run_dir)
-    model = run.load_model(run_dir, config, run.checkpoint_name(run_dir, args.checkpoint))
+    model = run.load_model(run_dir, config, run.checkpoint_name(run_dir, args.checkpoint,
+                                                                preferred=run.decoding(config, args)["checkpoint"]))
     sentence = args.sentence
     if sentence is None:
         s = config["settings"]

@@ -5,6 +5,9 @@ records what a run actually used.
 """
 from dataclasses import asdict, dataclass, field
 
+# evaluate's and translate's defaults where a preset has not chosen its own on validation (and for older runs)
+DECODING = {"checkpoint": "best", "beam": 5, "length_penalty": 0.6}
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -28,6 +31,7 @@ class Preset:
     val_bleu_sentences: int = 0                 # greedy BLEU on the first n validation sentences; 0 = all
     save_every: int = 0                         # also write `last` every n steps; 0 = only at the end of epochs
     log_every: int = 10                         # a train record in metrics.jsonl every n steps
+    decoding: dict = field(default_factory=lambda: dict(DECODING))   # evaluate's and translate's defaults
 
     def to_dict(self):
         return asdict(self)

@@ -14,6 +14,7 @@ from minitorch import backend
 
 from . import checkpoint
 from .errors import TrainError
+from .presets import DECODING
 from .tokenizer import Tokenizer
 
 MODELS = ("transformer", "lstm", "lstm-attn")  # the choices of fit --model
@@ -114,16 +115,23 @@ def build_model(config):
         raise TrainError(f"bad model configuration: {e}") from None
 
 
-def checkpoint_name(run_dir, requested=None, quiet=False):
-    """The checkpoint a command loads: the one asked for, else best, else (with a note on stderr) last, which a run
-    stopped before the end of its first epoch has alone."""
+def decoding(config, args):
+    """{checkpoint, beam, length_penalty}: each flag where given, else the run's preset's choice (made on
+    validation), else presets.DECODING (runs from before presets chose)."""
+    chosen = dict(DECODING, **config["settings"].get("decoding", {}))
+    return {k: chosen[k] if getattr(args, k, None) is None else getattr(args, k) for k in DECODING}
+
+
+def checkpoint_name(run_dir, requested=None, quiet=False, preferred="best"):
+    """The checkpoint a command loads: the one asked for, else preferred (best or the run's preset's choice), else
+    (with a note on stderr) last, which a run stopped before the end of its first epoch has alone."""
     if requested is not None:
         return requested
-    if checkpoint.checkpoint_path(run_dir, "best").is_file() or \
+    if checkpoint.checkpoint_path(run_dir, preferred).is_file() or \
             not checkpoint.checkpoint_path(run_dir, "last").is_file():
-        return "best"
+        return preferred
     if not quiet:
-        print(f"note: {run_dir} has no best.npz yet (it is written at the end of each epoch); using last.npz",
+        print(f"note: {run_dir} has no {preferred}.npz yet (it is written at the end of each epoch); using last.npz",
               file=sys.stderr)
     return "last"
 

@@ -21,8 +21,11 @@ def main(args):
     config = run.load_config(args.run_dir)
     threads.setup(config["settings"]["preset"], args.threads)   # silently: stdout and stderr are the user's text
     tokenizer = run.load_tokenizer(args.run_dir)
-    model = run.load_model(args.run_dir, config, run.checkpoint_name(args.run_dir, args.checkpoint), device)
-    kw = dict(beam=args.beam, length_penalty=args.length_penalty, batch_tokens=args.batch_tokens, device=device)
+    chosen = run.decoding(config, args)
+    model = run.load_model(args.run_dir, config, run.checkpoint_name(args.run_dir, args.checkpoint,
+                                                                     preferred=chosen["checkpoint"]), device)
+    kw = dict(beam=chosen["beam"], length_penalty=chosen["length_penalty"], batch_tokens=args.batch_tokens,
+              device=device)
     if hasattr(sys.stdout, "reconfigure"):  # UTF-8 out whatever the locale says, as the input is read
         sys.stdout.reconfigure(encoding="utf-8")
     if sys.stdin.isatty():

@@ -23,6 +23,7 @@ only: compare runs made alternately in one time window, since a shared machine i
 chosen as `fit` chooses them (the preset's measured choice, a thread variable of the environment, or --threads N) and
 printed with the reason; `--threads 1` against `--threads 2` is how the presets' choices were measured.
 """
+import dataclasses
 import json
 
 from .. import parallel, run
@@ -56,6 +57,9 @@ def add_arguments(p):
                    help=f"padded tokens a side, eos/bos included (default {SEQ_LEN}); about "
                         f"{round(100 * PADDING)}%% of them are padding")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the batch, weights and dropout")
+    p.add_argument("--vocab-size", type=positive_int,
+                   help="the model's vocabulary (default: the preset's); to compare steps at one model size across "
+                        "presets' versions (the small preset's was 8000 before issue 13)")
     p.add_argument("--profile", action="store_true",
                    help="train mode: afterwards run --steps more steps with every op timed, and print where a step's "
                         "time goes by op kind and by op")
@@ -71,6 +75,8 @@ def add_arguments(p):
 def main(args):
     device = run.check_device(args.device)
     preset = PRESETS[args.preset]
+    if args.vocab_size is not None:
+        preset = dataclasses.replace(preset, vocab_size=args.vocab_size)
     batch_size = args.batch_size or max(preset.batch_tokens // args.seq_len, 1)
     if args.seq_len < 2:
         raise UsageError(f"--seq-len {args.seq_len}: needs at least 2 (one token and eos)")
