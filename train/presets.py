@@ -60,7 +60,7 @@ PRESETS = {p.name: p for p in [
            model=dict(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3, dropout=0.1,
                       max_len=256, norm="pre"),
            lstm=dict(d_embed=256, d_hidden=384, n_layers=2, dropout=0.1, max_len=256),
-           vocab_size=4000, batch_tokens=4096, epochs=17, lr=2e-3, warmup=300, avg_last=5, save_every=50),
+           vocab_size=4000, batch_tokens=4096, epochs=16, lr=2e-3, warmup=300, avg_last=5, save_every=50),
     Preset("base", "the 2017 paper's base size (512, 8 heads, 2048, 6+6 layers), meant for a GPU",
            model=dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, dropout=0.1,
                       max_len=256, norm="pre"),
