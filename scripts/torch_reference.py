@@ -14,6 +14,7 @@ one engine with the other and nothing else. Module names follow ours, so our sta
 The defaults are those of `python -m train bench`. Compare runs made back to back: a shared machine is noisy.
 """
 import argparse
+import dataclasses
 import json
 import math
 import platform
@@ -328,9 +329,13 @@ def main(argv=None):
                    help=f"padded tokens a side, eos/bos included (default {SEQ_LEN})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the batch, weights and dropout")
     p.add_argument("--threads", type=positive_int, help="torch's intra-op threads (default: torch's choice)")
+    p.add_argument("--vocab-size", type=positive_int, help="the model's vocabulary (default: the preset's), as "
+                                                           "`train bench --vocab-size`")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = p.parse_args(argv)
     preset = PRESETS[args.preset]
+    if args.vocab_size is not None:
+        preset = dataclasses.replace(preset, vocab_size=args.vocab_size)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error(f"--device cuda: this PyTorch ({torch.__version__}) sees no CUDA GPU")
     if not 2 <= args.seq_len <= preset.model["max_len"]:

@@ -65,9 +65,9 @@ def read_grid(path):
                                  f"used)")
             continue
         for key in settings:
-            if key.replace("_", "-") not in flags:
+            if key.replace("-", "_") not in flags:
                 raise UsageError(f"--grid {path}: {where}: {key!r} is not a fit flag (fit takes "
-                                 f"{', '.join(sorted(flags))})")
+                                 f"{', '.join(sorted(f.replace('_', '-') for f in flags))})")
     decoding = dict(DECODING, **grid.get("decoding", {}))
     for key, values in decoding.items():
         if key not in DECODING or not isinstance(values, list) or not values:
@@ -81,7 +81,8 @@ def fit_flag_names():
     parser = argparse.ArgumentParser()
     fit.add_arguments(parser)
     own = {"run-dir", "data-dir", "device", "resume", "help", "preset", "distributed"}
-    return {o[2:] for a in parser._actions for o in a.option_strings if o.startswith("--") and o[2:] not in own}
+    return {o[2:].replace("-", "_") for a in parser._actions for o in a.option_strings
+            if o.startswith("--") and o[2:] not in own}
 
 
 def as_flags(settings):
@@ -142,17 +143,17 @@ def score_run(run_dir, decodings, device):
     """A run trained elsewhere, scored on validation: its own settings (those that differ from its preset), steps
     and wall minutes (from its metrics; None for runs from before they were recorded)."""
     settings = run.load_config(run_dir)["settings"]
-    preset = PRESETS[settings["preset"]].to_dict()
-    own = {k: v for k, v in settings.items() if k in fit_flag_names_underscored() and preset.get(k) != v}
+    preset = PRESETS[settings["preset"]]
+    sizes = preset.sizes(settings.get("model", "transformer"))
+    fresh = dict(preset.to_dict(), model="transformer", seed=0, dropout=sizes["dropout"],
+                 attention_dropout=sizes.get("attention_dropout", 0.0),
+                 activation_dropout=sizes.get("activation_dropout", 0.0))   # what `fit --preset P` alone would use
+    own = {k: v for k, v in settings.items() if k in fit_flag_names() and fresh.get(k) != v}
     epochs = epoch_records(run_dir)
     wall = epochs[-1].get("wall_seconds") if epochs else None
     return {"settings": own, "run_dir": str(run_dir), "decodings": score_on_validation(run_dir, decodings, device),
             "val_ppl": epochs[-1]["val_ppl"] if epochs else None, "steps": epochs[-1]["step"] if epochs else 0,
             "wall_minutes": None if wall is None else wall / 60}
-
-
-def fit_flag_names_underscored():
-    return {name.replace("-", "_") for name in fit_flag_names()} | {"preset"}
 
 
 def score_on_validation(run_dir, decodings, device):
