@@ -65,3 +65,18 @@ def test_links_in_the_docs_lead_to_files_that_exist():
             if target.startswith("http"):
                 continue
             assert (doc.parent / target).exists(), f"{doc.relative_to(ROOT)} links to {target}, which is missing"
+
+
+def github_anchor(heading):
+    """The id GitHub gives a markdown heading: lowercased, punctuation but - and _ dropped, spaces -> -."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_anchors_in_the_docs_name_headings_that_exist():
+    for doc in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target, anchor in re.findall(r"\]\(([^)#]*)#([^)]+)\)", doc.read_text()):
+            if target.startswith("http"):
+                continue
+            text = (doc.parent / target if target else doc).read_text()
+            anchors = {github_anchor(h) for h in re.findall(r"^#+ (.+)$", text, re.M)}
+            assert anchor in anchors, f"{doc.relative_to(ROOT)} links to {target}#{anchor}, a heading not there"
