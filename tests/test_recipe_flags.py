@@ -30,16 +30,6 @@ def test_config_rejects_dropout_rates_outside_0_1(field, value):
         tiny(**{field: value}).validate()
 
 
-@pytest.mark.parametrize("field", ["attention_dropout", "activation_dropout"])
-def test_each_dropout_acts_in_training_only(field):
-    mt.manual_seed(0)
-    model = Transformer(tiny(**{field: 0.3}))
-    src, tgt = np.array([[5, 6, 7, 8]]), np.array([[2, 8, 9, 10]])
-    assert not np.allclose(model(src, tgt).numpy(), model(src, tgt).numpy())
-    model.eval()
-    np.testing.assert_array_equal(model(src, tgt).numpy(), model(src, tgt).numpy())
-
-
 def test_without_any_dropout_training_is_deterministic_and_draws_nothing():
     mt.manual_seed(0)
     model = Transformer(tiny())

@@ -259,9 +259,10 @@ def test_tied_output_projection_is_the_embedding(tie):
     assert np.all(np.abs(after[..., 12] - before[..., 12]) > 1e-3) == tie
 
 
-def test_dropout_is_active_in_training_only():
+@pytest.mark.parametrize("field", ["dropout", "attention_dropout", "activation_dropout"])
+def test_dropout_is_active_in_training_only(field):
     mt.manual_seed(0)
-    model = Transformer(tiny(dropout=0.3))
+    model = Transformer(tiny(**{field: 0.3}))
     src, tgt = np.array([[5, 6, 7]]), np.array([[2, 8, 9]])
     assert not np.allclose(model(src, tgt).numpy(), model(src, tgt).numpy())
     model.eval()
