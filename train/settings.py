@@ -58,24 +58,28 @@ def resolve_settings(args):
         settings.update({k: given[k] for k in CHANGEABLE_ON_RESUME if k in given})
         settings["max_steps"] = given.get("max_steps")  # a step budget belongs to one command, not to the run
         return settings, None, run_dir
-    settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model", "lstm")}
-    settings.update(preset=preset.name, model="transformer", seed=0, max_steps=None)
-    settings.update(given)
-    sizes = preset.sizes(settings["model"])
-    settings.setdefault("dropout", sizes["dropout"])
-    model_kw = dict(sizes, dropout=settings["dropout"])
+    model = given.get("model", "transformer")
     for key in TRANSFORMER_DROPOUTS:
-        if settings["model"] != "transformer":
-            if key in given:
-                raise UsageError(f"--{key.replace('_', '-')} is a Transformer setting; --model {settings['model']} "
-                                 f"takes --dropout")
-            continue
-        settings.setdefault(key, sizes.get(key, 0.0))
-        model_kw[key] = settings[key]
+        if model != "transformer" and key in given:
+            raise UsageError(f"--{key.replace('_', '-')} is a Transformer setting; --model {model} takes --dropout")
+    settings = dict(fit_defaults(preset, model), **given)
+    dropouts = {k: settings[k] for k in ("dropout", *TRANSFORMER_DROPOUTS) if k in settings}
+    model_kw = dict(preset.sizes(model), **dropouts)
     model_kw.update(check_sizes(settings["model"], size_flags, model_kw, preset.name))
     if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
         raise TrainError(existing_run_message(run_dir))
     return settings, model_kw, run_dir
+
+
+def fit_defaults(preset, model="transformer"):
+    """The settings `fit --preset P --model M` takes when no other flag is given (the corpus is added later)."""
+    settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model", "lstm")}
+    settings.update(preset=preset.name, model=model, seed=0, max_steps=None)
+    sizes = preset.sizes(model)
+    settings["dropout"] = sizes["dropout"]
+    if model == "transformer":
+        settings.update({k: sizes.get(k, 0.0) for k in TRANSFORMER_DROPOUTS})
+    return settings
 
 
 def check_sizes(kind, size_flags, model_kw, preset):

@@ -253,10 +253,11 @@ class Trainer:
         val = validation.validate(self, stop)
         if val is None:
             return None
-        self.val_seconds += time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        self.val_seconds += seconds
         record = {"kind": "epoch", "epoch": self.epoch + 1, "step": self.step, "partial": partial,
                   "train_loss": self.epoch_loss / max(self.epoch_tokens, 1), "skipped_batches": self.epoch_skipped,
-                  **val, "val_seconds": time.perf_counter() - start,
+                  **val, "val_seconds": seconds,
                   "wall_seconds": time.perf_counter() - self.started}   # since this command started (resume: anew)
         self.log(record)
         number = self.epoch + 1

@@ -28,6 +28,7 @@ from .. import checkpoint, corpus, fit, metrics, run
 from ..decode import translate_lines
 from ..errors import TrainError, UsageError
 from ..presets import PRESETS
+from ..settings import fit_defaults
 from . import results, training
 from .options import add_training_arguments
 
@@ -57,12 +58,12 @@ def read_grid(path):
         if not isinstance(settings, dict):
             raise UsageError(f"--grid {path}: {where} must be an object of fit flags")
         if where != "base" and "run_dir" in settings:
-            if set(settings) != {"run_dir"} or not run.config_path(Path(settings["run_dir"])).is_file():
-                raise UsageError(f"--grid {path}: {where}: a trial with run_dir is a finished run folder to score, "
-                                 f"without other keys ({settings['run_dir']} holds no config.json)"
-                                 if set(settings) == {"run_dir"} else
-                                 f"--grid {path}: {where}: run_dir takes no other keys (the run's own settings are "
+            if set(settings) != {"run_dir"}:
+                raise UsageError(f"--grid {path}: {where}: run_dir takes no other keys (the run's own settings are "
                                  f"used)")
+            if not run.config_path(Path(settings["run_dir"])).is_file():
+                raise UsageError(f"--grid {path}: {where}: a trial with run_dir is a finished run folder to score "
+                                 f"({settings['run_dir']} holds no config.json)")
             continue
         for key in settings:
             if key.replace("-", "_") not in flags:
@@ -99,10 +100,10 @@ def main(args, out):
     data_dir = training.corpus_dir(args, out)
     done_path = out / "sweep.json"
     done = json.loads(done_path.read_text())["trials"] if done_path.is_file() else {}
+    wanted = list(itertools.product(decoding["checkpoint"], decoding["beam"], decoding["length_penalty"]))
     for name, settings in trials.items():
-        wanted = list(itertools.product(decoding["checkpoint"], decoding["beam"], decoding["length_penalty"]))
-        if name in done and (done[name]["settings"] == dict(base, **settings) or
-                             done[name].get("run_dir") == settings.get("run_dir", False)):
+        if name in done and (done[name].get("run_dir") == settings["run_dir"] if "run_dir" in settings else
+                             done[name]["settings"] == dict(base, **settings)):
             have = {(r["checkpoint"], r["beam"], r["length_penalty"]) for r in done[name]["decodings"]}
             missing = [d for d in wanted if d not in have]
             print(f"trial {name}: already in {done_path}" + (f"; scoring {len(missing)} more decodings"
@@ -143,12 +144,8 @@ def score_run(run_dir, decodings, device):
     """A run trained elsewhere, scored on validation: its own settings (those that differ from its preset), steps
     and wall minutes (from its metrics; None for runs from before they were recorded)."""
     settings = run.load_config(run_dir)["settings"]
-    preset = PRESETS[settings["preset"]]
-    sizes = preset.sizes(settings.get("model", "transformer"))
-    fresh = dict(preset.to_dict(), model="transformer", seed=0, dropout=sizes["dropout"],
-                 attention_dropout=sizes.get("attention_dropout", 0.0),
-                 activation_dropout=sizes.get("activation_dropout", 0.0))   # what `fit --preset P` alone would use
-    own = {k: v for k, v in settings.items() if k in fit_flag_names() and fresh.get(k) != v}
+    plain = fit_defaults(PRESETS[settings["preset"]])   # what `fit --preset P` alone would use
+    own = {k: v for k, v in settings.items() if k in fit_flag_names() and plain.get(k) != v}
     epochs = epoch_records(run_dir)
     wall = epochs[-1].get("wall_seconds") if epochs else None
     return {"settings": own, "run_dir": str(run_dir), "decodings": score_on_validation(run_dir, decodings, device),
