@@ -130,6 +130,31 @@ def scatter_add(target, indices, values):
     return target
 
 
+def fuse(body):
+    """A kernel made of body(xp, *args): on CuPy arrays one launch (`cupy.fuse`), on NumPy arrays a plain call.
+
+    body is written once with `xp`'s ufuncs, operators, in-place updates of its array arguments (`p -= ...`) and at
+    most one trailing reduction (`xp.sum(..., axis=...)`), the rules of `cupy.fuse`; its arguments are arrays of one
+    device and scalars. The same body therefore runs on NumPy (the CPU, and the tests' reference) and on the GPU,
+    where the CuPy stand-in in tests/ executes it under CuPy's rules, so CI runs every kernel's code.
+    """
+    kernels = {}
+
+    def call(*args):
+        if _cp is None or not any(isinstance(a, _cp.ndarray) for a in args):
+            return body(np, *args)
+        if "cuda" not in kernels:
+            def kernel(*a):
+                return body(_cp, *a)
+            kernel.__name__ = kernel.__qualname__ = body.__name__
+            kernels["cuda"] = _cp.fuse(kernel)
+        return kernels["cuda"](*args)
+
+    call.body = body
+    call.__name__, call.__doc__ = body.__name__, body.__doc__
+    return call
+
+
 # Random numbers: one generator per device, reseeded together by manual_seed.
 _generators = {}
 _seed = None
