@@ -99,6 +99,19 @@ class _MemoryPool:
 _pool, _pinned_pool = _MemoryPool(_core._Pool), _MemoryPool()
 
 
+def fuse(*args, **kwargs):
+    """cupy.fuse (provisional: runs the body on the device arrays as it is; CuPy's rules and the launch count come
+    with issue 20's stand-in work)."""
+    def decorate(func):
+        def fused(*a):
+            return func(*a)
+        fused.__name__ = getattr(func, "__name__", "fused")
+        return fused
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return decorate(args[0])
+    return decorate
+
+
 def get_default_memory_pool():
     return _pool
 
@@ -109,7 +122,8 @@ def get_default_pinned_memory_pool():
 
 _OWN = {"ndarray": ndarray, "ufunc": ufunc, "asnumpy": asnumpy, "get_array_module": get_array_module,
         "is_available": is_available, "get_default_memory_pool": get_default_memory_pool,
-        "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__}
+        "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__,
+        "fuse": fuse}
 
 from . import cuda, random  # noqa: E402  (they import this module's ndarray)
 
