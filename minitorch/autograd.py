@@ -251,8 +251,9 @@ def _accumulate(node, g, create_graph):
         g = Cast.apply(g, dtype=node.dtype)
         node.grad = g if node.grad is None else node.grad + g
     elif node.grad is None:
-        # own the array: g may be shared with another node (Add returns the same g to both sides)
-        node.grad = Tensor._make(g.astype(node.dtype, copy=True))
+        # own the array: g may be shared with another node (Add returns the same g to both sides); a flat Parameter
+        # copies it into its slot of the flat gradient buffer instead (nn/utils/flat.py)
+        node.grad = Tensor._make(g if getattr(node, "_flat", None) else g.astype(node.dtype, copy=True))
     elif node.grad.requires_grad:  # left by a create_graph backward: its array belongs to a graph, so no +=
         node.grad = Tensor._make(node.grad.data + g)
     else:

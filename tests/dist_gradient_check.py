@@ -57,7 +57,7 @@ def main(n_sentences, device="cpu"):
         loss = batch_loss(model, [src_ids[i] for i in mine], [tgt_ids[i] for i in mine], n_tokens)
         loss.backward()
         local = float(loss.item())
-    summed = distributed.GradientSync(model.parameters(), world, bucket_bytes=4096)([local, 1])
+    summed = distributed.GradientSync(model.parameters(), world)([local, 1])
     summed_loss, n_ranks = backend.to_numpy(summed).tolist()
     assert n_ranks == world.size, (n_ranks, world.size)
     assert abs(summed_loss - expected_loss) <= 1e-12 * abs(expected_loss), (summed_loss, expected_loss)

@@ -142,7 +142,7 @@ def test_gradient_sums_on_device_arrays_read_nothing_back(syncs):
     loss.backward()
     before = [p.grad.numpy() for p in model.parameters()]
     syncs.clear()
-    extras = distributed.GradientSync(model.parameters(), TwinWorld(), bucket_bytes=64)([loss.data, 1.0])
+    extras = distributed.GradientSync(model.parameters(), TwinWorld())([loss.data, 1.0])
     assert syncs == [] and type(extras).__module__.startswith("cupy")
     np.testing.assert_allclose(backend.to_numpy(extras), [2 * loss.item(), 2.0], rtol=1e-6)
     for p, g in zip(model.parameters(), before):

@@ -204,7 +204,20 @@ def test_warmup_schedule_sets_the_optimizer_lr_each_step():
     assert lrs == [pytest.approx(optim.warmup_lr(k, 64, 10)) for k in range(1, 32)]
     assert max(lrs) == pytest.approx(64 ** -0.5 * 10 ** -0.5) and int(np.argmax(lrs)) == 9  # the peak at step 10
     assert all(a < b for a, b in zip(lrs[:9], lrs[1:10])) and all(a > b for a, b in zip(lrs[9:], lrs[10:]))
-    assert optim.NoamSchedule is optim.WarmupSchedule
+
+
+def test_each_step_uses_the_learning_rate_the_schedule_set():
+    """SGD without momentum moves p by -lr g, with the lr of the schedule at that step (read when step() runs)."""
+    p = nn.Parameter(mt.zeros(2, dtype=np.float64))
+    opt = optim.SGD([p], lr=123.0)
+    sched = optim.WarmupSchedule(opt, d_model=64, warmup=10)
+    expected = np.zeros(2)
+    for k in range(1, 6):
+        p.grad = mt.tensor([1.0, -2.0], dtype=np.float64)
+        opt.step()
+        expected -= optim.warmup_lr(k, 64, 10) * np.array([1.0, -2.0])
+        sched.step()
+        np.testing.assert_allclose(p.numpy(), expected, rtol=1e-12)
 
 
 def test_warmup_schedule_state_round_trip_and_errors():

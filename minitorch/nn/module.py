@@ -3,17 +3,55 @@ from collections import OrderedDict
 
 from .. import backend
 from ..tensor import Tensor
+from .utils import flat
 
 
 class Parameter(Tensor):
-    """A leaf tensor that a Module registers as trainable (requires_grad=True)."""
+    """A leaf tensor that a Module registers as trainable (requires_grad=True).
 
-    __slots__ = ()
+    An optimizer (or GradientSync) stores its parameters flat (nn/utils/flat.py): then `data` is a view of one
+    buffer and `grad` one of another, and assigning either copies values in (see docs/design.md)."""
+
+    __slots__ = ("_flat",)   # the FlatParameters holding this parameter, or None
 
     def __init__(self, data, requires_grad=True):
+        self._flat = None
         super().__init__(data.data if isinstance(data, Tensor) else data,
                          dtype=data.dtype if isinstance(data, Tensor) else None)
         self.requires_grad_(requires_grad)
+
+    @property
+    def data(self):
+        return _DATA.__get__(self)
+
+    @data.setter
+    def data(self, value):
+        if self._flat is None:
+            _DATA.__set__(self, value)
+        else:
+            self._flat.set_data(self, value)
+
+    @property
+    def grad(self):
+        return _GRAD.__get__(self)
+
+    @grad.setter
+    def grad(self, value):
+        if self._flat is None:
+            _GRAD.__set__(self, value)
+        else:
+            self._flat.set_grad(self, value)
+
+    def __reduce_ex__(self, protocol):
+        """copy.deepcopy and pickle give a parameter of its own (not flat), with a copy of the values."""
+        return _rebuild, (self.data, self.requires_grad)
+
+
+def _rebuild(data, requires_grad):
+    return Parameter(data, requires_grad)
+
+
+_DATA, _GRAD = Tensor.data, Tensor.grad
 
 
 class Module:
@@ -86,15 +124,26 @@ class Module:
     def eval(self):
         return self.train(False)
 
-    def zero_grad(self):
-        for p in self.parameters():
-            p.grad = None
+    def zero_grad(self, set_to_none=True):
+        """Every parameter's .grad becomes None (set_to_none=False: zeros); flat ones in one fill per buffer."""
+        flat.zero_grad(self.parameters(), set_to_none)
 
     def to(self, device):
-        """Move every parameter and buffer to device, in place; returns self."""
+        """Move every parameter and buffer to device, in place; returns self. Flat parameters move with their whole
+        buffer, which must hold this module's parameters only."""
         device = backend.check_device(device)
+        mine = {id(p) for p in self.parameters()}
+        for span in flat.spans(self.parameters()):
+            strangers = [p for p in span.group.params if id(p) not in mine]
+            if strangers:
+                raise RuntimeError(f"{type(self).__name__}.to({device!r}): its parameters share a flat buffer with "
+                                   f"{len(strangers)} parameter(s) of another module (one optimizer made over both); "
+                                   f"move the modules before making the optimizer")
+            span.group.to(device)
         for m in self.modules():
             for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if getattr(t, "_flat", None) is not None:
+                    continue
                 t.data = backend.to_device(t.data, device)
                 if t.grad is not None:
                     t.grad.data = backend.to_device(t.grad.data, device)

@@ -1,7 +1,7 @@
 """minitorch.optim: SGD, Adam, AdamW and the warmup learning-rate schedule."""
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
-from .schedule import NoamSchedule, WarmupSchedule, warmup_lr
+from .schedule import WarmupSchedule, warmup_lr
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "WarmupSchedule", "NoamSchedule", "warmup_lr"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "WarmupSchedule", "warmup_lr"]

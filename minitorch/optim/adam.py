@@ -1,8 +1,26 @@
-"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019), in PyTorch's order of operations."""
+"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019), in PyTorch's order of operations, as one fused
+kernel over flat parameter, gradient and moment buffers."""
 import math
 
 from .. import backend
+from ..nn.utils import flat
 from .optimizer import Optimizer
+
+
+@backend.fuse
+def adam_update(xp, p, g, m, v, l2, decay, b1, one_minus_b1, b2, one_minus_b2, root_bias2, eps, step_size):
+    """One Adam/AdamW step on p, m, v in place (all (n,)); the scalars are computed on the host from lr and t.
+
+    g <- g + l2 p;  p <- decay p;  m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2;
+    p <- p - step_size m / (sqrt(v) / root_bias2 + eps)   (step_size = lr / (1-b1^t), root_bias2 = sqrt(1-b2^t))
+    """
+    g = g + l2 * p
+    p *= decay
+    m *= b1
+    m += one_minus_b1 * g
+    v *= b2
+    v += one_minus_b2 * (g * g)
+    p -= step_size * m / (xp.sqrt(v) / root_bias2 + eps)
 
 
 class Adam(Optimizer):
@@ -13,29 +31,20 @@ class Adam(Optimizer):
     """
 
     decoupled = False
+    buffers = ("exp_avg", "exp_avg_sq")
+    counts_steps = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         super().__init__(params, lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
 
-    def update(self, p, g, state):
+    def update(self, p, g, state, t):
         b1, b2 = self.hyper["betas"]
         wd, eps = self.hyper["weight_decay"], self.hyper["eps"]
-        state["step"] = t = state.get("step", 0) + 1
-        if wd and self.decoupled:
-            p *= 1 - self.lr * wd
-        elif wd:
-            g = g + wd * p
-        xp = backend.xp_of(p)
-        if "exp_avg" not in state:
-            state["exp_avg"] = xp.zeros_like(p)
-            state["exp_avg_sq"] = xp.zeros_like(p)
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m *= b1
-        m += (1 - b1) * g
-        v *= b2
-        v += (1 - b2) * (g * g)
-        denom = xp.sqrt(v) / math.sqrt(1 - b2 ** t) + eps
-        p -= (self.lr / (1 - b1 ** t)) * m / denom
+        # scalars in the parameters' dtype, so that float32 buffers are updated in float32 on NumPy and CuPy alike
+        s = p.dtype.type
+        l2, decay = (0.0, 1 - self.lr * wd) if self.decoupled else (wd, 1.0)
+        flat.run(adam_update, [p, g, state["exp_avg"], state["exp_avg_sq"]], s(l2), s(decay), s(b1), s(1 - b1),
+                 s(b2), s(1 - b2), s(math.sqrt(1 - b2 ** t)), s(eps), s(self.lr / (1 - b1 ** t)))
 
 
 class AdamW(Adam):

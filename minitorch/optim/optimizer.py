@@ -1,14 +1,23 @@
-"""Optimizer base: holds the parameters, per-parameter state arrays, and (de)serialises them."""
+"""Optimizer base: flattens the parameters, keeps per-parameter state as views of flat state buffers, runs the
+subclass's fused update over whole buffers, and (de)serialises the state per parameter."""
 from .. import backend
+from ..nn.utils import flat
 from ..tensor import Tensor
 
 
 class Optimizer:
-    """Subclasses implement update(p, g, state), which changes the parameter's array p in place using the gradient
-    array g and the parameter's own state dict."""
+    """Subclasses name their per-parameter state arrays (`buffers`) and implement update(p, g, state, t): one fused
+    kernel that changes the flat slices p (parameters), and state's arrays in place, using g (their gradients).
+
+    The parameters are stored flat when the optimizer is made (nn.utils.flatten_parameters), so a step is one kernel
+    per flat buffer, or one per run of consecutive parameters that have a gradient and the same step count t (as in
+    PyTorch, a parameter whose .grad is None is skipped, and t counts each parameter's own updates)."""
+
+    buffers = ()
+    counts_steps = False   # keep state["step"] per parameter (Adam's bias correction uses it)
 
     def __init__(self, params, lr, **hyper):
-        self.params = list(params)
+        self.params = list(dict.fromkeys(params))   # tied weights once
         if not self.params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         if lr < 0:
@@ -17,19 +26,67 @@ class Optimizer:
         self.hyper = hyper
         self.step_count = 0
         self.state = [{} for _ in self.params]
+        self.position = {id(p): i for i, p in enumerate(self.params)}
+        self.spans = flat.flatten_parameters(self.params)
+        self.flat_state = [None] * len(self.spans)   # per span: {name: flat array}, made at its first step
 
-    def zero_grad(self):
-        for p in self.params:
-            p.grad = None
+    def zero_grad(self, set_to_none=True):
+        """Every parameter's .grad becomes None (set_to_none=False: a Tensor of zeros), in one fill per buffer."""
+        flat.zero_grad(self.params, set_to_none)
 
     def step(self):
         """Apply one update to every parameter that has a gradient."""
         self.step_count += 1
-        for p, state in zip(self.params, self.state):
-            if p.grad is not None:
-                self.update(p.data, p.grad.data, state)
+        for k, span in enumerate(self.spans):
+            span.group.settle()
+            for first, stop, t in self._runs(k, span):
+                lo, hi, base = span.group.bounds[first], span.group.bounds[stop], span.lo
+                state = {name: a[lo - base:hi - base] for name, a in self.flat_state[k].items()}
+                # the one place where the parameters change
+                self.update(span.group.data[lo:hi], span.group.grad[lo:hi], state, t)
 
-    def update(self, p, g, state):
+    def _runs(self, k, span):
+        """[first, stop, t] for each run of consecutive parameters of span that have a gradient and the same step
+        count t (t = 0 for optimizers that keep none); their steps are counted and new states made here."""
+        runs = []
+        self._place_state(k, span)
+        for i in range(span.first, span.stop):
+            p = span.group.params[i]
+            if p.grad is None:
+                continue
+            state = self.state[self.position[id(p)]]
+            if not state:
+                self._make_state(k, span, i, state)
+            t = 0
+            if self.counts_steps:
+                state["step"] = t = state.get("step", 0) + 1
+            if runs and runs[-1][1] == i and runs[-1][2] == t:
+                runs[-1][1] = i + 1
+            else:
+                runs.append([i, i + 1, t])
+        return runs
+
+    def _place_state(self, k, span):
+        """The flat state of span k, made (zeros) if missing, on the span's device (moved after a model.to())."""
+        group = span.group
+        if self.flat_state[k] is None:
+            xp = backend.xp_of_device(group.device)
+            self.flat_state[k] = {name: xp.zeros(span.hi - span.lo, group.dtype) for name in self.buffers}
+        elif any(backend.device_of(a) != group.device for a in self.flat_state[k].values()):
+            self.flat_state[k] = {name: backend.to_device(a, group.device) for name, a in self.flat_state[k].items()}
+            for i in range(span.first, span.stop):
+                state = self.state[self.position[id(group.params[i])]]
+                if any(name in state for name in self.buffers):
+                    self._make_state(k, span, i, state)
+
+    def _make_state(self, k, span, i, state):
+        """state[name] = parameter i's view of the flat state array `name`, for each of the buffers."""
+        group = span.group
+        lo, hi = group.bounds[i] - span.lo, group.bounds[i + 1] - span.lo
+        for name, a in self.flat_state[k].items():
+            state[name] = a[lo:hi].reshape(group.params[i].shape)
+
+    def update(self, p, g, state, t):
         raise NotImplementedError
 
     def state_dict(self):
@@ -48,7 +105,23 @@ class Optimizer:
         self.lr = sd["lr"]
         self.step_count = int(sd["step"])
         self.hyper.update(sd.get("hyper", {}))
-        # (a Tensor's array is .data; a CuPy array's .data is its memory pointer, so only Tensors are unwrapped)
-        self.state = [{k: backend.to_device(v.data if isinstance(v, Tensor) else v, p.device).astype(p.dtype, copy=True)
-                       if hasattr(v, "shape") else v  # arrays go to the parameter's device; counts stay numbers
-                       for k, v in s.items()} for p, s in zip(self.params, sd["state"])]
+        self.state = [{} for _ in self.params]
+        self.flat_state = [None] * len(self.spans)
+        for k, span in enumerate(self.spans):
+            self._place_state(k, span)
+            for i in range(span.first, span.stop):
+                p = span.group.params[i]
+                saved, state = sd["state"][self.position[id(p)]], self.state[self.position[id(p)]]
+                if any(name in saved for name in self.buffers):
+                    self._make_state(k, span, i, state)
+                for name, v in saved.items():
+                    if not hasattr(v, "shape"):
+                        state[name] = v   # counts stay numbers
+                        continue
+                    # arrays go to the parameter's device, into the flat state (a Tensor's array is .data; a CuPy
+                    # array's .data is its memory pointer, so only Tensors are unwrapped)
+                    array = backend.to_device(v.data if isinstance(v, Tensor) else v, p.device)
+                    if name in self.buffers:
+                        state[name][...] = array
+                    else:
+                        state[name] = array.astype(p.dtype, copy=True)

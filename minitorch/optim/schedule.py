@@ -30,5 +30,3 @@ class WarmupSchedule:
                                                                  int(sd["warmup"]), sd["factor"])
         self.optimizer.lr = warmup_lr(self.step_num + 1, self.d_model, self.warmup, self.factor)
 
-
-NoamSchedule = WarmupSchedule

@@ -1,5 +1,21 @@
-"""Stochastic gradient descent with momentum (PyTorch's form, no dampening)."""
+"""Stochastic gradient descent with momentum (PyTorch's form, no dampening), one fused kernel over flat buffers."""
+from .. import backend
+from ..nn.utils import flat
 from .optimizer import Optimizer
+
+
+@backend.fuse
+def sgd_update(xp, p, g, weight_decay, lr):
+    """p <- p - lr (g + wd p), in place (p, g (n,))."""
+    p -= lr * (g + weight_decay * p)
+
+
+@backend.fuse
+def sgd_momentum_update(xp, p, g, buf, weight_decay, momentum, lr):
+    """buf <- momentum buf + (g + wd p);  p <- p - lr buf, in place (buf starts at 0, so buf = g at the first step)."""
+    buf *= momentum
+    buf += g + weight_decay * p
+    p -= lr * buf
 
 
 class SGD(Optimizer):
@@ -8,15 +24,14 @@ class SGD(Optimizer):
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
         super().__init__(params, lr, momentum=momentum, weight_decay=weight_decay)
 
-    def update(self, p, g, state):
-        if self.hyper["weight_decay"]:
-            g = g + self.hyper["weight_decay"] * p
+    @property
+    def buffers(self):
+        return ("momentum_buffer",) if self.hyper["momentum"] else ()
+
+    def update(self, p, g, state, t):
+        s = p.dtype.type
         if self.hyper["momentum"]:
-            if "momentum_buffer" not in state:
-                state["momentum_buffer"] = g.copy()
-            else:
-                buf = state["momentum_buffer"]
-                buf *= self.hyper["momentum"]
-                buf += g
-            g = state["momentum_buffer"]
-        p -= self.lr * g
+            flat.run(sgd_momentum_update, [p, g, state["momentum_buffer"]], s(self.hyper["weight_decay"]),
+                     s(self.hyper["momentum"]), s(self.lr))
+        else:
+            flat.run(sgd_update, [p, g], s(self.hyper["weight_decay"]), s(self.lr))

@@ -67,7 +67,7 @@ class TimedSync:
     after; these waits are the benchmark's, outside the step `fit` runs."""
 
     def __init__(self, sync, device):
-        self.sync, self.device, self.seconds, self.buckets = sync, device, 0.0, sync.buckets
+        self.sync, self.device, self.seconds = sync, device, 0.0
 
     def __call__(self, extras):
         backend.synchronize(self.device)
@@ -210,7 +210,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
     job_s = [max(ranks_s) for ranks_s in per_step]
     reduce_s = [list(column) for column in zip(*(r["allreduce_s"] for r in ranks))]
     one_s, n_s = statistics.median(alone["step_s"]), statistics.median(job_s)
-    grad_bytes = sum(b.size * np.dtype(b.dtype).itemsize for b in sync.buckets) if world.size > 1 else 0
+    grad_bytes = sum(span.grad().nbytes for span in sync.spans) if world.size > 1 else 0
     return {
         "mode": "train", "distributed": True, "preset": preset.name, "device": device, "n_ranks": world.size,
         "parameters": model.num_parameters(),
