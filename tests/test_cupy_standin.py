@@ -181,3 +181,81 @@ def test_allow_synchronize_false_refuses_a_sync(cp, a):
 def test_the_stand_in_is_in_use_exactly_when_no_gpu_is():
     import cupy
     assert hasattr(cupy, "_standin") == CUPY_STANDIN
+
+
+# ----- the launch counter: what CuPy 13.6 launches for each call (read from its source) -----
+@pytest.fixture
+def launches(cp):
+    if not CUPY_STANDIN:
+        pytest.skip("counts launches, which only the CuPy stand-in records")
+    return cp._standin.count_launches
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda cp, a, b: a + b, {"elementwise": 1}),
+    (lambda cp, a, b: a.__iadd__(1.0), {"elementwise": 1}),
+    (lambda cp, a, b: cp.exp(a, out=b), {"elementwise": 1}),
+    (lambda cp, a, b: a.sum(axis=1), {"reduction": 1}),
+    (lambda cp, a, b: cp.max(a, axis=0, keepdims=True), {"reduction": 1}),
+    (lambda cp, a, b: a.var(axis=1), {"reduction": 2}),                        # mean, then _var_core
+    (lambda cp, a, b: a @ b.T, {"matmul": 1}),                                 # b.T is F-contiguous: cuBLAS reads it
+    (lambda cp, a, b: a[:, ::2] @ b[:, ::2].T, {"matmul": 1, "copy": 2}),      # neither C- nor F-contiguous
+    (lambda cp, a, b: a[None] @ b.T[None], {"matmul": 1, "copy": 1}),          # batched: not C-contiguous is copied
+    (lambda cp, a, b: a.T, {}),
+    (lambda cp, a, b: a.reshape(6), {}),
+    (lambda cp, a, b: a[1:, ::2], {}),
+    (lambda cp, a, b: a[0], {}),
+    (lambda cp, a, b: a.T.reshape(6), {"copy": 1}),
+    (lambda cp, a, b: cp.ascontiguousarray(a), {}),
+    (lambda cp, a, b: cp.ascontiguousarray(a.T), {"copy": 1}),
+    (lambda cp, a, b: a.astype(cp.float32, copy=False), {}),
+    (lambda cp, a, b: a.astype(cp.float32), {"copy": 1}),
+    (lambda cp, a, b: a.astype(cp.float64, copy=False), {"copy": 1}),
+    (lambda cp, a, b: a.copy(), {"copy": 1}),
+    (lambda cp, a, b: cp.concatenate([a, b]), {"copy": 2}),                   # one copy kernel per array up to 8
+    (lambda cp, a, b: cp.stack([a] * 9), {"copy": 1}),                        # >8 small arrays: one kernel
+    (lambda cp, a, b: cp.zeros((2, 3)), {"memset": 1}),
+    (lambda cp, a, b: cp.zeros_like(a), {"memset": 1}),
+    (lambda cp, a, b: cp.empty((2, 3)), {}),
+    (lambda cp, a, b: cp.ones((2, 3)), {"fill": 1}),
+    (lambda cp, a, b: cp.arange(6), {"elementwise": 1}),
+    (lambda cp, a, b: a.fill(0), {"memset": 1}),
+    (lambda cp, a, b: a.fill(2), {"fill": 1}),
+    (lambda cp, a, b: a.__setitem__(slice(None), 0.5), {"fill": 1}),
+    (lambda cp, a, b: a.__setitem__(slice(None), b), {"memcpy_d2d": 1}),
+    (lambda cp, a, b: a.__setitem__((slice(None), 0), b[:, 1]), {"copy": 1}),
+    (lambda cp, a, b: a[cp.arange(2)[::-1]], {"elementwise": 1, "gather": 1}),
+    (lambda cp, a, b: a.__setitem__(cp.arange(2)[::-1], b), {"elementwise": 1, "scatter": 1}),
+    (lambda cp, a, b: cp.where(a > 1, a, b), {"elementwise": 2}),
+    (lambda cp, a, b: cp.tril(a), {"fill": 1, "elementwise": 1}),             # tri mask, then where
+    (lambda cp, a, b: a.argsort(axis=1), {"sort": 1}),
+    (lambda cp, a, b: a.cumsum(axis=0), {"scan": 1}),
+    (lambda cp, a, b: cp.random.default_rng(0).random((3,), dtype=cp.float32), {"random": 1}),
+])
+def test_each_call_counts_the_launches_cupy_makes(cp, a, launches, call, expected):
+    b = a + 1
+    with launches() as counted:
+        call(cp, a, b)
+    assert dict(counted) == {k: v for k, v in expected.items() if v}
+
+
+def test_host_device_copies_are_counted_apart_from_launches(cp, a, launches):
+    import cupyx
+    with launches() as counted:
+        d = cp.asarray(np.zeros(3, np.int64))
+        a.get()
+        a[[0, 1]]  # a host index list is copied to the device first
+        cupyx.scatter_add(a, d, 1.0)
+    assert dict(counted.memcpys) == {"h2d": 2, "d2h": 1}
+    assert dict(counted) == {"gather": 1, "scatter": 1}
+    assert counted.total == 2
+
+
+def test_the_counts_add_up_in_the_global_counter(cp, a, launches):
+    before = cp._standin.LAUNCHES["reduction"]
+    with launches() as outer:
+        a.sum()
+        with launches() as inner:
+            a.max()
+    assert (outer["reduction"], inner["reduction"]) == (2, 1)
+    assert cp._standin.LAUNCHES["reduction"] == before + 2
