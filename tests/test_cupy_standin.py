@@ -259,3 +259,139 @@ def test_the_counts_add_up_in_the_global_counter(cp, a, launches):
             a.max()
     assert (outer["reduction"], inner["reduction"]) == (2, 1)
     assert cp._standin.LAUNCHES["reduction"] == before + 2
+
+
+# ----- cupy.fuse: CuPy 13.6's first fusion implementation's rules, one launch a call -----
+@pytest.fixture
+def xy(cp):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    return x, y, cp.asarray(x), cp.asarray(y)
+
+
+def test_a_fused_body_computes_what_numpy_computes(cp, xy):
+    x, y, dx, dy = xy
+    f = cp.fuse(lambda x, y: cp.sum(cp.exp(x - 1.0) * y + abs(x) ** 2, axis=1) * 0.5 - 2)
+    expected = np.sum(np.exp(x - np.float32(1)) * y + np.abs(x) ** 2, axis=1) * np.float32(0.5) - 2
+    got = f(dx, dy)
+    assert got.dtype == np.float32 and got.shape == (3,)
+    np.testing.assert_allclose(got.get(), expected, rtol=1e-6)
+
+
+def test_a_fused_call_is_one_launch_whatever_its_body_does(cp, xy, launches):
+    dx, dy = xy[2:]
+    f = cp.fuse(lambda x, y: cp.sum(cp.where(x > y, cp.exp(x) * 2 + y, cp.tanh(y)) - x * y, axis=-1) + 1)
+    with launches() as counted:
+        f(dx, dy)
+    assert dict(counted) == {"fused": 1}
+
+
+def test_a_fused_body_updates_its_array_arguments_in_place(cp, xy):
+    x, y, dx, dy = xy
+
+    def step(p, g, m, lr):
+        m *= 0.9
+        m += 0.1 * g
+        p -= lr * m
+        g[...] = 0
+    m = cp.zeros_like(dx)
+    assert cp.fuse(step)(dx, dy, m, np.float32(0.5)) is None
+    np.testing.assert_allclose(m.get(), np.float32(0.1) * y, rtol=1e-6)
+    np.testing.assert_allclose(dx.get(), x - np.float32(0.5) * (np.float32(0.1) * y), rtol=1e-6)
+    assert not dy.get().any()
+
+
+def test_without_device_arrays_a_fused_function_is_a_plain_call(cp, xy):
+    x, y = xy[:2]
+    got = cp.fuse(lambda x, y: np.maximum(x, y).sum(axis=0))(x, y)   # NumPy's methods and all: not traced
+    assert isinstance(got, np.ndarray) and np.array_equal(got, np.maximum(x, y).sum(axis=0))
+
+
+@pytest.mark.parametrize("arg", [np.zeros((3, 4), np.float32), [1.0, 2.0], "text"])
+def test_fused_arguments_are_device_arrays_and_scalars_only(cp, xy, arg):
+    with pytest.raises(TypeError):
+        cp.fuse(lambda x, a: x + a)(xy[2], arg)
+
+
+def test_a_device_array_from_outside_the_arguments_is_refused(cp, xy):
+    dx, dy = xy[2:]
+    with pytest.raises(TypeError, match="Concrete ndarray"):
+        cp.fuse(lambda x: x + dy)(dx)
+
+
+@pytest.mark.parametrize("body, error", [
+    (lambda cp, x: cp.sum(x, axis=1, keepdims=True), NotImplementedError),
+    (lambda cp, x: cp.max(x, axis=0, keepdims=True), NotImplementedError),
+    (lambda cp, x: float(x) + 1, TypeError),
+    (lambda cp, x: x if x > 0 else -x, TypeError),                 # Python control flow on device values
+    (lambda cp, x: cp.where(x, x, 0.0), TypeError),                # where's condition must be bool
+    (lambda cp, x: 2.0, TypeError),                                # a fused function returns arrays or None
+    (lambda cp, x: x.astype(cp.float64, order="C"), TypeError),
+    (lambda cp, x: x.__setitem__(0, 1.0), ValueError),             # only x[...] = v and x[:] = v
+    (lambda cp, x: cp.add(x, 1, casting="unsafe"), TypeError),     # ufunc keywords: out only
+])
+def test_what_cupy_fuse_refuses(cp, xy, body, error):
+    with pytest.raises(error):
+        cp.fuse(lambda x: body(cp, x))(xy[2])
+
+
+@requires_standin
+@pytest.mark.parametrize("body, error, message", [
+    (lambda cp, x, s: cp.sum(x, axis=1) + cp.max(x, axis=1), NotImplementedError, "Multiple reduction"),
+    (lambda cp, x, s: cp.sum(x, axis=1).reshape(3), AttributeError, "no attribute 'reshape'"),
+    (lambda cp, x, s: cp.sum(x) + x, NotImplementedError, "before the fused reduction"),
+    (lambda cp, x, s: cp.sum(x, axis=0) * s, NotImplementedError, "before the fused reduction"),   # s is pre-map
+    (lambda cp, x, s: x[0] + 1, NotImplementedError, "indexing"),
+    (lambda cp, x, s: x.sum(axis=1), AttributeError, "use xp.sum"),
+    (lambda cp, x, s: cp.mean(x, axis=1), NotImplementedError, "cupy.mean cannot be used"),
+    (lambda cp, x, s: cp.add.reduce(x, axis=1), NotImplementedError, "add.reduce"),
+    (lambda cp, x, s: cp.sum(x, axis=1, dtype=cp.float64), NotImplementedError, "drops dtype"),
+    (lambda cp, x, s: x.shape, NotImplementedError, "shape"),
+])
+def test_the_stand_in_refuses_what_needs_cupys_grid_synchronised_fusion(cp, xy, body, error, message):
+    """CuPy 13.6 hands these to its second, grid-synchronised fusion (or fails); the stand-in refuses them."""
+    with pytest.raises(error, match=message):
+        cp.fuse(lambda x, s: body(cp, x, s))(xy[2], 2.0)
+
+
+@requires_standin
+def test_a_fused_reduction_must_reduce_the_kernels_whole_shape(cp, xy):
+    dx = xy[2]
+    row = dx[0]
+    with pytest.raises(NotImplementedError, match="broadcast shape of all the array arguments"):
+        cp.fuse(lambda x, r: cp.sum(r * 2, axis=0))(dx, row)   # CuPy would sum r over the 3 rows of x as well
+    got = cp.fuse(lambda x, r: cp.sum(x * r, axis=0))(dx, row)
+    np.testing.assert_allclose(got.get(), (xy[0] * xy[0][0]).sum(axis=0), rtol=1e-6)
+
+
+def test_fused_dtypes_follow_cupys_scalar_rule(cp, xy):
+    """In CuPy 13.6's fusion a constant counts by its value, a scalar argument by its type: under NumPy 2 a Python
+    float argument is a float64 (float32 arrays then compute in float64), a NumPy float32 argument stays float32."""
+    dx = xy[2]
+    assert cp.fuse(lambda x: x * 0.5)(dx).dtype == np.float32                        # constant
+    assert cp.fuse(lambda x, s: x * s)(dx, np.float32(0.5)).dtype == np.float32
+    assert cp.fuse(lambda x, s: x * s)(dx, 0.5).dtype == np.float64
+    assert cp.fuse(lambda x: x.astype(cp.float16) + 1)(dx).dtype == np.float16
+
+
+def test_fused_outputs_take_the_broadcast_shape_of_all_arguments(cp, xy):
+    dx = xy[2]
+    got = cp.fuse(lambda x, r: r + 1)(dx, dx[0])   # the kernel's shape is that of every array argument together
+    assert got.shape == (3, 4)
+    np.testing.assert_allclose(got.get(), np.broadcast_to(xy[0][0] + 1, (3, 4)))
+
+
+def test_a_fused_function_inside_another_is_part_of_its_kernel(cp, xy, launches):
+    inner = cp.fuse(lambda x: x * 2)
+    outer = cp.fuse(lambda x, y: inner(x) + y)
+    with launches() as counted:
+        got = outer(*xy[2:])
+    assert dict(counted) == {"fused": 1}
+    np.testing.assert_allclose(got.get(), xy[0] * 2 + xy[1], rtol=1e-6)
+
+
+def test_asarray_of_host_data_is_a_copy_on_the_device(cp):
+    host = np.arange(3.0)
+    device = cp.asarray(host)
+    device += 1
+    assert host.tolist() == [0.0, 1.0, 2.0] and device.get().tolist() == [1.0, 2.0, 3.0]

@@ -35,15 +35,19 @@ def _function(name, np_func):
     position, keyword = _HOST_PARAMS.get(name, (None, None))
 
     def f(*args, **kwargs):
+        trace = getattr(_core.fusion_state, "trace", None)
+        if trace is not None:
+            return trace.function(name, args, kwargs)
         if name in _DATA_SHAPED or (name == "where" and len(args) + len(kwargs) == 1):
             record_sync(name)
         raw_args = [_unwrap(a, host_ok or i == position) for i, a in enumerate(args)]
         raw_kwargs = {k: _unwrap(v, host_ok or k == keyword) for k, v in kwargs.items()}
-        result = _wrap(np_func(*raw_args, **raw_kwargs))
+        result = np_func(*raw_args, **raw_kwargs)
         if host_ok and (_has_host_data(args[0] if args else kwargs.get("a", kwargs.get("obj")))):
             record_memcpy("h2d")  # host data copied to the device: a memcpy, no kernel
-        else:
-            record_call(name, args, kwargs, result)
+            return _wrap(numpy.array(result, copy=True))   # device memory of its own, never the host's
+        result = _wrap(result)
+        record_call(name, args, kwargs, result)
         return result
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"cupy.{name} (stand-in: numpy.{name} behind CuPy's rules)"
@@ -106,22 +110,6 @@ class _MemoryPool:
 _pool, _pinned_pool = _MemoryPool(_core._Pool), _MemoryPool()
 
 
-def fuse(*args, **kwargs):
-    """cupy.fuse (provisional: runs the body on the device arrays as it is; CuPy's rules and the launch count come
-    with issue 20's stand-in work)."""
-    def decorate(func):
-        def fused(*a):
-            with _core.quiet():  # the body's operations are the one fused kernel
-                result = func(*a)
-            _core.record_launch("fused")
-            return result
-        fused.__name__ = getattr(func, "__name__", "fused")
-        return fused
-    if len(args) == 1 and callable(args[0]) and not kwargs:
-        return decorate(args[0])
-    return decorate
-
-
 def get_default_memory_pool():
     return _pool
 
@@ -132,12 +120,12 @@ def get_default_pinned_memory_pool():
 
 _OWN = {"ndarray": ndarray, "ufunc": ufunc, "asnumpy": asnumpy, "get_array_module": get_array_module,
         "is_available": is_available, "get_default_memory_pool": get_default_memory_pool,
-        "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__,
-        "fuse": fuse}
+        "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__}
 
 from . import cuda, random  # noqa: E402  (they import this module's ndarray)
+from ._fusion import fuse  # noqa: E402
 
-_OWN.update(cuda=cuda, random=random)
+_OWN.update(cuda=cuda, random=random, fuse=fuse)
 
 _module = sys.modules[__name__]
 for _name in NAMES["cupy"]:

@@ -75,6 +75,7 @@ LAUNCHES = collections.Counter()
 MEMCPYS = collections.Counter()  # h2d / d2h: host<->device copies, counted apart (they are memcpys, not kernels)
 _open_counts = []  # the LaunchCount of each open count_launches() block
 _quiet = threading.local()  # depth > 0 inside a fused body: its operations are part of the one fused launch
+fusion_state = threading.local()  # .trace: the cupy.fuse call whose body is running (see _fusion.py), else None
 
 
 class LaunchCount(collections.Counter):
@@ -615,6 +616,9 @@ class ufunc:
         return self._f.types
 
     def __call__(self, *args, out=None, **kwargs):
+        trace = getattr(fusion_state, "trace", None)
+        if trace is not None:
+            return trace.ufunc(self._op, args, out, kwargs)
         operands = args
         args = [_kernel_arg(a) for a in args]
         if out is not None:
@@ -635,7 +639,15 @@ class ufunc:
         self._f.at(a._a, _index(indices), *(() if b is None else (_kernel_arg(b),)))
         record_launch("scatter")
 
+    @property
+    def _op(self):
+        from ._fusion import _ufunc_op
+        return _ufunc_op(self._f)
+
     def _reduction(self, method, array, *args, **kwargs):
+        if getattr(fusion_state, "trace", None) is not None:
+            raise NotImplementedError(f"{self.__name__}.{method} cannot be used inside cupy.fuse: its reductions are "
+                                      "cupy.sum, prod, max, min, all, any, nansum, nanprod")
         if not isinstance(array, ndarray):
             raise _unsupported(array)
         if kwargs.get("out") is not None:
