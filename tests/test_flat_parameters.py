@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import minitorch as mt
+from conftest import requires_standin
 from minitorch import backend, distributed, nn, optim
 from minitorch.nn.utils import flat
 
@@ -309,3 +310,22 @@ def test_a_checkpoint_in_the_per_parameter_format_resumes_exactly(tmp_path):
     state = opt.state_dict()["state"]
     assert [s["step"] for s in state] == [5] * len(names)
     assert all(s["exp_avg"].shape == shapes[k] for s, k in zip(state, names))
+
+
+@requires_standin
+@pytest.mark.parametrize("n_layers", [2, 12])
+def test_the_update_phase_launches_a_few_kernels_whatever_the_number_of_parameter_tensors(n_layers):
+    """zero_grad + clip_grad_norm_ + Adam over flat buffers on the stand-in: one fill, a norm, a sqrt and a scale,
+    one fused update (the stand-in counts what CuPy launches); per-parameter code would grow with the tensors."""
+    import cupy
+    mt.manual_seed(0)
+    model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(n_layers)]).to("cuda")
+    opt = optim.AdamW(model.parameters(), lr=0.01)
+    for _ in range(2):   # the second step: the optimizer's state exists
+        opt.zero_grad()
+        model(mt.randn(3, 4, device="cuda")).sum().backward()
+        with cupy._standin.count_launches() as n:
+            nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            opt.step()
+            opt.zero_grad()
+    assert n.total <= 5, dict(n)

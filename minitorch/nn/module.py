@@ -6,6 +6,19 @@ from ..tensor import Tensor
 from .utils import flat
 
 
+def _routed(slot, setter):
+    """A property over one of Tensor's slots whose assignment a flat parameter hands to its FlatParameters."""
+    def get(self):
+        return slot.__get__(self)
+
+    def set(self, value):
+        if self._flat is None:
+            slot.__set__(self, value)
+        else:
+            getattr(self._flat, setter)(self, value)
+    return property(get, set)
+
+
 class Parameter(Tensor):
     """A leaf tensor that a Module registers as trainable (requires_grad=True).
 
@@ -20,27 +33,8 @@ class Parameter(Tensor):
                          dtype=data.dtype if isinstance(data, Tensor) else None)
         self.requires_grad_(requires_grad)
 
-    @property
-    def data(self):
-        return _DATA.__get__(self)
-
-    @data.setter
-    def data(self, value):
-        if self._flat is None:
-            _DATA.__set__(self, value)
-        else:
-            self._flat.set_data(self, value)
-
-    @property
-    def grad(self):
-        return _GRAD.__get__(self)
-
-    @grad.setter
-    def grad(self, value):
-        if self._flat is None:
-            _GRAD.__set__(self, value)
-        else:
-            self._flat.set_grad(self, value)
+    data = _routed(Tensor.data, "set_data")
+    grad = _routed(Tensor.grad, "set_grad")
 
     def __reduce_ex__(self, protocol):
         """copy.deepcopy and pickle give a parameter of its own (not flat), with a copy of the values."""
@@ -49,9 +43,6 @@ class Parameter(Tensor):
 
 def _rebuild(data, requires_grad):
     return Parameter(data, requires_grad)
-
-
-_DATA, _GRAD = Tensor.data, Tensor.grad
 
 
 class Module:
