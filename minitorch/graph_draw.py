@@ -195,25 +195,32 @@ COLORS = {"op": "white", "root": "gold", "leaf": "lightblue", "constant": "#ebeb
 
 
 def _draw_with_matplotlib(nodes, edges, path, fmt):
-    """The same graph drawn by matplotlib: one row per depth (inputs at the top, the output at the bottom), each
-    node placed under the mean position of its inputs."""
+    """The same graph drawn by matplotlib: one row per depth (inputs at the top, the output at the bottom), each input
+    just above its first use, and the nodes of a row ordered by the mean position of their neighbours."""
     import matplotlib
     from matplotlib.figure import Figure
     rank = {node: 0 for node, _, _ in nodes}
     for a, b, _ in edges:  # edges run inputs first, so each input's depth is final before it is used
         rank[b] = max(rank[b], rank[a] + 1)
-    sources = {}
+    neighbours, has_input = {node: [] for node in rank}, {b for _, b, _ in edges}
     for a, b, _ in edges:
-        sources.setdefault(b, []).append(a)
-    x, rows = {}, {}
-    for node in sorted(rank, key=rank.get):
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    for node in rank:  # a leaf or constant: one row above the first op that uses it
+        if node not in has_input and neighbours[node]:
+            rank[node] = min(rank[n] for n in neighbours[node]) - 1
+    rows = {}
+    for node in rank:
         rows.setdefault(rank[node], []).append(node)
-    for depth in sorted(rows):
-        row = sorted(rows[depth], key=lambda n: sum(x[s] for s in sources.get(n, [])) / max(len(sources.get(n, [])), 1)
-                     if sources.get(n) else 0.0)
-        for i, node in enumerate(row):
-            x[node] = i - (len(row) - 1) / 2
-    width, height = max(len(r) for r in rows.values()), len(rows)
+    x = {node: i for row in rows.values() for i, node in enumerate(row)}
+    for sweep in range(4):  # barycentre sweeps, down then up: fewer crossings
+        for depth in sorted(rows, reverse=sweep % 2 == 1):
+            row = sorted(rows[depth], key=lambda n: sum(x[m] for m in neighbours[n]) / len(neighbours[n])
+                         if neighbours[n] else x[n])
+            rows[depth] = row
+            for i, node in enumerate(row):
+                x[node] = i - (len(row) - 1) / 2
+    width, height = max(len(r) for r in rows.values()), max(rank.values()) + 1
     with matplotlib.rc_context({"svg.fonttype": "none"}):  # labels stay text in an SVG
         fig = Figure(figsize=(max(3.0, 2.3 * width), max(1.5, 1.15 * height)))
         ax = fig.subplots()
