@@ -74,4 +74,4 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     elif path.name.startswith("4_"):
         assert "FAIL softmax: Softmax: forward is not written yet" in printed
         assert "FAIL softmax: Softmax: backward disagrees with central finite differences" in printed
-        assert "ok   softmax: 8 drawn cases" in printed and "1 of 13 exercises pass" in printed
+        assert re.search(r"ok   softmax: \d+ drawn cases", printed) and "1 of 13 exercises pass" in printed

@@ -10,7 +10,7 @@ options drawn by hypothesis) and their values and gradients with the engine's ow
 any Function class, which is how the tests grade the engine's solutions and prove that wrong backward passes fail.
 """
 from .catalog import BY_NAME, EXERCISES, Exercise
-from .grader import EXAMPLES, ExerciseFailed, check_case
+from .grader import EXAMPLES, ExerciseFailed
 from . import grader
 
 
@@ -23,4 +23,4 @@ def check(name, function=None, max_examples=EXAMPLES):
     return grader.check(exercise, exercise.solution() if function is None else function, max_examples)
 
 
-__all__ = ["EXAMPLES", "EXERCISES", "Exercise", "ExerciseFailed", "check", "check_case"]
+__all__ = ["EXAMPLES", "EXERCISES", "Exercise", "ExerciseFailed", "check"]

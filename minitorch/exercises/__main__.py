@@ -75,6 +75,8 @@ def cmd_check(args):
                 print(f"     a hint: python3 -m minitorch.exercises hint {e.name}")
             continue
         print(f"ok   {e.name}: {n} drawn cases agree with central finite differences and with the engine's {e.cls}")
+        if len(chosen) == 1:
+            print(f"     now read the derivation: {e.doc}")
     if len(chosen) > 1:
         print(f"{len(chosen) - failed} of {len(chosen)} exercises pass")
     return 1 if failed else 0

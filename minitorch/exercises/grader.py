@@ -5,7 +5,7 @@ import numpy as np
 from ..gradcheck import GradcheckError, gradcheck
 from ..tensor import Tensor
 
-EXAMPLES = 8  # drawn cases per check: a wrong backward fails on the first few; the whole sequence runs in seconds
+EXAMPLES = 10  # drawn cases per check: a wrong backward fails on the first few; the whole sequence runs in seconds
 
 
 class ExerciseFailed(AssertionError):
