@@ -7,8 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import minitorch as mt
+import minitorch.functional as F
 import minitorch.fused as fused_package
+from minitorch import bench_ops
 from minitorch.autograd import Function
+from minitorch.fused import composed
+from minitorch.graph_memory import saved_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKPROP = (ROOT / "docs" / "backprop.md").read_text()
@@ -88,7 +93,6 @@ def test_anchors_in_the_docs_name_headings_that_exist():
 
 def _nodes(out):
     """The ops in the graph of `out`, each once."""
-    import minitorch as mt
     seen, stack = {}, [out]
     while stack:
         t = stack.pop()
@@ -99,12 +103,10 @@ def _nodes(out):
 
 
 def _leaf(rng, *shape):
-    import minitorch as mt
     return mt.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
 
 
 def test_the_ops_the_doc_says_bench_ops_times_are_the_ops_it_times():
-    from minitorch import bench_ops
     names = [case[0] for case in bench_ops.cases(2, 2, 4, 8, 10, "float32", "cpu")]
     assert set(bench_ops.OPS) == set(fused_package.__all__)
     assert names == ["softmax", "log_softmax", "cross_entropy", "layer_norm", "attention", "lstm_cell"]
@@ -112,10 +114,6 @@ def test_the_ops_the_doc_says_bench_ops_times_are_the_ops_it_times():
 
 
 def test_the_byte_figures_of_backprop_md():
-    import minitorch.functional as F
-    from minitorch.fused import composed
-    from minitorch.graph_memory import saved_bytes
-    import minitorch as mt
     rng = np.random.default_rng(0)
     n, c = 4, 8000
     unit = n * c * 4  # one (N, C) float32 array
@@ -145,10 +143,6 @@ def test_the_byte_figures_of_backprop_md():
 
 
 def test_the_lstm_cell_fused_and_composed_save_the_same_six_arrays_and_walk_1_node_against_13():
-    import minitorch as mt
-    import minitorch.functional as F
-    from minitorch.fused import composed
-    from minitorch.graph_memory import saved_bytes
     rng = np.random.default_rng(0)
     n, h = 64, 256
     results = {}
@@ -164,16 +158,12 @@ def test_the_lstm_cell_fused_and_composed_save_the_same_six_arrays_and_walk_1_no
 
 
 def test_softmax_composed_walks_four_nodes():
-    import minitorch as mt
-    from minitorch.fused import composed
     x = mt.tensor(np.ones((2, 3)), requires_grad=True)
     assert _nodes(composed.softmax(x)) == ["Div", "Exp", "Sub", "Sum"]
     assert "walks four nodes back" in BACKPROP
 
 
 def test_layer_norms_gradient_loses_the_mean_exactly_and_the_xhat_direction_only_as_eps_goes_to_0():
-    import minitorch as mt
-    import minitorch.functional as F
     rng = np.random.default_rng(0)
     x_np, g_np, weight = rng.standard_normal((3, 6)), rng.standard_normal((3, 6)), rng.standard_normal(6)
     for eps, small in ((1e-1, False), (1e-5, False), (0.0, True)):
@@ -193,8 +183,6 @@ def test_layer_norms_gradient_loses_the_mean_exactly_and_the_xhat_direction_only
 
 
 def test_a_fully_masked_row_under_second_order_attention_gives_zeros_softmax_gives_nan():
-    import minitorch as mt
-    import minitorch.functional as F
     rng = np.random.default_rng(0)
     q, k, v = (mt.tensor(rng.standard_normal((3, 2)), dtype=mt.float64, requires_grad=True) for _ in range(3))
     mask = np.array([[True, False, True], [False, False, False], [True, True, False]])
@@ -211,3 +199,18 @@ def test_a_fully_masked_row_under_second_order_attention_gives_zeros_softmax_giv
             recorded, = mt.grad((op(x, dim=-1) * w).sum(), x, create_graph=True)
             assert np.isfinite(fast.numpy()).all() and np.isnan(recorded.numpy()[1]).all(), op.__name__
     assert "A fully\nmasked attention row gives zeros on both paths" in BACKPROP
+
+
+def test_a_key_shared_by_every_head_gets_the_sum_of_the_heads_gradients():
+    rng = np.random.default_rng(0)
+    b, heads, t, d = 2, 3, 4, 5
+    q_np, k_np, v_np, g_np = (rng.standard_normal(s) for s in ((b, heads, t, d), (b, 1, t, d), (b, 1, t, d),
+                                                                  (b, heads, t, d)))
+    shared = [mt.tensor(a, dtype=mt.float64, requires_grad=True) for a in (q_np, k_np, v_np)]
+    F.scaled_dot_product_attention(*shared).backward(mt.tensor(g_np, dtype=mt.float64))
+    copied = [mt.tensor(a, dtype=mt.float64, requires_grad=True)
+              for a in (q_np, np.repeat(k_np, heads, axis=1), np.repeat(v_np, heads, axis=1))]
+    F.scaled_dot_product_attention(*copied).backward(mt.tensor(g_np, dtype=mt.float64))
+    for one, per_head in zip(shared[1:], copied[1:]):  # the head dim summed back by unbroadcast
+        np.testing.assert_allclose(one.grad.numpy(), per_head.grad.numpy().sum(axis=1, keepdims=True), rtol=1e-12)
+    assert "unbroadcast` sums it over the head dim" in BACKPROP

@@ -223,8 +223,8 @@ EXERCISES = [
     Exercise("cross_entropy", "CrossEntropy", "minitorch.fused.cross_entropy:CrossEntropy",
              "cross-entropy with label smoothing, ignore_index and the three reductions",
              "3-cross-entropy-with-label-smoothing-crossentropy",
-             "Build q row by row (np.eye(C)[t] for the one-hots; any class will do on an ignored row). Row r's "
-             "gradient p_r - q_r is then scaled by what reaches that row: g for 'sum', g / n_valid for 'mean', g[r] "
+             "Build soft row by row (np.eye(C)[t] for the one-hots; any class will do on an ignored row). Row r's "
+             "gradient p_r - soft_r is then scaled by what reaches that row: g for 'sum', g / n_valid for 'mean', g[r] "
              "for 'none', and 0 on an ignored row.",
              _cross_entropy_case, _cross_entropy_apply,
              lambda t, o: F.cross_entropy(t[0], o["target"], ignore_index=o["ignore_index"],
