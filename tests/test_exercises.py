@@ -313,3 +313,9 @@ def test_check_all_on_the_engines_solutions_from_the_shell():
     bad = subprocess.run([sys.executable, "-m", "minitorch.exercises", "check", "softmaxx"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "softmaxx" in bad.stderr
+
+
+def test_without_hypothesis_the_command_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "hypothesis", None)  # import hypothesis -> ImportError
+    assert main(["check", "exp", "--solution"]) == 1
+    assert "pip install hypothesis" in capsys.readouterr().err

@@ -104,7 +104,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if getattr(args, "examples", 1) < 1:
         parser.error("--examples must be at least 1")
-    return args.run(args)
+    try:
+        return args.run(args)
+    except RuntimeError as e:  # e.g. hypothesis is not installed
+        print(f"python3 -m minitorch.exercises: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
