@@ -395,3 +395,57 @@ def test_asarray_of_host_data_is_a_copy_on_the_device(cp):
     device = cp.asarray(host)
     device += 1
     assert host.tolist() == [0.0, 1.0, 2.0] and device.get().tolist() == [1.0, 2.0, 3.0]
+
+
+# ----- blind spots closed (issue 20) -----
+@requires_standin
+def test_scatter_add_adds_in_no_fixed_order(cp):
+    """On a GPU scatter_add adds with atomics in no fixed order: float sums differ in their last bits between runs."""
+    import cupyx
+    rng = np.random.default_rng(0)
+    index, values = rng.integers(0, 3, 2000), rng.standard_normal((2000, 4)).astype(np.float32)
+    reference = np.zeros((3, 4))
+    np.add.at(reference, index, values.astype(np.float64))
+    runs = set()
+    for _ in range(10):
+        out = cp.zeros((3, 4), dtype=cp.float32)
+        cupyx.scatter_add(out, cp.asarray(index), cp.asarray(values))
+        np.testing.assert_allclose(out.get(), reference, rtol=1e-4, atol=1e-4)
+        runs.add(out.get().tobytes())
+    assert len(runs) > 1
+
+
+@pytest.mark.parametrize("index_of", [
+    lambda rng: rng.integers(0, 5, (40, 3)),                              # an embedding's (batch, time) ids
+    lambda rng: rng.integers(-5, 5, 60),                                  # negative indices count from the end
+    lambda rng: (rng.integers(0, 5, 30), rng.integers(0, 6, 30)),         # (row, column) pairs
+])
+def test_backend_scatter_add_on_cuda_is_the_same_bits_every_run(cp, index_of):
+    from minitorch import backend
+    rng = np.random.default_rng(1)
+    index = index_of(rng)
+    parts = index if isinstance(index, tuple) else (index,)
+    shape = (5, 6) if len(parts) == 2 else (5, 3)
+    values = rng.standard_normal(parts[0].shape + shape[len(parts):]).astype(np.float32)
+    reference = np.zeros(shape)
+    np.add.at(reference, index, values.astype(np.float64))
+    device_index = tuple(cp.asarray(p) for p in parts) if isinstance(index, tuple) else cp.asarray(index)
+    runs = set()
+    for _ in range(6):
+        out = cp.zeros(shape, dtype=cp.float32) + 1
+        backend.scatter_add(out, device_index, cp.asarray(values))
+        runs.add(out.get().tobytes())
+    np.testing.assert_allclose(out.get(), reference + 1, rtol=1e-6, atol=1e-6)
+    assert len(runs) == 1
+
+
+@pytest.mark.parametrize("call", [
+    lambda cp, a: cp.maximum.reduce(a, axis=0),
+    lambda cp, a: cp.maximum.accumulate(a, axis=0),
+    lambda cp, a: cp.maximum.at(a, cp.asarray([0, 0]), 1.0),
+    lambda cp, a: cp.multiply.reduceat(a, cp.asarray([0, 1])),
+])
+def test_ufunc_methods_exist_for_the_ufuncs_cupy_has_them_for(cp, a, call):
+    with pytest.raises(NotImplementedError):
+        call(cp, a)
+    assert cp.add.reduce(a, axis=0).shape == (3,) and cp.add.accumulate(a, axis=0).shape == (2, 3)

@@ -600,6 +600,9 @@ ndarray.__abs__ = lambda self: sys.modules["cupy"].absolute(self)
 ndarray.__invert__ = lambda self: sys.modules["cupy"].invert(self)
 
 
+_SCATTER_UFUNCS = {"add", "subtract", "bitwise_and", "bitwise_or", "bitwise_xor"}  # with a scatter_op in 13.6
+
+
 class ufunc:
     """cupy.ufunc: an elementwise kernel; its operands must be device arrays or scalars."""
 
@@ -634,6 +637,8 @@ class ufunc:
         return out if out is not None and not isinstance(out, tuple) else _wrap(result)
 
     def at(self, a, indices, b=None):
+        if self.__name__ not in _SCATTER_UFUNCS:
+            raise NotImplementedError(f"`{self.__name__}.at` is not supported yet")
         if not isinstance(a, ndarray):
             raise _unsupported(a)
         self._f.at(a._a, _index(indices), *(() if b is None else (_kernel_arg(b),)))
@@ -657,12 +662,20 @@ class ufunc:
         return result
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False):
+        if self.__name__ not in ("add", "multiply"):   # CuPy 13.6's ufunc.reduce is sum or prod
+            raise NotImplementedError(f"`{self.__name__}.reduce` is not supported yet (CuPy 13.6: add and multiply "
+                                      "only; use cupy.max, cupy.min, ...)")
         return self._reduction("reduce", array, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
+        if self.__name__ not in ("add", "multiply"):   # CuPy 13.6's ufunc.accumulate is cumsum or cumprod
+            raise NotImplementedError(f"accumulate is not supported for ufunc '{self.__name__}' in CuPy 13.6 (only "
+                                      "add and multiply)")
         return self._reduction("accumulate", array, axis=axis, dtype=dtype, out=out)
 
     def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        if self.__name__ != "add":
+            raise NotImplementedError(f"reduceat is not supported for ufunc '{self.__name__}' in CuPy 13.6 (only add)")
         return self._reduction("reduceat", array, _unwrap(indices, host_ok=True), axis=axis, dtype=dtype, out=out)
 
     def outer(self, A, B, **kwargs):
