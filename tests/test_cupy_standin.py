@@ -449,3 +449,33 @@ def test_ufunc_methods_exist_for_the_ufuncs_cupy_has_them_for(cp, a, call):
     with pytest.raises(NotImplementedError):
         call(cp, a)
     assert cp.add.reduce(a, axis=0).shape == (3,) and cp.add.accumulate(a, axis=0).shape == (2, 3)
+
+
+def test_a_ufunc_whose_output_overlaps_an_input_copies_that_input_first(cp, a, launches):
+    """CuPy's ufuncs copy an input that overlaps `out` unless it is the very same array object (_kernel.pyx)."""
+    expected = a.get()[:, ::-1] + 1
+    with launches() as counted:
+        cp.add(a[:, ::-1], 1, out=a)
+    assert dict(counted) == {"elementwise": 1, "copy": 1}
+    np.testing.assert_array_equal(a.get(), expected)
+    with launches() as counted:
+        a += 1
+    assert dict(counted) == {"elementwise": 1}
+
+
+@requires_standin
+@pytest.mark.parametrize("call", [
+    lambda cp, a: cp.sum(a, axis=0, out=a[0]),
+    lambda cp, a: a.max(axis=1, out=a[:, 0]),
+    lambda cp, a: cp.cumsum(a, axis=1, out=a),
+    lambda cp, a: __import__("cupyx").scatter_add(a, cp.asarray([0, 0]), a[1]),
+    lambda cp, a: cp.fuse(lambda x, y: x.__iadd__(y))(a[:, :2], a[:, 1:]),
+])
+def test_kernels_that_do_not_guard_their_output_refuse_an_overlapping_one(cp, a, call):
+    with pytest.raises(ValueError, match="overlaps"):
+        call(cp, a)
+
+
+def test_a_fused_kernel_may_update_an_argument_passed_twice(cp, a):
+    cp.fuse(lambda x, y: x.__iadd__(y))(a, a)
+    np.testing.assert_array_equal(a.get(), 2 * np.arange(6, dtype=np.float32).reshape(2, 3))

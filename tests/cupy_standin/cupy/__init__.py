@@ -24,6 +24,9 @@ _HOST_PARAMS = {"split": (1, "indices_or_sections"), "array_split": (1, "indices
                 "reshape": (1, "newshape"), "broadcast_to": (1, "shape"), "tile": (1, "reps"),
                 "repeat": (1, "repeats"), "pad": (1, "pad_width"), "take": (1, "indices"), "transpose": (1, "axes"),
                 "zeros": (0, "shape"), "ones": (0, "shape"), "empty": (0, "shape"), "full": (0, "shape")}
+# Reductions and scans: their kernels do not guard an out= that overlaps the input.
+_REDUCING = {"sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "var", "std",
+             "cumsum", "cumprod", "nansum", "nanprod", "nanmax", "nanmin", "nanmean"}
 # Functions whose output shape depends on the data: the host waits for the count.
 _DATA_SHAPED = {"nonzero", "argwhere", "flatnonzero", "unique", "extract", "compress", "setdiff1d", "intersect1d",
                 "union1d", "setxor1d", "trim_zeros"}
@@ -38,6 +41,8 @@ def _function(name, np_func):
         trace = getattr(_core.fusion_state, "trace", None)
         if trace is not None:
             return trace.function(name, args, kwargs)
+        if name in _REDUCING:
+            _core.refuse_overlap(f"cupy.{name}", kwargs.get("out"), args[:1])
         if name in _DATA_SHAPED or (name == "where" and len(args) + len(kwargs) == 1):
             record_sync(name)
         raw_args = [_unwrap(a, host_ok or i == position) for i, a in enumerate(args)]

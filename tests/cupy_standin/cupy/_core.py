@@ -129,6 +129,21 @@ def quiet():
         _quiet.depth -= 1
 
 
+def overlaps(a, b):
+    """True when two device arrays' memory bounds overlap (CuPy's may_share_bounds)."""
+    return numpy.may_share_memory(a._a, b._a)
+
+
+def refuse_overlap(what, out, inputs):
+    """Kernels that do not guard their output (reductions, scatters, fused kernels) refuse an output overlapping an
+    input: CuPy does not order such reads and writes, so the GPU's result would be undefined."""
+    for a in inputs:
+        if isinstance(a, ndarray) and isinstance(out, ndarray) and overlaps(a, out):
+            raise ValueError(f"{what}: the output overlaps an input; CuPy does not guarantee the result of such a "
+                             "kernel (its threads read and write the same memory in no fixed order): write to a new "
+                             "array")
+
+
 def _arrays(x):
     """The NumPy arrays (device memory) inside x: arrays, lists, tuples, dicts."""
     if isinstance(x, ndarray):
@@ -547,6 +562,9 @@ class ndarray:
 
 def _method(name):
     def method(self, *args, **kwargs):
+        if name in ("sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any", "var", "std", "cumsum",
+                    "cumprod"):
+            refuse_overlap(f"ndarray.{name}", kwargs.get("out"), [self])
         result = _wrap(getattr(self._a, name)(*_unwrap(args, host_ok=True), **_unwrap(kwargs, host_ok=True)))
         if name == "fill":
             for kind, n in _fill_launches(self, args[0] if args else kwargs["value"]).items():
@@ -634,6 +652,10 @@ class ufunc:
                 record_launch(kind, n)
         elif numpy.size(result[0] if isinstance(result, tuple) else result):
             record_launch("elementwise")
+            # CuPy copies an input that overlaps an output and is not that very array object first
+            outs = [o for o in (out if isinstance(out, tuple) else (out,)) if isinstance(o, ndarray)]
+            record_launch("copy", sum(1 for a in operands if isinstance(a, ndarray) and
+                                      any(a is not o and overlaps(a, o) for o in outs)))
         return out if out is not None and not isinstance(out, tuple) else _wrap(result)
 
     def at(self, a, indices, b=None):
@@ -650,6 +672,7 @@ class ufunc:
         return _ufunc_op(self._f)
 
     def _reduction(self, method, array, *args, **kwargs):
+        refuse_overlap(f"cupy.{self.__name__}.{method}", kwargs.get("out"), [array])
         if getattr(fusion_state, "trace", None) is not None:
             raise NotImplementedError(f"{self.__name__}.{method} cannot be used inside cupy.fuse: its reductions are "
                                       "cupy.sum, prod, max, min, all, any, nansum, nanprod")

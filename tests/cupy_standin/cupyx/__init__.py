@@ -1,5 +1,6 @@
 """cupyx as far as the project touches it: scatter_add/max/min and allow_synchronize (the stand-in's sync guard)."""
-from cupy._core import NAMES, DeviceSynchronized, allow_synchronize, ndarray, _index, _kernel_arg, record_launch
+from cupy._core import (NAMES, DeviceSynchronized, allow_synchronize, ndarray, _index, _kernel_arg, record_launch,
+                        refuse_overlap)
 
 import numpy
 
@@ -18,6 +19,7 @@ def _scatter(np_ufunc):
         last bits from run to run. The stand-in adds integer-array scatters in a random order for the same reason."""
         if not isinstance(a, ndarray):
             raise TypeError(f"Unsupported type {type(a)}")
+        refuse_overlap("cupyx.scatter_" + np_ufunc.__name__.replace("imum", ""), a, [value])
         key, value = _index(slices), _kernel_arg(value)
         parts = _integer_arrays(key) if np_ufunc is numpy.add else None
         if parts is not None and parts[0].size > 1:
