@@ -479,3 +479,53 @@ def test_kernels_that_do_not_guard_their_output_refuse_an_overlapping_one(cp, a,
 def test_a_fused_kernel_may_update_an_argument_passed_twice(cp, a):
     cp.fuse(lambda x, y: x.__iadd__(y))(a, a)
     np.testing.assert_array_equal(a.get(), 2 * np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+@pytest.mark.parametrize("call", [
+    lambda cp, a: cp.sum(a, initial=0.0),                # NumPy has initial= and where=, CuPy 13.6 neither
+    lambda cp, a: cp.max(a, axis=0, where=a > 0),
+    lambda cp, a: a.sum(where=a > 0),
+    lambda cp, a: cp.exp(a, where=a > 0),                # ufuncs take out, dtype and casting only
+    lambda cp, a: cp.add(a, a, order="C"),
+    lambda cp, a: cp.concatenate([a, a], 0, None, None, "same_kind", 1),
+    lambda cp, a: cp.argpartition(a, 1, axis=0, kind="introselect"),
+    lambda cp, a: cp.clip(a, 0, 1, casting="unsafe"),
+])
+def test_keywords_numpy_takes_and_cupy_does_not_are_refused(cp, a, call):
+    with pytest.raises(TypeError):
+        call(cp, a)
+
+
+@requires_standin
+def test_the_signatures_are_cupys_own_definitions():
+    sig = NAMES["signatures"]
+    assert sig["cupy.sum"]["params"] == ["a", "axis", "dtype", "out", "keepdims"]
+    assert sig["cupy.max"] == sig["cupy.amax"] and "initial" not in sig["cupy.amax"]["params"]
+    assert sig["cupy.concatenate"]["params"][0] == "tup" and sig["cupy.ndarray.reshape"]["varargs"]
+    assert sig["cupy.linalg.norm"]["params"] == ["x", "ord", "axis", "keepdims"]
+    assert len(sig) > 250
+
+
+@pytest.mark.parametrize("ord_, axis", [(None, None), (2, None), (None, 1), (2, 0), (1, 1), (np.inf, 0), (-np.inf, 1),
+                                        (0, 1), (3, 1), ("fro", None), ("fro", (0, 1)), (1, (0, 1)),
+                                        (np.inf, (1, 0))])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_linalg_norm_is_numpys(cp, ord_, axis, keepdims):
+    x = np.random.default_rng(2).standard_normal((4, 5)).astype(np.float32)
+    if ord_ == 2 and axis is None:
+        x = x[0]
+    got = cp.linalg.norm(cp.asarray(x), ord=ord_, axis=axis, keepdims=keepdims)
+    expected = np.linalg.norm(x, ord=ord_, axis=axis, keepdims=keepdims)
+    assert got.shape == np.shape(expected)
+    np.testing.assert_allclose(got.get(), expected, rtol=1e-5)
+
+
+def test_linalg_norm_launches_as_cupy_computes_it(cp, a, launches):
+    with launches() as counted:
+        cp.linalg.norm(a)            # sqrt((x * x).sum())
+    assert dict(counted) == {"elementwise": 2, "reduction": 1}
+    with launches() as counted:
+        cp.linalg.norm(a, axis=1)    # one _norm_ord2 reduction kernel
+    assert dict(counted) == {"reduction": 1}
+    with pytest.raises(NotImplementedError):
+        cp.linalg.svd(a)

@@ -11,8 +11,8 @@ import types
 import numpy
 
 from . import _core
-from ._core import (NAMES, ndarray, ufunc, _has_host_data, _unwrap, _wrap, record_call, record_memcpy,
-                    record_sync)
+from ._core import (NAMES, check_signature, ndarray, ufunc, _has_host_data, _unwrap, _wrap, record_call,
+                    record_memcpy, record_sync)
 
 __version__ = NAMES["cupy_version"]
 _standin = _core  # tests read _standin.SYNCS; `hasattr(cupy, "_standin")` tells the stand-in from the real CuPy
@@ -41,6 +41,7 @@ def _function(name, np_func):
         trace = getattr(_core.fusion_state, "trace", None)
         if trace is not None:
             return trace.function(name, args, kwargs)
+        check_signature(f"cupy.{name}", args, kwargs)
         if name in _REDUCING:
             _core.refuse_overlap(f"cupy.{name}", kwargs.get("out"), args[:1])
         if name in _DATA_SHAPED or (name == "where" and len(args) + len(kwargs) == 1):
@@ -127,10 +128,10 @@ _OWN = {"ndarray": ndarray, "ufunc": ufunc, "asnumpy": asnumpy, "get_array_modul
         "is_available": is_available, "get_default_memory_pool": get_default_memory_pool,
         "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__}
 
-from . import cuda, random  # noqa: E402  (they import this module's ndarray)
+from . import cuda, linalg, random  # noqa: E402  (they import this module's ndarray)
 from ._fusion import fuse  # noqa: E402
 
-_OWN.update(cuda=cuda, random=random, fuse=fuse)
+_OWN.update(cuda=cuda, linalg=linalg, random=random, fuse=fuse)
 
 _module = sys.modules[__name__]
 for _name in NAMES["cupy"]:

@@ -129,6 +129,23 @@ def quiet():
         _quiet.depth -= 1
 
 
+def check_signature(qualname, args, kwargs):
+    """Refuse what CuPy 13.6's own definition of the function does not take (cupy_names.json's "signatures", read
+    from its source): keywords NumPy has and CuPy lacks (`where=`, `initial=`, ...) and extra positionals."""
+    sig = NAMES["signatures"].get(qualname)
+    if sig is None:
+        return
+    short = qualname.rsplit(".", 1)[1]
+    if not sig["varkw"]:
+        for key in kwargs:
+            if key not in sig["params"]:
+                raise TypeError(f"{short}() got an unexpected keyword argument '{key}' (CuPy 13.6's {qualname} "
+                                f"takes {', '.join(sig['params']) or 'no keywords'})")
+    if not sig["varargs"] and len(args) > len(sig["params"]):
+        raise TypeError(f"{short}() takes at most {len(sig['params'])} positional arguments but {len(args)} were "
+                        f"given (CuPy 13.6's {qualname})")
+
+
 def overlaps(a, b):
     """True when two device arrays' memory bounds overlap (CuPy's may_share_bounds)."""
     return numpy.may_share_memory(a._a, b._a)
@@ -562,6 +579,7 @@ class ndarray:
 
 def _method(name):
     def method(self, *args, **kwargs):
+        check_signature(f"cupy.ndarray.{name}", args, kwargs)
         if name in ("sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any", "var", "std", "cumsum",
                     "cumprod"):
             refuse_overlap(f"ndarray.{name}", kwargs.get("out"), [self])
@@ -637,6 +655,8 @@ class ufunc:
         return self._f.types
 
     def __call__(self, *args, out=None, **kwargs):
+        if set(kwargs) - {"dtype", "casting"}:   # CuPy 13.6's ufunc.__call__ takes out, dtype and casting only
+            raise TypeError(f"Wrong arguments {kwargs}")
         trace = getattr(fusion_state, "trace", None)
         if trace is not None:
             return trace.ufunc(self._op, args, out, kwargs)
@@ -644,8 +664,6 @@ class ufunc:
         args = [_kernel_arg(a) for a in args]
         if out is not None:
             kwargs["out"] = _kernel_arg(out) if not isinstance(out, tuple) else tuple(_kernel_arg(o) for o in out)
-        if "where" in kwargs:
-            kwargs["where"] = _kernel_arg(kwargs["where"])
         result = self._f(*args, **kwargs)
         if self.__name__ == "matmul":  # cupy.matmul is cuBLAS behind a ufunc's interface
             for kind, n in _matmul_launches(operands).items():
