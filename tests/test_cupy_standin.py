@@ -529,3 +529,26 @@ def test_linalg_norm_launches_as_cupy_computes_it(cp, a, launches):
     assert dict(counted) == {"reduction": 1}
     with pytest.raises(NotImplementedError):
         cp.linalg.svd(a)
+
+
+@pytest.mark.parametrize("dtype, scalar, cupy_dtype", [
+    (np.float32, np.float64(0.5), np.float32),    # NumPy 2: float64 (a NumPy scalar keeps its dtype)
+    (np.float16, 1e5, np.float32),                # NumPy 2: float16 (inf): CuPy types 1e5 by its value
+    (np.int8, 300, np.int16),                     # NumPy 2: OverflowError
+    (np.uint8, -1, np.int16),                     # NumPy 2: OverflowError
+    (np.uint8, 200, np.uint8),
+    (np.int8, 1, np.int8),
+    (np.float32, np.float64(1e300), np.float64),  # too large for float32: by value, a float64
+    (np.int32, 1.5, np.float64),                  # a scalar of a higher kind: its own type
+    (np.float32, 0.5, np.float32),
+])
+def test_scalars_are_typed_as_cupy_13_types_them(cp, dtype, scalar, cupy_dtype):
+    """CuPy 13.6 types a Python or NumPy scalar mixed with arrays of its kind or a higher one by its value
+    (numpy.min_scalar_type, NumPy 1's rule, _kernel.pyx guess_routine), where NumPy 2 types it by its type."""
+    x = cp.ones(3, dtype=dtype)
+    assert (x + scalar).dtype == cupy_dtype and cp.add(scalar, x).dtype == cupy_dtype
+
+
+def test_a_scalar_keeps_its_precision_in_the_loop_cupy_picks(cp):
+    x = cp.zeros(2, dtype=cp.float64)
+    assert (x + 0.1).get().tolist() == [0.1, 0.1]   # typed float16 by value, computed as float64 0.1

@@ -636,6 +636,20 @@ ndarray.__abs__ = lambda self: sys.modules["cupy"].absolute(self)
 ndarray.__invert__ = lambda self: sys.modules["cupy"].invert(self)
 
 
+_KIND_SCORE = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _min_scalar_type(x, unsigned_arrays):
+    """CuPy's _min_scalar_type: numpy.min_scalar_type, but a non-negative int that fits the signed type may be either
+    (CuPy's loop search takes the first loop either casts to: the unsigned one beside unsigned arrays)."""
+    t = numpy.min_scalar_type(x)
+    if t.kind == "u" and not unsigned_arrays:
+        signed = numpy.dtype(t.char.lower())
+        if x <= numpy.iinfo(signed).max:
+            return signed
+    return t
+
+
 _SCATTER_UFUNCS = {"add", "subtract", "bitwise_and", "bitwise_or", "bitwise_xor"}  # with a scatter_op in 13.6
 
 
@@ -662,6 +676,8 @@ class ufunc:
             return trace.ufunc(self._op, args, out, kwargs)
         operands = args
         args = [_kernel_arg(a) for a in args]
+        if kwargs.get("dtype") is None and self.__name__ != "matmul":
+            args = self._cupy_typed(args)
         if out is not None:
             kwargs["out"] = _kernel_arg(out) if not isinstance(out, tuple) else tuple(_kernel_arg(o) for o in out)
         result = self._f(*args, **kwargs)
@@ -675,6 +691,23 @@ class ufunc:
             record_launch("copy", sum(1 for a in operands if isinstance(a, ndarray) and
                                       any(a is not o and overlaps(a, o) for o in outs)))
         return out if out is not None and not isinstance(out, tuple) else _wrap(result)
+
+    def _cupy_typed(self, args):
+        """The scalar operands typed as CuPy 13.6 types them (_kernel.pyx guess_routine), as 0-d arrays, which NumPy
+        2 types by their dtype: mixed with arrays, a Python or NumPy scalar whose kind (bool < int < float < complex)
+        is not above the arrays' counts by its value (numpy.min_scalar_type; a non-negative int that fits the signed
+        type takes it), as in NumPy 1; otherwise by its own type (Python int -> int64, float -> float64). NumPy 2
+        instead types a NumPy scalar by its dtype and a Python scalar as the arrays' type."""
+        scalars = [a for a in args if not isinstance(a, numpy.ndarray)]
+        if not scalars or len(scalars) == len(args):
+            return args   # arrays only, or scalars only: CuPy and NumPy 2 agree
+        max_array = max(_KIND_SCORE[a.dtype.kind] for a in args if isinstance(a, numpy.ndarray))
+        by_value = max(_KIND_SCORE[numpy.asarray(a).dtype.kind] for a in scalars) <= max_array
+        unsigned = all(a.dtype.kind == "u" for a in args if isinstance(a, numpy.ndarray) and a.dtype.kind in "iu")
+        in_types = tuple(a.dtype if isinstance(a, numpy.ndarray) else _min_scalar_type(a, unsigned) if by_value
+                         else numpy.asarray(a).dtype for a in args)
+        loop = self._f.resolve_dtypes(in_types + (None,) * self.nout)   # the loop; the value keeps its precision
+        return [a if isinstance(a, numpy.ndarray) else numpy.asarray(a).astype(t) for a, t in zip(args, loop)]
 
     def at(self, a, indices, b=None):
         if self.__name__ not in _SCATTER_UFUNCS:
