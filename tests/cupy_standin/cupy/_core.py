@@ -177,7 +177,7 @@ def _arrays(x):
 def _new_arrays(result, inputs):
     """The arrays of a result that are new memory, not views of the inputs (a view launches nothing)."""
     sources = [a for a in _arrays(inputs) if a.size]
-    return [r for r in _arrays(result) if not any(numpy.shares_memory(r, a) for a in sources)]
+    return [r for r in _arrays(result) if not any(numpy.may_share_memory(r, a) for a in sources)]
 
 
 def _has_host_data(x):
