@@ -193,12 +193,6 @@ def fuse(body):
     return call
 
 
-@fuse
-def _run_terms(xp, start, end, before, through):
-    """A row's terms of its index's run sum: P[j+1] at the run's end, -P[i] at its start, -0.0 (no change) else."""
-    return xp.where(end, through, -0.0) - xp.where(start, before, 0.0)
-
-
 # Random numbers: one generator per device, reseeded together by manual_seed.
 _generators = {}
 _seed = None
@@ -296,3 +290,9 @@ def nccl():
     if not getattr(module, "available", True):
         raise RuntimeError("this CuPy was built without NCCL; data-parallel GPU jobs need it")
     return module
+
+
+@fuse
+def _run_terms(xp, start, end, before, through):
+    """A row's terms of its index's run sum: P[j+1] at the run's end, -P[i] at its start, -0.0 (no change) else."""
+    return xp.where(end, through, -0.0) - xp.where(start, before, 0.0)   # (scatter_add's kernel: defined after fuse)
