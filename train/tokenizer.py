@@ -62,12 +62,11 @@ class Tokenizer:
 
     def encode_source(self, lines, lang=None, alpha=0.0):
         """Source sentences -> ids, each after its language's tag (lang, default source_lang) when the run has
-        tags."""
+        tags (source_lang is not None)."""
         ids = self.encode(lines, alpha)
-        lang = lang or self.source_lang
-        if lang is None:
+        if self.source_lang is None:
             return ids
-        tag = self.tag_id(lang)
+        tag = self.tag_id(lang or self.source_lang)
         return [[tag] + x for x in ids]
 
     def tag_id(self, lang):
