@@ -15,7 +15,9 @@ rare because of these pairs then never reach training (nor the tokenizer), as a 
 """
 import re
 from collections import Counter
+from pathlib import Path
 
+from . import corpus
 from .errors import UsageError
 
 HELD_BACK_FILE = "held_back.tsv"   # in the run folder: the pairs held back, for reading
@@ -62,3 +64,14 @@ def write_held_back(path, held):
     src, tgt, numbers, rates = held
     rows = [f"{n}\t{r:.3f}\t{x}\t{y}\n" for x, y, n, r in zip(src, tgt, numbers, rates)]
     path.write_text("line\trare_word_rate\tsource\ttarget\n" + "".join(rows), encoding="utf-8")
+
+
+def read_slice(run_dir, settings):
+    """(source lines, target lines) of a run's held-back pairs, read from its corpus by the line numbers in its
+    held_back.tsv; None for a run without a held-back slice."""
+    path = Path(run_dir) / HELD_BACK_FILE
+    if not settings.get("held_back") or not path.is_file():
+        return None
+    numbers = [int(row.split("\t", 1)[0]) for row in path.read_text(encoding="utf-8").splitlines()[1:]]
+    src, tgt = corpus.read_parallel(settings["data_dir"], "train", settings["src"], settings["tgt"])
+    return [src[n - 1] for n in numbers], [tgt[n - 1] for n in numbers]
