@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from cli_runner import run_cli
-from conftest import fit_argv, make_corpus, one_line_error
+from conftest import fit_argv, make_corpus, one_line_error, requires_gpu, requires_standin
 
 import minitorch as mt
 import minitorch.functional as F
@@ -178,3 +178,19 @@ def test_an_ensemble_refuses_runs_with_another_vocabulary(two_seeds, capsys):
     assert f"--ensemble {c}: its vocabulary" in message and "must share one SentencePiece model" in message
     status, _, err = run_cli(["evaluate", "--run-dir", str(a), "--ensemble", f"{two_seeds / 'none'}:avg"], capsys)
     assert status == 1 and "no such folder" in one_line_error(err)
+
+
+@requires_gpu
+@requires_standin
+@pytest.mark.parametrize("search", ["greedy", "beam"])
+def test_ensemble_decoding_on_cuda_reads_the_device_once_per_token_step(search):
+    import cupy
+    models = [trained("transformer", 0, steps=2).to("cuda"), trained("lstm-attn", 1, steps=2).to("cuda")]
+    steps = []
+    for m in models:
+        m.decode_step = (lambda f: lambda *a, **k: steps.append(1) or f(*a, **k))(m.decode_step)
+    log = cupy._standin.SYNCS
+    start = len(log)
+    hyps = greedy_decode(Ensemble(models), SRC) if search == "greedy" else beam_search(Ensemble(models), SRC, 3)
+    assert len(hyps) == len(SRC) and len(steps) >= 4
+    assert len(log) - start <= len(steps) // 2 and all("transformer/decoding.py" in w for _, w in log[start:])

@@ -5,13 +5,14 @@ import json
 
 import numpy as np
 import pytest
-from conftest import fit_argv, final_weights, interrupt_at, make_corpus, records, tiny_fit, without_timing
+from conftest import (fit_argv, final_weights, interrupt_at, make_corpus, records, requires_gpu,
+                      requires_standin, tiny_fit, without_timing)
 from model_gradcheck import finite_difference_check
 
 import minitorch as mt
 from train import fit
 from train.__main__ import main
-from train.rdrop import RDropStep, rdrop_loss, symmetric_kl, twice
+from train.rdrop import RDropStep, composed_symmetric_kl, rdrop_loss, symmetric_kl, twice
 from train.step import TrainStep
 from train.tokenizer import PAD_ID, sample_seed, train_tokenizer
 from transformer import ModelConfig, Transformer
@@ -155,6 +156,30 @@ def test_the_rdrop_gradient_matches_central_differences_and_the_derivation():
     np.testing.assert_allclose(y.grad.numpy()[:B], expected, rtol=1e-9, atol=1e-12)
 
 
+def test_the_fused_kl_term_equals_its_composition_from_engine_ops_value_and_gradient():
+    rng = np.random.default_rng(5)
+    tgt_out, z = batch(rng)
+    real = (tgt_out[:3] != PAD_ID).astype(np.float64)
+    g = rng.standard_normal()
+    grads = []
+    for f in (lambda x: symmetric_kl(x, tgt_out), lambda x: composed_symmetric_kl(x, real)):
+        x = mt.tensor(z, dtype=np.float64, requires_grad=True)
+        value = f(x)
+        (value * g).backward()
+        grads.append((value.item(), x.grad.numpy()))
+    assert grads[0][0] == pytest.approx(grads[1][0], rel=1e-12)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-10, atol=1e-14)
+    # second order goes through the composition: d/dz of (d s / d z . v) exists and matches it
+    x = mt.tensor(z, dtype=np.float64, requires_grad=True)
+    (first,) = mt.grad(symmetric_kl(x, tgt_out), [x], create_graph=True)
+    v = rng.standard_normal(z.shape)
+    (second,) = mt.grad((first * mt.tensor(v)).sum(), [x])
+    y = mt.tensor(z, dtype=np.float64, requires_grad=True)
+    (first_c,) = mt.grad(composed_symmetric_kl(y, real), [y], create_graph=True)
+    (second_c,) = mt.grad((first_c * mt.tensor(v)).sum(), [y])
+    np.testing.assert_allclose(second.numpy(), second_c.numpy(), rtol=1e-9, atol=1e-12)
+
+
 def test_rdrop_through_a_model_with_dropout_matches_central_differences_in_float64():
     """The step's loss composition: the batch twice in one forward (independent masks, the same masks on every
     evaluation by reseeding), label smoothing and the KL term; every parameter against central differences."""
@@ -187,3 +212,21 @@ def test_fit_rdrop_uses_the_rdrop_step_and_records_it(tmp_path, monkeypatch):
     t = trainer_of(tmp_path, monkeypatch, "--rdrop", "0.7")
     assert isinstance(t.step_fn, RDropStep) and t.step_fn.alpha == 0.7
     assert json.loads((tmp_path / "run" / "config.json").read_text())["settings"]["rdrop"] == 0.7
+
+
+@requires_gpu
+@requires_standin
+def test_an_rdrop_and_bpe_dropout_step_on_cuda_reads_the_device_once(tiny_corpus, tmp_path, monkeypatch):
+    import cupy
+    per_step, original = [], fit.Trainer.train_step
+
+    def counted(self, index):
+        start = len(cupy._standin.SYNCS)
+        done = original(self, index)
+        per_step.append(cupy._standin.SYNCS[start:])
+        return done
+    monkeypatch.setattr(fit.Trainer, "train_step", counted)
+    assert main(tiny_fit(tiny_corpus, tmp_path / "run", "--batch-tokens", "96", "--max-steps", "3", "--rdrop", "1.0",
+                         "--bpe-dropout", "0.1", "--device", "cuda")) == 0
+    assert len(per_step) == 3 and all(len(step) == 1 for step in per_step), per_step
+    assert all("train/step.py:" in where for step in per_step for _, where in step)
