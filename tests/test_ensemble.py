@@ -194,3 +194,13 @@ def test_ensemble_decoding_on_cuda_reads_the_device_once_per_token_step(search):
     hyps = greedy_decode(Ensemble(models), SRC) if search == "greedy" else beam_search(Ensemble(models), SRC, 3)
     assert len(hyps) == len(SRC) and len(steps) >= 4
     assert len(log) - start <= len(steps) // 2 and all("transformer/decoding.py" in w for _, w in log[start:])
+
+
+def test_the_costs_experiment_times_rdrop_and_the_ensemble_against_plain(tmp_path, capsys):
+    assert main(["experiment", "costs", "--preset", "tiny", "--steps", "1", "--reps", "1", "--batch-size", "4",
+                 "--seq-len", "6", "--sentences", "2", "--out", str(tmp_path)]) == 0
+    seconds = json.loads((tmp_path / "costs.json").read_text())["seconds"]
+    assert set(seconds) == {"plain step", "R-Drop step", "greedy, one model", "greedy, ensemble of two",
+                            "beam 5, one model", "beam 5, ensemble of two"}
+    assert all(len(t) == 1 and t[0] > 0 for t in seconds.values())
+    assert (tmp_path / "costs.md").read_text().count("\n| ") == 4   # the header and three comparisons
