@@ -52,8 +52,10 @@ def held_run(tmp_path_factory):
 def test_the_held_back_pairs_leave_training_on_both_sources_and_are_listed(held_run):
     run_dir, t = held_run
     assert json.loads((run_dir / "config.json").read_text())["settings"]["held_back"] == 2
-    (_, xs_src, xs_tgt), (_, xf_src, _) = t.kept_parts
-    assert len(xs_src) == len(xf_src) == len(LINES) - 2
+    n = len(LINES) - 2
+    assert len(t.train_src) == 2 * n                      # xs->xt, then xf->xt, both without the two pairs
+    xs_src, xs_tgt, xf_src = (t.tok.decode(x) for x in (t.train_src[:n], t.train_tgt[:n], t.train_src[n:]))
+    assert xs_src == [p[0] for p in LINES if p not in (ODD[0], ODD[2])] and xf_src == [x.upper() for x in xs_src]
     for pair in (ODD[0], ODD[2]):
         assert pair[0] not in xs_src and pair[1] not in xs_tgt and pair[0].upper() not in xf_src
     assert "zebra" not in " ".join(t.tok.decode(t.train_tgt))   # its two pairs are both held back

@@ -2,19 +2,25 @@
 deterministic, resume exact) and R-Drop (fit --rdrop: the loss against a NumPy computation, its gradient against
 central differences in float64, alone and through a model)."""
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import (fit_argv, final_weights, interrupt_at, make_corpus, records, requires_gpu,
                       requires_standin, tiny_fit, without_timing)
 from model_gradcheck import finite_difference_check
+from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
 
 import minitorch as mt
 from train import fit
 from train.__main__ import main
 from train.rdrop import RDropStep, composed_symmetric_kl, rdrop_loss, symmetric_kl, twice
 from train.step import TrainStep
-from train.tokenizer import PAD_ID, sample_seed, train_tokenizer
+from train.bpe_dropout import BPEDropout
+from train.tokenizer import PAD_ID, train_tokenizer
 from transformer import ModelConfig, Transformer
 
 LINES = ["the red cat sleeps on the warm mat .", "a small dog runs home through the park .",
@@ -22,20 +28,34 @@ LINES = ["the red cat sleeps on the warm mat .", "a small dog runs home through 
 
 
 # ----- BPE-dropout -----
-def test_sampled_segmentations_spell_the_same_text_are_seeded_and_differ_between_epochs(tmp_path):
-    tok, _ = train_tokenizer(LINES, tmp_path / "spm.model", 120)
+def test_bpe_dropout_is_seeded_spells_the_same_text_and_at_alpha_0_is_sentencepieces_bpe(tmp_path):
+    tok, _ = train_tokenizer(LINES + [x.upper() for x in LINES], tmp_path / "spm.model", 120)
     plain = tok.encode(LINES)
+    bpe = BPEDropout(tok)
+    assert bpe(plain, 0.0, 0, 0) == plain                  # no merge dropped: SentencePiece's own segmentation
+    first = bpe(plain, 0.3, 7, 0)
+    assert first == bpe(plain, 0.3, 7, 0)                  # (seed, epoch) decide the draw
+    assert first != bpe(plain, 0.3, 7, 1) and first != bpe(plain, 0.3, 8, 0) and first != plain
+    assert tok.decode(first) == tok.decode(plain)           # another segmentation of the same text
+    assert sum(map(len, first)) > sum(map(len, plain))     # merges left out: more, shorter pieces
+    # the same in another process: no hidden per-process entropy (SentencePiece's own sampling has some)
+    code = ("import json, sys; from train.tokenizer import Tokenizer; from train.bpe_dropout import BPEDropout; "
+            "t = Tokenizer(sys.argv[1]); print(json.dumps(BPEDropout(t)(json.loads(sys.argv[2]), 0.3, 7, 0)))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "spm.model"), json.dumps(plain)], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == first
 
-    def sampled(epoch, alpha=0.3):
-        sample_seed(7, epoch)
-        return tok.encode(LINES, alpha)
 
-    first = sampled(0)
-    assert first == sampled(0)                    # (seed, epoch) decide the draw
-    assert first != sampled(1) and first != plain
-    assert tok.decode(first) == tok.decode(plain)  # another segmentation of the same text
-    assert sum(map(len, first)) > sum(map(len, plain))   # merges skipped: more, shorter pieces
-    assert tok.encode(LINES) == plain             # without alpha: deterministic
+def test_bpe_dropout_on_multi30k_at_alpha_0_is_sentencepieces_segmentation_of_every_sentence(tmp_path):
+    """The merge rule (the highest-scored joined piece, wherever it occurs) is SentencePiece's, on real text."""
+    from train import corpus
+    folder = os.environ.get("MINITORCH_DATA")
+    if not folder or not corpus.has_splits(Path(folder) / "multi30k", "de", "en", ("train",)):
+        pytest.skip("Multi30k not in $MINITORCH_DATA/multi30k")
+    de, en = corpus.read_parallel(Path(folder) / "multi30k", "train", "de", "en")
+    tok, _ = train_tokenizer(de[:3000] + en[:3000], tmp_path / "spm.model", 2000)
+    ids = tok.encode(de[:3000] + en[:3000])
+    assert BPEDropout(tok)(ids, 0.0, 0, 0) == ids
 
 
 def trainer_of(tmp_path, monkeypatch, *flags):
@@ -230,3 +250,26 @@ def test_an_rdrop_and_bpe_dropout_step_on_cuda_reads_the_device_once(tiny_corpus
                          "--bpe-dropout", "0.1", "--device", "cuda")) == 0
     assert len(per_step) == 3 and all(len(step) == 1 for step in per_step), per_step
     assert all("train/step.py:" in where for step in per_step for _, where in step)
+
+
+@requires_mpi
+@pytest.mark.slow
+def test_two_ranks_with_the_issue_22_flags_train_like_one_process(tiny_corpus, tmp_path):
+    """Every rank draws the epoch's BPE-dropout segmentation and chooses the held-back slice as one process does,
+    and R-Drop's loss of a share is its sum over the whole batch's tokens: the losses agree to float32 rounding (no
+    dropout, so that the ranks' masks do not differ from one process's)."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    common = ["fit", "--preset", "tiny", "--data-dir", str(tiny_corpus), "--src", "xs", "--tgt", "xt",
+              "--vocab-size", "200", "--batch-tokens", "96", "--epochs", "2", "--max-steps", "24", "--dropout", "0",
+              "--bpe-dropout", "0.2", "--rdrop", "1.0", "--held-back", "5"]
+    for run_dir, cmd in ((two, mpirun(2, ["-m", "train", *common, "--run-dir", str(two), "--distributed"],
+                                      cwd=tmp_path)),
+                         (one, subprocess.run([sys.executable, "-m", "train", *common, "--run-dir", str(one)],
+                                              cwd=REPO, env=mpi_env(), capture_output=True, text=True, timeout=240))):
+        assert cmd.returncode == 0, cmd.stderr
+    losses = [[r["loss"] for r in records(d) if r["kind"] == "train"] for d in (one, two)]
+    assert len(losses[0]) >= 2
+    np.testing.assert_allclose(losses[1], losses[0], rtol=2e-6)
+    held = [[r["held_nll"] for r in records(d) if r["kind"] == "epoch"] for d in (one, two)]
+    np.testing.assert_allclose(held[1], held[0], rtol=1e-5)
+    assert (one / "held_back.tsv").read_text() == (two / "held_back.tsv").read_text()

@@ -56,8 +56,8 @@ def add_arguments(p):
                                                                    "(default: the preset's)")
     p.add_argument("--bpe-dropout", type=probability, metavar="ALPHA",
                    help="BPE-dropout (subword regularisation): the training pairs are segmented anew each epoch, "
-                        "each merge skipped with probability ALPHA (SentencePiece sampling); validation and "
-                        "decoding stay deterministic (default: the preset's, 0 = off)")
+                        "each candidate merge left out with probability ALPHA; validation and decoding stay "
+                        "deterministic (default: the preset's, 0 = off)")
     p.add_argument("--rdrop", type=non_negative_float, metavar="ALPHA",
                    help="R-Drop: each batch twice through the model (two dropout masks) and ALPHA times the "
                         "symmetric KL of the two output distributions added to the loss; a step costs about "

@@ -59,11 +59,6 @@ def non_empty(data_dir, split, src, tgt, src_lines, tgt_lines):
 def encode_pairs(tok, src_lines, tgt_lines, max_len, name, lang=None):
     """(source ids, target ids) of the pairs whose sides both have 1 to max_len - 1 tokens; the count of those left
     out is printed. lang: the sources' language tag (a run with tags; default its source language)."""
-    return encode_kept(tok, src_lines, tgt_lines, max_len, name, lang)[:2]
-
-
-def encode_kept(tok, src_lines, tgt_lines, max_len, name, lang=None):
-    """encode_pairs's (source ids, target ids), and the indices of the pairs kept."""
     src_ids, tgt_ids = tok.encode_source(src_lines, lang), tok.encode(tgt_lines)
     tagged = int(tok.source_lang is not None)   # a tag begins every source: one token that is not text
     keep, too_long, no_tokens = [], 0, 0
@@ -79,4 +74,4 @@ def encode_kept(tok, src_lines, tgt_lines, max_len, name, lang=None):
               f"(max_len {max_len})")
     if no_tokens:
         print(f"left out {no_tokens} of {len(src_ids)} {name} pairs with a side that gives no tokens")
-    return [src_ids[i] for i in keep], [tgt_ids[i] for i in keep], keep
+    return [src_ids[i] for i in keep], [tgt_ids[i] for i in keep]

@@ -9,7 +9,6 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
 import sentencepiece as spm
 
 from .errors import TrainError
@@ -52,18 +51,14 @@ class Tokenizer:
     def vocab_size(self):
         return self.sp.get_piece_size()
 
-    def encode(self, lines, alpha=0.0):
-        """list[str] -> list[list[int]] (no bos/eos). alpha > 0: BPE-dropout (each merge skipped with probability
-        alpha), drawn from SentencePiece's generator, which sample_seed() seeds; one thread, so that it is
-        reproducible."""
-        if alpha:
-            return self.sp.encode(list(lines), enable_sampling=True, alpha=alpha, nbest_size=-1, num_threads=1)
+    def encode(self, lines):
+        """list[str] -> list[list[int]] (no bos/eos)."""
         return self.sp.encode(list(lines))
 
-    def encode_source(self, lines, lang=None, alpha=0.0):
+    def encode_source(self, lines, lang=None):
         """Source sentences -> ids, each after its language's tag (lang, default source_lang) when the run has
         tags (source_lang is not None)."""
-        ids = self.encode(lines, alpha)
+        ids = self.encode(lines)
         if self.source_lang is None:
             return ids
         tag = self.tag_id(lang or self.source_lang)
@@ -88,12 +83,6 @@ class Tokenizer:
     def pieces(self, ids):
         """The subword strings of a list of ids (for plot axes)."""
         return [self.sp.id_to_piece(int(i)) for i in ids]
-
-
-def sample_seed(seed, epoch):
-    """Seed SentencePiece's sampling generator from (run seed, epoch): an epoch's BPE-dropout is the same on every
-    rank and after a resume."""
-    spm.set_random_generator_seed(int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0]))
 
 
 def train_tokenizer(lines, path, vocab_size, tags=()):

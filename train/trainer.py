@@ -17,11 +17,12 @@ from . import checkpoint, parallel, progress, run, training_state, validation
 from .batching import token_batches, training_batch
 from .errors import TrainError
 from .held_back import HELD_BACK_FILE, write_held_back
-from .pairs import encode_kept, encode_pairs, read_split, read_training
+from .bpe_dropout import BPEDropout
+from .pairs import encode_pairs, read_split, read_training
 from .rdrop import RDropStep
 from .step import TrainStep, make_optimizer
 from .stopping import STOP_FILE, StopRequest
-from .tokenizer import Tokenizer, sample_seed, source_tag_language, train_tokenizer
+from .tokenizer import Tokenizer, source_tag_language, train_tokenizer
 
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 
@@ -77,14 +78,12 @@ class Trainer:
                     write_held_back(self.run_dir / HELD_BACK_FILE, held)
 
         max_len = self.config["model_config"]["max_len"]
-        # the pairs kept, by their deterministic segmentation (BPE-dropout re-segments these each epoch)
-        self.train_src, self.train_tgt, self.kept_parts = [], [], []
+        self.train_src, self.train_tgt = [], []   # BPE-dropout re-segments these each epoch
         for lang, s_lines, t_lines in parts:
-            x, y, keep = encode_kept(self.tok, s_lines, t_lines, max_len, "training" if lang == src else
-                                     f"{lang}->{tgt} training", lang)
+            x, y = encode_pairs(self.tok, s_lines, t_lines, max_len, "training" if lang == src else
+                                f"{lang}->{tgt} training", lang)
             self.train_src += x
             self.train_tgt += y
-            self.kept_parts.append((lang, [s_lines[i] for i in keep], [t_lines[i] for i in keep]))
         self.val_pairs = encode_pairs(self.tok, self.val_src, self.val_tgt, max_len, "validation")
         for split, pairs in (("train", self.train_src), ("val", self.val_pairs[0])):
             if not pairs:
@@ -99,6 +98,7 @@ class Trainer:
             self.held = {"src": held[0], "tgt": held[1], "pairs": pairs, "n_bleu": n,
                          "bleu_ids": self.tok.encode_source(held[0][:n])}
         self.sampled = None   # (epoch, source ids, target ids): that epoch's BPE-dropout segmentation
+        self.bpe_dropout = BPEDropout(self.tok) if settings.get("bpe_dropout") else None
 
         mt.manual_seed(settings["seed"])
         self.model = run.build_model(self.config).to(device)
@@ -187,15 +187,13 @@ class Trainer:
         """(source ids, target ids) of the training pairs in an epoch: their one segmentation, or with BPE-dropout
         one drawn for the epoch from (seed, epoch) (the same on every rank and after a resume); a pair whose drawn
         segmentation is too long for the model keeps its deterministic one."""
-        alpha = self.s.get("bpe_dropout", 0.0)
-        if not alpha:
+        if self.bpe_dropout is None:
             return self.train_src, self.train_tgt
         if self.sampled is None or self.sampled[0] != epoch:
-            sample_seed(self.s["seed"], epoch)
-            src, tgt = [], []
-            for lang, s_lines, t_lines in self.kept_parts:
-                src += self.tok.encode_source(s_lines, lang, alpha)
-                tgt += self.tok.encode(t_lines, alpha)
+            n = len(self.train_src)
+            both = self.bpe_dropout(self.train_src + self.train_tgt, self.s["bpe_dropout"], self.s["seed"], epoch,
+                                    self.world)
+            src, tgt = both[:n], both[n:]
             max_len = self.config["model_config"]["max_len"]
             for i, (x, y) in enumerate(zip(src, tgt)):
                 if len(x) >= max_len or len(y) >= max_len:
