@@ -3,7 +3,7 @@ folder and scored beside validation after each epoch and in `experiment sweep`'s
 import json
 
 import pytest
-from conftest import FEW_PAIRS, fit_argv, make_corpus, records
+from conftest import FEW_PAIRS, build_args, fit_argv, make_corpus, records
 
 from train import fit, held_back
 from train.__main__ import main
@@ -85,3 +85,15 @@ def test_the_sweep_table_scores_the_slice_with_validations_best_decoding(held_ru
     assert trial["held_back"]["decoding"] == ["last", 1, 0.6] and trial["held_back"]["sentences"] == 2
     table = (tmp_path / "sweep" / "sweep.md").read_text()
     assert "| held-back BLEU |" in table and f"| {trial['held_back']['bleu']:.2f} |" in table
+
+
+def test_sweep_trials_take_the_issue_22_flags(tmp_path):
+    from train.experiments.sweep import as_flags, read_grid
+    trial = {"bpe_dropout": 0.1, "rdrop": 1.0, "extra_source": "fr", "held_back": 1000}
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps({"base": {"held_back": 1000}, "trials": {"all": trial}}))
+    base, trials, _ = read_grid(grid)
+    assert trials == {"all": trial}
+    argv = fit_argv(tmp_path, tmp_path / "run", *as_flags(trial))
+    args = build_args(argv)
+    assert (args.bpe_dropout, args.rdrop, args.extra_source, args.held_back) == (0.1, 1.0, "fr", 1000)
