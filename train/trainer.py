@@ -16,8 +16,8 @@ from minitorch import distributed
 from . import checkpoint, parallel, progress, run, training_state, validation
 from .batching import token_batches, training_batch
 from .errors import TrainError
-from .held_back import HELD_BACK_FILE, write_held_back
 from .bpe_dropout import BPEDropout
+from .held_back import HELD_BACK_FILE, write_held_back
 from .pairs import encode_pairs, read_split, read_training
 from .rdrop import RDropStep
 from .step import TrainStep, make_optimizer
@@ -47,7 +47,7 @@ class Trainer:
               f"pairs" + (f", and {len(parts[1][1])} {extra}->{tgt} training pairs (source tags <{src}>, <{extra}>)"
                           if extra else ""))
         if held:
-            print(f"held back {len(held[0])} training pairs with the highest rare-word rates ({held[3][0]:.2f} to "
+            print(f"held back {len(held[0])} training pairs with the highest rare-word rates ({max(held[3]):.2f} to "
                   f"{min(held[3]):.2f}; see train/held_back.py), scored beside validation; listed in "
                   f"{self.run_dir / HELD_BACK_FILE}")
         text = [line for _, s_lines, t_lines in parts for line in s_lines] + parts[0][2]
