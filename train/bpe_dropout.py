@@ -5,12 +5,13 @@ Why not SentencePiece's own sampling (`enable_sampling=True, alpha=ALPHA`): its 
 system's entropy in every process, whatever `set_random_generator_seed` says, so two processes (the ranks of a
 --distributed job, or a run and its --resume) draw different segmentations and, with them, different batches. Here
 the draws come from NumPy's generator seeded by (run seed, epoch, chunk of sentences), and the ranks of a job share
-the work (each segments every size-th chunk; on Multi30k's 58,000 sentences of an epoch about 15 s in one process).
+the work (each segments every size-th chunk; on Multi30k's 58,000 sentences of an epoch about 14 s in one process).
 
 The merges are the SentencePiece model's: its BPE merges the adjacent pair whose joined piece has the highest score,
-again and again. Dropout: at each merge step every candidate pair is left out with probability ALPHA; the best
-remaining pair is merged wherever it occurs (left to right); the word is done when no candidate remains. With ALPHA 0
-this is SentencePiece's segmentation (tests/test_regularisers.py checks it on a corpus). Words are the deterministic
+again and again. Dropout: at each merge step every candidate pair (each occurrence) is left out with probability
+ALPHA; the best remaining pair is merged at its remaining occurrences (left to right); the word is done when no
+candidate remains. With ALPHA 0 this is SentencePiece's segmentation (tests/test_regularisers.py checks it on a
+corpus). Words are the deterministic
 segmentation's: a run of pieces from one that starts with "▁" to the next.
 """
 import numpy as np
@@ -75,25 +76,29 @@ class BPEDropout:
         return out + (self.segment(word, alpha) if word else [])
 
     def segment(self, word, alpha):
-        """A word's ids: its characters merged by the model's BPE, each candidate merge of a step dropped with
-        probability alpha."""
-        symbols = list(word)
+        """A word's ids: its characters merged by the model's BPE, each candidate merge of a step (each occurrence)
+        dropped with probability alpha; the best pair left is merged where it was not dropped. A draw is made only
+        for a pair that would beat the best so far or repeats it: the others cannot change the step."""
+        symbols, rank_of = list(word), self.rank.get
         while len(symbols) > 1:
-            best, best_rank = None, None
-            for a, b in zip(symbols, symbols[1:]):
-                rank = self.rank.get(a + b)
-                if rank is not None and (best_rank is None or rank < best_rank) and \
-                        not (alpha and self.uniform() < alpha):
-                    best, best_rank = a + b, rank
+            best, best_rank, at = None, None, []
+            for i in range(len(symbols) - 1):
+                pair = symbols[i] + symbols[i + 1]
+                if pair == best:                 # another occurrence of the best pair: dropped on its own
+                    if not (alpha and self.uniform() < alpha):
+                        at.append(i)
+                    continue
+                rank = rank_of(pair)
+                if rank is None or (best_rank is not None and rank >= best_rank) or (alpha and self.uniform() < alpha):
+                    continue
+                best, best_rank, at = pair, rank, [i]
             if best is None:
                 break
-            merged, i = [], 0
-            while i < len(symbols):
-                if i + 1 < len(symbols) and symbols[i] + symbols[i + 1] == best:
+            merged, done = [], 0
+            for i in at:                     # left to right, an occurrence overlapping the last merged one waits
+                if i >= done:
+                    merged += symbols[done:i]
                     merged.append(best)
-                    i += 2
-                else:
-                    merged.append(symbols[i])
-                    i += 1
-            symbols = merged
+                    done = i + 2
+            symbols = merged + symbols[done:]
         return [self.piece_ids.get(s, self.unk_id) for s in symbols]
