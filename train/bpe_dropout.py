@@ -1,18 +1,17 @@
 """BPE-dropout (Provilkov et al. 2020): a training sentence segmented with some of the BPE merges left out, drawn
 anew each epoch, so that the model sees a word in many segmentations (fit --bpe-dropout ALPHA).
 
-Why not SentencePiece's own sampling (`enable_sampling=True, alpha=ALPHA`): its generator is seeded from the
-system's entropy in every process, whatever `set_random_generator_seed` says, so two processes (the ranks of a
---distributed job, or a run and its --resume) draw different segmentations and, with them, different batches. Here
-the draws come from NumPy's generator seeded by (run seed, epoch, chunk of sentences), and the ranks of a job share
-the work (each segments every size-th chunk; on Multi30k's 58,000 sentences of an epoch about 14 s in one process).
+Why not SentencePiece's own sampling (`enable_sampling=True, alpha=ALPHA`): two processes given the same
+`set_random_generator_seed` draw different segmentations (sentencepiece 0.2; one process draws the same twice), so
+the ranks of a --distributed job, or a run and its --resume, would build different batches. Here the draws come from
+NumPy's generator seeded by (run seed, epoch, chunk of sentences), and the ranks of a job share the work (each
+segments every size-th chunk; on Multi30k's 58,000 sentences of an epoch about 14 s in one process).
 
 The merges are the SentencePiece model's: its BPE merges the adjacent pair whose joined piece has the highest score,
 again and again. Dropout: at each merge step every candidate pair (each occurrence) is left out with probability
 ALPHA; the best remaining pair is merged at its remaining occurrences (left to right); the word is done when no
 candidate remains. With ALPHA 0 this is SentencePiece's segmentation (tests/test_regularisers.py checks it on a
-corpus). Words are the deterministic
-segmentation's: a run of pieces from one that starts with "▁" to the next.
+corpus). Words are the deterministic segmentation's: a run of pieces from one that starts with "▁" to the next.
 """
 import numpy as np
 
