@@ -152,3 +152,22 @@ def test_evaluate_and_translate_decode_as_the_runs_preset_chose_unless_flags_say
     capsys.readouterr()
     assert main(["translate", "--run-dir", str(run_dir)]) == 0
     assert (seen["checkpoint"], seen["beam"], seen["length_penalty"]) == ("avg", 2, 1.0)
+
+
+def test_resume_refuses_other_issue_22_regularisers(tmp_path, capsys):
+    """--bpe-dropout, --rdrop, --extra-source and --held-back are recorded and belong to the run."""
+    data = make_corpus(tmp_path / "corpus")
+    (data / "train.xf").write_text((data / "train.xs").read_text().upper())
+    assert main(fit_argv(data, tmp_path / "run", "--max-steps", "1", "--bpe-dropout", "0.1", "--rdrop", "0.5")) == 0
+    settings = json.loads((tmp_path / "run" / "config.json").read_text())["settings"]
+    assert {k: settings[k] for k in ("bpe_dropout", "rdrop", "extra_source", "held_back")} == {
+        "bpe_dropout": 0.1, "rdrop": 0.5, "extra_source": None, "held_back": 0}
+    capsys.readouterr()
+    for flag, value, has in [("--bpe-dropout", "0.2", "0.1"), ("--rdrop", "1.0", "0.5"),
+                             ("--extra-source", "xf", "None"), ("--held-back", "3", "0")]:
+        status, out, err = run_cli(fit_argv(data, tmp_path / "run", "--resume", flag, value), capsys)
+        assert status == 1
+        assert f"--resume: {flag} {value} differs from the run's {has}" in one_line_error(err)
+    assert main(fit_argv(data, tmp_path / "run", "--resume", "--max-steps", "2", "--bpe-dropout", "0.1")) == 0
+    status, _, err = run_cli(fit_argv(data, tmp_path / "bad", "--bpe-dropout", "1.0"), capsys)
+    assert status == 2 and "expected a number in [0, 1)" in err

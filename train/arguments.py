@@ -55,6 +55,8 @@ def add_decoding_arguments(parser):
     parser.add_argument("--length-penalty", type=positive_float, help="GNMT length penalty alpha (default: the run's "
                                                                       "preset's choice; 0.6 for runs from before)")
     parser.add_argument("--checkpoint", choices=CHECKPOINTS, help=CHECKPOINT_HELP)
+    from .ensemble import add_ensemble_argument
+    add_ensemble_argument(parser)
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="source tokens per decoding batch")
     add_device_argument(parser)
     add_threads_argument(parser)

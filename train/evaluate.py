@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from . import corpus, metrics, parallel, run, threads
+from . import corpus, ensemble, metrics, parallel, run, threads
 from .arguments import add_decoding_arguments
 from .decode import translate_lines
 from .errors import TrainError, UsageError
@@ -55,9 +55,9 @@ def evaluate(args, device, world):
         sources, references = corpus.read_parallel(data_dir, name, s["src"], s["tgt"])
     tokenizer = run.load_tokenizer(args.run_dir)
     chosen = run.decoding(config, args)
-    checkpoint = run.checkpoint_name(args.run_dir, args.checkpoint, quiet=not world.is_main,
-                                     preferred=chosen["checkpoint"])
-    model = run.load_model(args.run_dir, config, checkpoint, device)
+    model, members = ensemble.load_models(args, config, tokenizer, chosen["checkpoint"], device,
+                                          quiet=not world.is_main)
+    checkpoint = members[0].rpartition(":")[2]
     beam, length_penalty = chosen["beam"], chosen["length_penalty"]
 
     start = time.perf_counter()
@@ -67,12 +67,15 @@ def evaluate(args, device, world):
     seconds = time.perf_counter() - start
     if not world.is_main:
         return 0
-    out = Path(args.run_dir) / f"hyp.{name}.{checkpoint}.beam{beam}.{s['tgt']}"
+    together = f".ensemble{len(members)}" if len(members) > 1 else ""
+    out = Path(args.run_dir) / f"hyp.{name}.{checkpoint}{together}.beam{beam}.{s['tgt']}"
     out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
 
     bleu, bleu_sig = metrics.bleu(hypotheses, references)
     chrf, chrf_sig = metrics.chrf(hypotheses, references)
     bleu_lc, bleu_lc_sig = metrics.bleu(hypotheses, references, lowercase=True)
+    if len(members) > 1:
+        print(f"ensemble of {len(members)}: {', '.join(members)} (the mean of their log-probabilities)")
     print(f"{name}: {len(sources)} sentences, checkpoint {checkpoint}, beam {beam}, length penalty "
           f"{length_penalty}, {seconds:.1f} s with "
           f"{blas['threads']} BLAS thread{'s' if blas['threads'] > 1 else ''} ({blas['chosen_by']})")
@@ -84,6 +87,8 @@ def evaluate(args, device, world):
               "sentences": len(sources), "bleu": bleu, "bleu_signature": bleu_sig, "chrf": chrf,
               "chrf_signature": chrf_sig, "bleu_lowercase": bleu_lc, "bleu_lowercase_signature": bleu_lc_sig,
               "seconds": seconds, "hypotheses": out.name}
+    if len(members) > 1:
+        record["ensemble"] = members
     with open(Path(args.run_dir) / "evaluations.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(record) + "\n")
     return 0

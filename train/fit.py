@@ -54,6 +54,21 @@ def add_arguments(p):
                                                                "preset's)")
     p.add_argument("--weight-decay", type=non_negative_float, help="decoupled weight decay (AdamW) of every weight "
                                                                    "(default: the preset's)")
+    p.add_argument("--bpe-dropout", type=probability, metavar="ALPHA",
+                   help="BPE-dropout (subword regularisation): the training pairs are segmented anew each epoch, "
+                        "each candidate merge left out with probability ALPHA; validation and decoding stay "
+                        "deterministic (default: the preset's, 0 = off)")
+    p.add_argument("--rdrop", type=non_negative_float, metavar="ALPHA",
+                   help="R-Drop: each batch twice through the model (two dropout masks) and ALPHA times the "
+                        "symmetric KL of the two output distributions added to the loss; a step costs about "
+                        "twice (default: the preset's, 0 = off)")
+    p.add_argument("--extra-source", metavar="LANG",
+                   help="a second source language whose training file (train.LANG, aligned with train.SRC) joins "
+                        "training as LANG->TGT pairs: one shared vocabulary, each source after a language tag "
+                        "(<de>, <fr>); validation and decoding stay SRC->TGT (e.g. fr for Multi30k)")
+    p.add_argument("--held-back", type=non_negative_int, metavar="N",
+                   help="take the N training pairs with the highest rare-word rate out of training and score "
+                        "them beside validation after each epoch (see train/held_back.py; default 0)")
     p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
                                                                 "end of each epoch)")
     parallel.add_distributed_argument(p)

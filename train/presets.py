@@ -31,6 +31,10 @@ class Preset:
     val_bleu_sentences: int = 0                 # greedy BLEU on the first n validation sentences; 0 = all
     save_every: int = 0                         # also write `last` every n steps; 0 = only at the end of epochs
     log_every: int = 10                         # a train record in metrics.jsonl every n steps
+    bpe_dropout: float = 0.0                    # BPE-dropout of the training pairs, drawn anew each epoch; 0 = off
+    rdrop: float = 0.0                          # R-Drop's weight of the symmetric KL of two dropout passes; 0 = off
+    extra_source: str = None                    # a second source language of the training split (e.g. fr), tagged
+    held_back: int = 0                          # training pairs held back (the rarest words) and scored beside val
     decoding: dict = field(default_factory=lambda: dict(DECODING))   # evaluate's and translate's defaults
 
     def to_dict(self):

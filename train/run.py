@@ -15,7 +15,7 @@ from minitorch import backend
 from . import checkpoint
 from .errors import TrainError
 from .presets import DECODING
-from .tokenizer import Tokenizer
+from .tokenizer import Tokenizer, source_tag_language
 
 MODELS = ("transformer", "lstm", "lstm-attn")  # the choices of fit --model
 
@@ -150,4 +150,5 @@ def load_model(run_dir, config, name="best", device="cpu"):
 
 
 def load_tokenizer(run_dir):
-    return Tokenizer(Path(run_dir) / "spm.model")
+    """The run's tokenizer, with its source-language tag when it was trained with --extra-source."""
+    return Tokenizer(Path(run_dir) / "spm.model", source_tag_language(load_config(run_dir)["settings"]))

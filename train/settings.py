@@ -13,7 +13,8 @@ from .presets import PRESETS
 
 # Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
 OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "attention_dropout",
-             "activation_dropout", "label_smoothing", "weight_decay", "save_every")
+             "activation_dropout", "label_smoothing", "weight_decay", "save_every", "bpe_dropout", "rdrop",
+             "extra_source", "held_back")
 TRANSFORMER_DROPOUTS = ("attention_dropout", "activation_dropout")   # model fields that an LSTM does not have
 CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
 # Flags that override a preset's model size: flag -> the configuration fields it sets, for each model kind
@@ -63,6 +64,9 @@ def resolve_settings(args):
         if model != "transformer" and key in given:
             raise UsageError(f"--{key.replace('_', '-')} is a Transformer setting; --model {model} takes --dropout")
     settings = dict(fit_defaults(preset, model), **given)
+    if settings["extra_source"] in (settings["src"], settings["tgt"]):
+        raise UsageError(f"--extra-source {settings['extra_source']}: a second source language, other than --src "
+                         f"{settings['src']} and --tgt {settings['tgt']}")
     dropouts = {k: settings[k] for k in ("dropout", *TRANSFORMER_DROPOUTS) if k in settings}
     model_kw = dict(preset.sizes(model), **dropouts)
     model_kw.update(check_sizes(settings["model"], size_flags, model_kw, preset.name))

@@ -1,6 +1,8 @@
 """A joint SentencePiece BPE model (one vocabulary for source and target), trained on the training split.
 
-Special ids are fixed for every model in the project: pad 0, unk 1, bos 2, eos 3.
+Special ids are fixed for every model in the project: pad 0, unk 1, bos 2, eos 3. A run trained with a second source
+language (fit --extra-source) also has a tag per source language, `<de>`, `<fr>`: a control symbol (never produced
+from text, so a user's "<de>" stays text) that begins every source sentence, telling the model its language.
 """
 import io
 import os
@@ -14,10 +16,22 @@ from .errors import TrainError
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
 
-class Tokenizer:
-    """Text <-> token ids with a SentencePiece model file."""
+def tag_piece(lang):
+    """The piece of a source-language tag: de -> <de>."""
+    return f"<{lang}>"
 
-    def __init__(self, path):
+
+def source_tag_language(settings):
+    """The language whose tag begins every source sentence in a run's settings (a run with --extra-source), else
+    None (no tags)."""
+    return settings["src"] if settings.get("extra_source") else None
+
+
+class Tokenizer:
+    """Text <-> token ids with a SentencePiece model file; source_lang: the tag that begins every source sentence
+    (None: sources are untagged)."""
+
+    def __init__(self, path, source_lang=None):
         path = Path(path)
         if not path.is_file():
             raise TrainError(f"{path}: no tokenizer model (is this a run folder made by `python -m train fit`?)")
@@ -29,6 +43,9 @@ class Tokenizer:
         if (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id()) != (PAD_ID, UNK_ID, BOS_ID,
                                                                                        EOS_ID):
             raise TrainError(f"{path}: special ids must be pad 0, unk 1, bos 2, eos 3")
+        self.source_lang = source_lang
+        if source_lang is not None:
+            self.tag_id(source_lang)
 
     @property
     def vocab_size(self):
@@ -37,6 +54,27 @@ class Tokenizer:
     def encode(self, lines):
         """list[str] -> list[list[int]] (no bos/eos)."""
         return self.sp.encode(list(lines))
+
+    def encode_source(self, lines, lang=None):
+        """Source sentences -> ids, each after its language's tag (lang, default source_lang) when the run has
+        tags (source_lang is not None)."""
+        ids = self.encode(lines)
+        if self.source_lang is None:
+            return ids
+        tag = self.tag_id(lang or self.source_lang)
+        return [[tag] + x for x in ids]
+
+    def tag_id(self, lang):
+        """The id of lang's source tag; TrainError when the model has none."""
+        i = self.sp.piece_to_id(tag_piece(lang))
+        if i == UNK_ID:
+            raise TrainError(f"{self.path}: no source-language tag {tag_piece(lang)} (the run was trained without "
+                             f"--extra-source, or with other languages)")
+        return i
+
+    def vocabulary(self):
+        """[(piece, score)] of every id: two models with the same vocabulary encode every text alike."""
+        return [(self.sp.id_to_piece(i), self.sp.get_score(i)) for i in range(self.vocab_size)]
 
     def decode(self, ids):
         """list[list[int]] -> list[str], detokenized."""
@@ -47,8 +85,9 @@ class Tokenizer:
         return [self.sp.id_to_piece(int(i)) for i in ids]
 
 
-def train_tokenizer(lines, path, vocab_size):
-    """Train on lines, write the model to path atomically, return (Tokenizer, note).
+def train_tokenizer(lines, path, vocab_size, tags=()):
+    """Train on lines, write the model to path atomically, return (Tokenizer, note); tags: source languages that
+    get a tag piece.
 
     vocab_size is an upper bound: a small corpus may not support it, and then the vocabulary is capped at what the
     corpus gives (the note says so); a vocab_size too small for the corpus's characters raises TrainError.
@@ -58,7 +97,8 @@ def train_tokenizer(lines, path, vocab_size):
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(lines), model_writer=model, vocab_size=vocab_size, hard_vocab_limit=False,
             model_type="bpe", character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
-            input_sentence_size=1_000_000, shuffle_input_sentence=True, num_threads=2, minloglevel=2)
+            input_sentence_size=1_000_000, shuffle_input_sentence=True, num_threads=2, minloglevel=2,
+            control_symbols=[tag_piece(lang) for lang in tags])
     except RuntimeError as e:
         need = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(e))
         if need:

@@ -16,10 +16,13 @@ from minitorch import distributed
 from . import checkpoint, parallel, progress, run, training_state, validation
 from .batching import token_batches, training_batch
 from .errors import TrainError
-from .pairs import encode_pairs, read_split
+from .bpe_dropout import BPEDropout
+from .held_back import HELD_BACK_FILE, write_held_back
+from .pairs import encode_pairs, read_split, read_training
+from .rdrop import RDropStep
 from .step import TrainStep, make_optimizer
 from .stopping import STOP_FILE, StopRequest
-from .tokenizer import Tokenizer, train_tokenizer
+from .tokenizer import Tokenizer, source_tag_language, train_tokenizer
 
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 
@@ -37,12 +40,20 @@ class Trainer:
             raise TrainError(f"--run-dir {run_dir}: cannot make the folder ({e.strerror})") from None
         self.metrics_path = self.run_dir / "metrics.jsonl"
         src, tgt = settings["src"], settings["tgt"]
-        train_src, train_tgt = read_split(data_dir, "train", src, tgt)
+        extra = settings.get("extra_source")   # older runs: none of these four
+        parts, held = read_training(data_dir, src, tgt, extra, settings.get("held_back", 0))
         self.val_src, self.val_tgt = read_split(data_dir, "val", src, tgt)
-        print(f"corpus {data_dir} ({src}->{tgt}): {len(train_src)} training and {len(self.val_src)} validation pairs")
+        print(f"corpus {data_dir} ({src}->{tgt}): {len(parts[0][1])} training and {len(self.val_src)} validation "
+              f"pairs" + (f", and {len(parts[1][1])} {extra}->{tgt} training pairs (source tags <{src}>, <{extra}>)"
+                          if extra else ""))
+        if held:
+            print(f"held back {len(held[0])} training pairs with the highest rare-word rates ({max(held[3]):.2f} to "
+                  f"{min(held[3]):.2f}; see train/held_back.py), scored beside validation; listed in "
+                  f"{self.run_dir / HELD_BACK_FILE}")
+        text = [line for _, s_lines, t_lines in parts for line in s_lines] + parts[0][2]
 
         if resume:
-            self.tok = Tokenizer(self.run_dir / "spm.model")
+            self.tok = Tokenizer(self.run_dir / "spm.model", source_tag_language(settings))
             self.config = dict(run.load_config(self.run_dir), settings=settings)
             # the threads of this command, which may differ from those of the command that started the run
             self.config.update({"blas_threads": blas_threads} if blas_threads else {})
@@ -51,26 +62,43 @@ class Trainer:
                 run.write_config(self.run_dir, self.config)
         else:
             if self.main:
-                tok, note = train_tokenizer(train_src + train_tgt, self.run_dir / "spm.model", settings["vocab_size"])
+                tok, note = train_tokenizer(text, self.run_dir / "spm.model", settings["vocab_size"],
+                                            tags=(src, extra) if extra else ())
                 print(f"tokenizer: joint SentencePiece, {tok.vocab_size} pieces" + (f" ({note})" if note else ""))
             world.barrier()   # the other ranks load the tokenizer that rank 0 has written
             self.tok = tok if self.main else Tokenizer(self.run_dir / "spm.model")
+            self.tok.source_lang = source_tag_language(settings)
             model_config = run.model_config(settings["model"], self.tok.vocab_size, model_kw)
             settings["data_dir"] = str(data_dir)
             self.config = {"settings": settings, "model_config": model_config.to_dict()}
             self.config.update({"blas_threads": blas_threads} if blas_threads else {})
             if self.main:
                 run.write_config(self.run_dir, self.config)
+                if held:
+                    write_held_back(self.run_dir / HELD_BACK_FILE, held)
 
         max_len = self.config["model_config"]["max_len"]
-        self.train_src, self.train_tgt = encode_pairs(self.tok, train_src, train_tgt, max_len, "training")
+        self.train_src, self.train_tgt = [], []   # BPE-dropout re-segments these each epoch
+        for lang, s_lines, t_lines in parts:
+            x, y = encode_pairs(self.tok, s_lines, t_lines, max_len, "training" if lang == src else
+                                f"{lang}->{tgt} training", lang)
+            self.train_src += x
+            self.train_tgt += y
         self.val_pairs = encode_pairs(self.tok, self.val_src, self.val_tgt, max_len, "validation")
         for split, pairs in (("train", self.train_src), ("val", self.val_pairs[0])):
             if not pairs:
                 raise TrainError(f"{data_dir}: the {split} split has no sentence pair of at most {max_len - 1} "
                                  f"tokens (max_len {max_len}) on both sides")
         self.n_bleu = min(settings["val_bleu_sentences"] or len(self.val_src), len(self.val_src))
-        self.val_bleu_ids = self.tok.encode(self.val_src[:self.n_bleu])
+        self.val_bleu_ids = self.tok.encode_source(self.val_src[:self.n_bleu])
+        self.held = None   # the held-back slice, scored like validation: its lines, pairs and BLEU sources
+        if held:
+            pairs = encode_pairs(self.tok, held[0], held[1], max_len, "held-back")
+            n = min(settings["val_bleu_sentences"] or len(held[0]), len(held[0]))
+            self.held = {"src": held[0], "tgt": held[1], "pairs": pairs, "n_bleu": n,
+                         "bleu_ids": self.tok.encode_source(held[0][:n])}
+        self.sampled = None   # (epoch, source ids, target ids): that epoch's BPE-dropout segmentation
+        self.bpe_dropout = BPEDropout(self.tok) if settings.get("bpe_dropout") else None
 
         mt.manual_seed(settings["seed"])
         self.model = run.build_model(self.config).to(device)
@@ -84,10 +112,10 @@ class Trainer:
                                                        self.config["model_config"].get("d_model", 1),
                                                        settings.get("weight_decay", 0.0))  # older runs: none
         sync = distributed.GradientSync(self.model.parameters(), world) if world.size > 1 else None
-        self.step_fn = TrainStep(self.model, self.optimizer, self.schedule, settings["label_smoothing"],
-                                 settings["clip_norm"], device, sync)
-        self.src_lens = [len(x) + 1 for x in self.train_src]
-        self.tgt_lens = [len(y) + 1 for y in self.train_tgt]
+        step_args = (self.model, self.optimizer, self.schedule, settings["label_smoothing"], settings["clip_norm"],
+                     device, sync)
+        rdrop = settings.get("rdrop", 0.0)
+        self.step_fn = RDropStep(*step_args, alpha=rdrop) if rdrop else TrainStep(*step_args)
         self.step, self.epoch, self.batch_pos, self.best_bleu, self.metrics_lines = 0, 0, 0, -1.0, 0
         self.epoch_loss, self.epoch_tokens = 0.0, 0
         self.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0}
@@ -110,7 +138,8 @@ class Trainer:
                              f"on")
         if self.out_of_steps():
             raise TrainError(f"{self.run_dir} is at step {self.step} already; pass a larger --max-steps")
-        print(f"run folder {self.run_dir}; {len(self.batches(0))} batches an epoch of about {s['batch_tokens']} tokens"
+        print(f"run folder {self.run_dir}; {len(self.batches(self.epoch))} batches an epoch of about "
+              f"{s['batch_tokens']} tokens"
               + (f"; resuming at step {self.step} (epoch {self.epoch + 1})" if self.step else "")
               + (f"; data-parallel over {self.world.size} processes" if self.world.size > 1 else ""))
         if self.main and self.stop_file.is_file():   # left by a run that ended before it saw it
@@ -150,7 +179,27 @@ class Trainer:
         return 0
 
     def batches(self, epoch):
-        return token_batches(self.src_lens, self.tgt_lens, self.s["batch_tokens"], self.s["seed"], epoch)
+        src, tgt = self.epoch_pairs(epoch)
+        return token_batches([len(x) + 1 for x in src], [len(y) + 1 for y in tgt], self.s["batch_tokens"],
+                             self.s["seed"], epoch)
+
+    def epoch_pairs(self, epoch):
+        """(source ids, target ids) of the training pairs in an epoch: their one segmentation, or with BPE-dropout
+        one drawn for the epoch from (seed, epoch) (the same on every rank and after a resume); a pair whose drawn
+        segmentation is too long for the model keeps its deterministic one."""
+        if self.bpe_dropout is None:
+            return self.train_src, self.train_tgt
+        if self.sampled is None or self.sampled[0] != epoch:
+            n = len(self.train_src)
+            both = self.bpe_dropout(self.train_src + self.train_tgt, self.s["bpe_dropout"], self.s["seed"], epoch,
+                                    self.world)
+            src, tgt = both[:n], both[n:]
+            max_len = self.config["model_config"]["max_len"]
+            for i, (x, y) in enumerate(zip(src, tgt)):
+                if len(x) >= max_len or len(y) >= max_len:
+                    src[i], tgt[i] = self.train_src[i], self.train_tgt[i]
+            self.sampled = (epoch, src, tgt)
+        return self.sampled[1:]
 
     def stop_wanted(self, stop):
         """Has this process been asked to stop: by a signal, or (rank 0, which owns the run folder) a STOP file?"""
@@ -171,8 +220,9 @@ class Trainer:
         # each rank takes its share of the batch; its loss is its tokens' sum over the whole batch's token count,
         # so that the ranks' gradients add up to the gradient of the batch's mean loss
         mine = parallel.share(index, self.world)
-        n_tokens = sum(self.tgt_lens[i] for i in index)
-        batch = (training_batch([self.train_src[i] for i in mine], [self.train_tgt[i] for i in mine])
+        train_src, train_tgt = self.epoch_pairs(self.epoch)
+        n_tokens = sum(len(train_tgt[i]) + 1 for i in index)
+        batch = (training_batch([train_src[i] for i in mine], [train_tgt[i] for i in mine])
                  if len(mine) else None)
         distributed = self.world.size > 1
         stop_vote = distributed and self.stop_request is not None and self.stop_wanted(self.stop_request)

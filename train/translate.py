@@ -6,7 +6,7 @@ lines are translated in length-sorted batches and written in their original orde
 import os
 import sys
 
-from . import run, threads
+from . import ensemble, run, threads
 from .arguments import add_decoding_arguments
 from .decode import translate_lines
 from .errors import TrainError
@@ -22,8 +22,7 @@ def main(args):
     threads.setup(config["settings"]["preset"], args.threads)   # silently: stdout and stderr are the user's text
     tokenizer = run.load_tokenizer(args.run_dir)
     chosen = run.decoding(config, args)
-    model = run.load_model(args.run_dir, config, run.checkpoint_name(args.run_dir, args.checkpoint,
-                                                                     preferred=chosen["checkpoint"]), device)
+    model = ensemble.load_models(args, config, tokenizer, chosen["checkpoint"], device)[0]
     kw = dict(beam=chosen["beam"], length_penalty=chosen["length_penalty"], batch_tokens=args.batch_tokens,
               device=device)
     if hasattr(sys.stdout, "reconfigure"):  # UTF-8 out whatever the locale says, as the input is read

@@ -5,6 +5,7 @@
     memory          memory saved for backward and peak memory of a training step against sequence length
     depth           pre-LN vs post-LN at several depths, with and without warmup: loss curves, divergence
     sweep           a recipe study from a grid file: fit each trial, score every decoding on validation only
+    costs           the time R-Drop adds to a training step and a two-model ensemble to decoding
 
 Each writes a markdown table (also printed), the numbers as JSON and a PNG figure into --out (default
 runs/experiments/NAME). `python -m train experiment NAME --help` lists an experiment's options, with the ones that
@@ -13,14 +14,16 @@ shrink it (--max-steps, --lengths, --layers, ...).
 import argparse
 from pathlib import Path
 
-from . import compare, depth, gradient_path, memory, sweep
+from . import compare, costs, depth, gradient_path, memory, sweep
 
-EXPERIMENTS = {"compare": compare, "gradient-path": gradient_path, "memory": memory, "depth": depth, "sweep": sweep}
+EXPERIMENTS = {"compare": compare, "gradient-path": gradient_path, "memory": memory, "depth": depth, "sweep": sweep,
+               "costs": costs}
 SUMMARIES = {"compare": "Transformer vs LSTM vs LSTM with attention at about the same size: BLEU, time, speed",
              "gradient-path": "gradient norm from the last position back to each input, LSTM vs Transformer",
              "memory": "memory of a training step against sequence length, with the growth exponent",
              "depth": "pre-LN vs post-LN at several depths, with and without warmup",
-             "sweep": "a recipe study from a grid file, chosen on the validation split"}
+             "sweep": "a recipe study from a grid file, chosen on the validation split",
+             "costs": "time of an R-Drop training step and of decoding with a two-model ensemble, against plain"}
 
 
 def add_arguments(p):

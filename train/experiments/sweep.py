@@ -14,8 +14,9 @@ A trial {"run_dir": PATH} is a run trained elsewhere (e.g. a finalist trained wi
 ... --distributed`): it is not trained, only scored with the grid's decodings, its settings read from its config.json
 and its minutes from its metrics (the last epoch's wall_seconds).
 
-Writes sweep.md (a row per trial: its settings, the best validation BLEU and the decoding that gave it, validation
-perplexity, wall time), sweep.json (every decoding of every trial) and keeps the runs in OUT/runs/TRIAL. A trial whose
+Writes sweep.md (a row per trial: its settings, the best validation BLEU and the decoding that gave it, the BLEU of
+the held-back slice of training pairs (fit --held-back; "-" without) decoded the same way, validation perplexity,
+wall time), sweep.json (every decoding of every trial) and keeps the runs in OUT/runs/TRIAL. A trial whose
 results are already in sweep.json is not trained again, so an interrupted sweep continues where it stopped.
 """
 import argparse
@@ -24,7 +25,7 @@ import json
 import time
 from pathlib import Path
 
-from .. import checkpoint, corpus, fit, metrics, run
+from .. import checkpoint, corpus, fit, held_back, metrics, run
 from ..decode import translate_lines
 from ..errors import TrainError, UsageError
 from ..presets import PRESETS
@@ -108,10 +109,9 @@ def main(args, out):
             missing = [d for d in wanted if d not in have]
             print(f"trial {name}: already in {done_path}" + (f"; scoring {len(missing)} more decodings"
                                                               if missing else ""))
-            if not missing:
-                continue
-            done[name]["decodings"] += score_on_validation(done[name].get("run_dir", out / "runs" / name), missing,
-                                                           args.device)
+            if missing:
+                done[name]["decodings"] += score_on_validation(done[name].get("run_dir", out / "runs" / name),
+                                                               missing, args.device)
         elif "run_dir" in settings:
             done[name] = score_run(Path(settings["run_dir"]), wanted, args.device)
         else:
@@ -123,12 +123,19 @@ def main(args, out):
                           "decodings": score_on_validation(trainer.run_dir, wanted, args.device),
                           "val_ppl": epochs[-1]["val_ppl"] if epochs else None, "steps": trainer.step,
                           "wall_minutes": (time.perf_counter() - start) / 60}
+        top = top_decoding(done[name]["decodings"])
+        top = [top["checkpoint"], top["beam"], top["length_penalty"]]
+        if done[name].get("held_back", {}).get("decoding") != top:   # the held-back slice, with val's best decoding
+            done[name]["held_back"] = score_held_back(done[name].get("run_dir", out / "runs" / name), top,
+                                                      args.device)
         done_path.write_text(json.dumps(results.finite_or_none(
             {"grid": str(args.grid), "preset": args.preset, "trials": done}), indent=1) + "\n")
     rows = [[name, " ".join(as_flags({k: v for k, v in t["settings"].items()
                                       if k not in base or t.get("run_dir")})) or "(base)",
-             *best(t["decodings"]), t["val_ppl"], t["wall_minutes"]] for name, t in done.items() if name in trials]
-    table = results.markdown_table(["trial", "settings", "val BLEU", "decoding", "val ppl", "minutes"], rows)
+             *best(t["decodings"]), t.get("held_back", {}).get("bleu"), t["val_ppl"], t["wall_minutes"]]
+            for name, t in done.items() if name in trials]
+    table = results.markdown_table(["trial", "settings", "val BLEU", "decoding", "held-back BLEU", "val ppl",
+                                    "minutes"], rows)
     (out / "sweep.md").write_text(f"Base: {' '.join(as_flags(base)) or '(the preset)'}; preset {args.preset}; "
                                   f"scored on the validation split only.\n\n" + table, encoding="utf-8")
     print("\n" + table)
@@ -174,7 +181,27 @@ def score_on_validation(run_dir, decodings, device):
     return records
 
 
+def score_held_back(run_dir, decoding, device):
+    """{decoding, bleu, chrf, sentences} of the run's held-back slice (fit --held-back) decoded with decoding
+    [checkpoint, beam, length penalty]; bleu None for a run without one."""
+    config = run.load_config(run_dir)
+    pairs = held_back.read_slice(run_dir, config["settings"])
+    if pairs is None:
+        return {"decoding": decoding, "bleu": None}
+    name, beam, alpha = decoding
+    hyps = translate_lines(run.load_model(run_dir, config, name, device), run.load_tokenizer(run_dir), pairs[0],
+                           beam=beam, length_penalty=alpha, device=device, progress=False)
+    bleu = metrics.bleu(hyps, pairs[1])[0]
+    print(f"  {run_dir}: held-back slice, {name}, beam {beam}, lp {alpha}: BLEU {bleu:.2f}", flush=True)
+    return {"decoding": decoding, "bleu": bleu, "chrf": metrics.chrf(hyps, pairs[1])[0], "sentences": len(hyps)}
+
+
+def top_decoding(decodings):
+    """The record of the decoding with the highest validation BLEU."""
+    return max(decodings, key=lambda r: r["val_bleu"])
+
+
 def best(decodings):
     """(the highest validation BLEU, the decoding that gave it as text)."""
-    top = max(decodings, key=lambda r: r["val_bleu"])
+    top = top_decoding(decodings)
     return top["val_bleu"], f"{top['checkpoint']}, beam {top['beam']}, lp {top['length_penalty']}"
