@@ -329,3 +329,25 @@ def test_the_update_phase_launches_a_few_kernels_whatever_the_number_of_paramete
             opt.step()
             opt.zero_grad()
     assert n.total <= 5, dict(n)
+
+
+def test_an_optimizer_over_part_of_a_flat_buffer_updates_only_its_parameters():
+    """A second optimizer over some parameters of a buffer (a GAN's, a fine-tuned head's) works on its runs of the
+    buffer: the same weights as an optimizer over copies of those parameters alone."""
+    model = fresh()
+    optim.SGD(model.parameters(), lr=0.1)   # flattens the whole model
+    reference = fresh()
+    head = [model.embed.weight, model.hidden.bias]
+    opt = optim.Adam(head, lr=0.01)
+    opt_ref = optim.Adam([reference.embed.weight, reference.hidden.bias], lr=0.01)
+    assert [(s.first, s.stop) for s in opt.spans] == [(0, 1), (2, 3)]
+    hidden_before = model.hidden.weight.numpy().copy()
+    for m, o in ((model, opt), (reference, opt_ref)):
+        for _ in range(3):
+            o.zero_grad()
+            loss_of(m).backward()
+            o.step()
+    for k, v in by_name(reference).items():
+        if k in ("embed.weight", "hidden.bias"):
+            np.testing.assert_allclose(by_name(model)[k], v, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(model.hidden.weight.numpy(), hidden_before)
