@@ -351,3 +351,26 @@ def test_an_optimizer_over_part_of_a_flat_buffer_updates_only_its_parameters():
         if k in ("embed.weight", "hidden.bias"):
             np.testing.assert_allclose(by_name(model)[k], v, rtol=1e-12, atol=1e-15)
     np.testing.assert_array_equal(model.hidden.weight.numpy(), hidden_before)
+
+
+def test_plain_tensors_are_updated_and_summed_one_kernel_each():
+    """Tensors that are not Parameters cannot be made views (their .data is theirs): the optimizer and GradientSync
+    take them as they are, with the same update as flat parameters get."""
+    rng = np.random.default_rng(3)
+    plain = mt.tensor(rng.standard_normal(4), dtype=np.float64, requires_grad=True)
+    param = nn.Parameter(mt.tensor(plain.numpy(), dtype=np.float64))
+    opt = optim.Adam([plain, param], lr=0.01)
+    sync = distributed.GradientSync([plain, param], TwinWorld())
+    assert param._flat is not None and opt.plain == [plain]
+    for _ in range(3):
+        opt.zero_grad()
+        (plain * plain * plain).sum().backward()
+        (param * param * param).sum().backward()
+        sync()
+        np.testing.assert_array_equal(plain.grad.numpy(), param.grad.numpy())
+        opt.step()
+    np.testing.assert_array_equal(plain.numpy(), param.numpy())
+    assert opt.state[0]["step"] == opt.state[1]["step"] == 3
+    reloaded = optim.Adam([plain, param], lr=0.01)
+    reloaded.load_state_dict(opt.state_dict())
+    np.testing.assert_array_equal(reloaded.state[0]["exp_avg"], reloaded.state[1]["exp_avg"])

@@ -8,6 +8,7 @@ cost no call of their own.
 """
 from .. import backend
 from ..nn.utils import flat
+from ..tensor import Tensor
 
 
 class GradientSync:
@@ -19,8 +20,10 @@ class GradientSync:
     """
 
     def __init__(self, params, world):
+        params = list(params)
         self.world = world
         self.spans = flat.flatten_parameters(params)
+        self.plain = flat.others(params)   # plain Tensors (not Parameters): summed one call each
 
     def __call__(self, extras=()):
         """Sum the gradients over the ranks, and extras (numbers or 0-d arrays): their sums come back as a 1-D array
@@ -46,6 +49,10 @@ class GradientSync:
         for span in self.spans:   # every parameter has a gradient now (zeros where a rank had none)
             for i in range(span.first, span.stop):
                 span.group.params[i].grad = span.group.grad_tensors[i]
+        for p in self.plain:
+            if p.grad is None:
+                p.grad = Tensor._make(backend.xp_of(p.data).zeros_like(p.data))
+            self.world.allreduce_sum_(p.grad.data)
         return values
 
     def _stack(self, extras):

@@ -28,6 +28,7 @@ class Optimizer:
         self.state = [{} for _ in self.params]
         self.position = {id(p): i for i, p in enumerate(self.params)}
         self.spans = flat.flatten_parameters(self.params)
+        self.plain = flat.others(self.params)   # plain Tensors: updated one kernel each
         self.flat_state = [None] * len(self.spans)   # per span: {name: flat array}, made at its first step
 
     def zero_grad(self, set_to_none=True):
@@ -37,17 +38,29 @@ class Optimizer:
     def step(self):
         """Apply one update to every parameter that has a gradient."""
         self.step_count += 1
+        for p, g, state, t in self._kernels():
+            # the one place where the parameters change
+            self.update(p, g, state, t)
+
+    def _kernels(self):
+        """(parameters, gradients, state arrays, t) for each kernel of this step: one per run of consecutive flat
+        parameters that have a gradient and the same step count t; one per plain Tensor (not a Parameter) that has
+        one. Steps are counted and new states made here."""
         for k, span in enumerate(self.spans):
             span.group.settle()
             for first, stop, t in self._runs(k, span):
                 lo, hi, base = span.group.bounds[first], span.group.bounds[stop], span.lo
                 state = {name: a[lo - base:hi - base] for name, a in self.flat_state[k].items()}
-                # the one place where the parameters change
-                self.update(span.group.data[lo:hi], span.group.grad[lo:hi], state, t)
+                yield span.group.data[lo:hi], span.group.grad[lo:hi], state, t
+        for p in self.plain:
+            if p.grad is not None:
+                state = self.state[self.position[id(p)]]
+                if not state:
+                    state.update((name, backend.xp_of(p.data).zeros_like(p.data)) for name in self.buffers)
+                yield p.data, p.grad.data, {name: state[name] for name in self.buffers}, self._count(state)
 
     def _runs(self, k, span):
-        """[first, stop, t] for each run of consecutive parameters of span that have a gradient and the same step
-        count t (t = 0 for optimizers that keep none); their steps are counted and new states made here."""
+        """[first, stop, t] for each run of consecutive parameters of span that have a gradient and the same t."""
         runs = []
         self._place_state(k, span)
         for i in range(span.first, span.stop):
@@ -57,14 +70,19 @@ class Optimizer:
             state = self.state[self.position[id(p)]]
             if not state:
                 self._make_state(k, span, i, state)
-            t = 0
-            if self.counts_steps:
-                state["step"] = t = state.get("step", 0) + 1
+            t = self._count(state)
             if runs and runs[-1][1] == i and runs[-1][2] == t:
                 runs[-1][1] = i + 1
             else:
                 runs.append([i, i + 1, t])
         return runs
+
+    def _count(self, state):
+        """This step's t for a parameter (its own updates so far, this one included); 0 if the optimizer counts none."""
+        if not self.counts_steps:
+            return 0
+        state["step"] = state.get("step", 0) + 1
+        return state["step"]
 
     def _place_state(self, k, span):
         """The flat state of span k, made (zeros) if missing, on the span's device (moved after a model.to())."""
@@ -107,21 +125,21 @@ class Optimizer:
         self.hyper.update(sd.get("hyper", {}))
         self.state = [{} for _ in self.params]
         self.flat_state = [None] * len(self.spans)
-        for k, span in enumerate(self.spans):
-            self._place_state(k, span)
-            for i in range(span.first, span.stop):
-                p = span.group.params[i]
-                saved, state = sd["state"][self.position[id(p)]], self.state[self.position[id(p)]]
-                if any(name in saved for name in self.buffers):
-                    self._make_state(k, span, i, state)
-                for name, v in saved.items():
-                    if not hasattr(v, "shape"):
-                        state[name] = v   # counts stay numbers
-                        continue
-                    # arrays go to the parameter's device, into the flat state (a Tensor's array is .data; a CuPy
-                    # array's .data is its memory pointer, so only Tensors are unwrapped)
-                    array = backend.to_device(v.data if isinstance(v, Tensor) else v, p.device)
-                    if name in self.buffers:
-                        state[name][...] = array
-                    else:
-                        state[name] = array.astype(p.dtype, copy=True)
+        where = {id(span.group.params[i]): (k, i) for k, span in enumerate(self.spans)
+                 for i in range(span.first, span.stop)}
+        for p, saved, state in zip(self.params, sd["state"], self.state):
+            if id(p) in where and any(name in saved for name in self.buffers):
+                k, i = where[id(p)]
+                self._place_state(k, self.spans[k])
+                self._make_state(k, self.spans[k], i, state)
+            for name, v in saved.items():
+                if not hasattr(v, "shape"):
+                    state[name] = v   # counts stay numbers
+                    continue
+                # arrays go to the parameter's device, into the flat state (a Tensor's array is .data; a CuPy array's
+                # .data is its memory pointer, so only Tensors are unwrapped)
+                array = backend.to_device(v.data if isinstance(v, Tensor) else v, p.device)
+                if name in state:
+                    state[name][...] = array
+                else:
+                    state[name] = array.astype(p.dtype, copy=True)

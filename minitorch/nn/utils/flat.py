@@ -142,11 +142,12 @@ class Span(NamedTuple):
 
 
 def flatten_parameters(params):
-    """Store params (Parameters; each once, tied weights too) as views of one flat buffer per (dtype, device), with
-    their gradients in another; parameters that are flat already stay where they are. Returns spans(params)."""
+    """Store params (each once, tied weights too) as views of one flat buffer per (dtype, device), with their
+    gradients in another; parameters that are flat already stay where they are, and plain Tensors (not Parameters)
+    as they are (see others()). Returns spans(params)."""
     groups = {}
     for p in dict.fromkeys(params):
-        if p._flat is None:
+        if getattr(p, "_flat", False) is None:   # a Parameter not flat yet (a plain Tensor has no _flat)
             groups.setdefault((p.dtype, p.device), []).append(p)
     for members in groups.values():
         FlatParameters(members)
@@ -171,7 +172,7 @@ def spans(params):
 
 
 def others(params):
-    """The parameters of params that are not flat (each once)."""
+    """The tensors of params that are not flat (each once): plain Tensors, Parameters no optimizer has flattened."""
     return [p for p in dict.fromkeys(params) if getattr(p, "_flat", None) is None]
 
 
