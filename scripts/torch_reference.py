@@ -35,11 +35,11 @@ except ImportError as e:   # a one-line answer, not a traceback: torch is an opt
 
 from minitorch.optim.schedule import warmup_lr
 from train.arguments import non_negative_int, positive_int
-from train.batching import training_batch
-from train.bench import SEQ_LEN, build_model, synthetic_batch
+from train.data.batching import training_batch
+from train.commands.bench import SEQ_LEN, build_model, synthetic_batch
 from train.presets import PRESETS, noam_factor
 from train.run import model_config
-from train.tokenizer import PAD_ID
+from train.data.tokenizer import PAD_ID
 
 
 # ----- the model (Vaswani et al. 2017, section 3), as transformer/ builds it -----

@@ -40,7 +40,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import minitorch as mt  # noqa: E402
 from minitorch import backend  # noqa: E402
-from train import fit  # noqa: E402
+from train.commands import fit  # noqa: E402
 
 # The machine is shared and noisy: no per-example deadline anywhere. Each test sets its own max_examples.
 settings.register_profile("minitorch", deadline=None)

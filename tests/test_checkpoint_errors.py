@@ -11,7 +11,8 @@ from conftest import fit_argv, make_corpus, one_line_error
 from cli_runner import run_cli
 
 import minitorch as mt
-from train import checkpoint, run
+from train.loop import checkpoint
+from train import run
 from train.errors import TrainError
 from transformer import LSTMConfig, LSTMSeq2Seq
 

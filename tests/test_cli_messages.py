@@ -6,7 +6,7 @@ import pytest
 from conftest import one_line_error
 
 from cli_runner import run_cli
-from train import fit
+from train.commands import fit
 from train.__main__ import COMMANDS
 
 

@@ -15,8 +15,8 @@ from conftest import final_weights, interrupt_at, records, tiny_fit, without_tim
 
 import minitorch as mt
 from minitorch import backend, distributed, nn
-from train import bench, fit
-from train.batching import training_batch
+from train.commands import bench, fit
+from train.data.batching import training_batch
 from train.__main__ import main
 from train.presets import PRESETS
 from transformer import DecoderOnly, ModelConfig, Transformer, beam_search, greedy_decode

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from train.batching import training_batch
-from train.bench import build_model, synthetic_batch
+from train.data.batching import training_batch
+from train.commands.bench import build_model, synthetic_batch
 from train.parallel import share_loss
 from train.presets import PRESETS
 

@@ -9,8 +9,8 @@ import pytest
 import minitorch as mt
 from minitorch import autograd, backend
 from minitorch.profiler import OpProfiler
-from train import bench
-from train.batching import training_batch
+from train.commands import bench
+from train.data.batching import training_batch
 from train.presets import PRESETS, Preset
 from cli_runner import run_cli
 

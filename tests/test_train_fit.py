@@ -8,7 +8,7 @@ import pytest
 from conftest import PAIRS, final_weights, interrupt_at, records, tiny_fit, without_timing
 
 import minitorch as mt
-from train import checkpoint
+from train.loop import checkpoint
 from train.__main__ import main
 
 def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_path, capsys):

@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from . import bench, check_gpu, evaluate, experiments, fit, plot, translate
+from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate
 from .errors import TrainError, error_message
 
 COMMANDS = {

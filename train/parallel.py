@@ -12,7 +12,7 @@ import minitorch.functional as F
 from minitorch import distributed
 
 from .errors import TrainError, error_message
-from .tokenizer import PAD_ID
+from .data.tokenizer import PAD_ID
 
 def add_distributed_argument(parser, what="training"):
     parser.add_argument("--distributed", action="store_true",

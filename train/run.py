@@ -12,10 +12,10 @@ from pathlib import Path
 
 from minitorch import backend
 
-from . import checkpoint
+from .loop import checkpoint
 from .errors import TrainError
 from .presets import DECODING
-from .tokenizer import Tokenizer
+from .data.tokenizer import Tokenizer
 
 MODELS = ("transformer", "lstm", "lstm-attn")  # the choices of fit --model
 

@@ -6,7 +6,9 @@ holds a run is refused.
 import math
 from pathlib import Path
 
-from . import checkpoint, corpus, demo_corpus, download, run
+from .loop import checkpoint
+from .data import corpus, demo_corpus, download
+from . import run
 from .decode import MAX_LEN_A, MAX_LEN_B
 from .errors import TrainError, UsageError
 from .presets import PRESETS

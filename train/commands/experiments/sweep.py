@@ -24,11 +24,14 @@ import json
 import time
 from pathlib import Path
 
-from .. import checkpoint, corpus, fit, metrics, run
-from ..decode import translate_lines
-from ..errors import TrainError, UsageError
-from ..presets import PRESETS
-from ..settings import fit_defaults
+from ...loop import checkpoint
+from ...data import corpus
+from .. import fit
+from ... import metrics, run
+from ...decode import translate_lines
+from ...errors import TrainError, UsageError
+from ...presets import PRESETS
+from ...settings import fit_defaults
 from . import results, training
 from .options import add_training_arguments
 

@@ -1,7 +1,7 @@
 """The sentence pairs a run trains and validates on: read from a split, empty sides and overlong pairs left out (and
 counted), encoded with the run's tokenizer."""
 from . import corpus
-from .errors import TrainError
+from ..errors import TrainError
 
 
 def read_split(data_dir, split, src, tgt):

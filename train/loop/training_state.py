@@ -6,7 +6,7 @@ import minitorch as mt
 from minitorch import backend
 
 from . import checkpoint
-from .errors import TrainError
+from ..errors import TrainError
 
 
 def state(trainer):

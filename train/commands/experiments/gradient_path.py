@@ -24,10 +24,12 @@ import numpy as np
 import minitorch as mt
 from minitorch import backend
 
-from .. import checkpoint, corpus, run
-from ..arguments import positive_int
-from ..errors import TrainError, UsageError
-from ..tokenizer import EOS_ID
+from ...loop import checkpoint
+from ...data import corpus
+from ... import run
+from ...arguments import positive_int
+from ...errors import TrainError, UsageError
+from ...data.tokenizer import EOS_ID
 from . import results, training
 from .options import add_training_arguments
 

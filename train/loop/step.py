@@ -13,8 +13,8 @@ import numpy as np
 import minitorch as mt
 from minitorch import backend
 
-from .parallel import share_loss
-from .presets import noam_factor
+from ..parallel import share_loss
+from ..presets import noam_factor
 
 QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}  # non-finite values are handled in update()
 

@@ -4,7 +4,7 @@ import time
 
 from minitorch import backend
 
-from ..decode import MAX_LEN_A, MAX_LEN_B, translate_ids
+from ...decode import MAX_LEN_A, MAX_LEN_B, translate_ids
 from .machine import HostMemory, blas_threads
 from .report import progress_printer
 from .workload import build_model, synthetic_batch

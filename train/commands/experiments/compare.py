@@ -19,9 +19,12 @@ import argparse
 import json
 from pathlib import Path
 
-from .. import checkpoint, corpus, evaluate, run
-from ..arguments import positive_int
-from ..errors import TrainError
+from ...loop import checkpoint
+from ...data import corpus
+from .. import evaluate
+from ... import run
+from ...arguments import positive_int
+from ...errors import TrainError
 from . import results, training
 from .options import add_training_arguments, choice_list
 

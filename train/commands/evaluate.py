@@ -7,10 +7,11 @@ import json
 import time
 from pathlib import Path
 
-from . import corpus, metrics, parallel, run, threads
-from .arguments import add_decoding_arguments
-from .decode import translate_lines
-from .errors import TrainError, UsageError
+from ..data import corpus
+from .. import metrics, parallel, run, threads
+from ..arguments import add_decoding_arguments
+from ..decode import translate_lines
+from ..errors import TrainError, UsageError
 
 DEFAULT_SPLITS = ("test_2016_flickr", "test", "val")  # the first one present is evaluated when --split is not given
 

@@ -25,11 +25,12 @@ import numpy as np
 
 import minitorch as mt
 
-from .. import corpus, download, run
-from ..batching import token_batches, training_batch
-from ..presets import PRESETS
-from ..step import TrainStep
-from ..tokenizer import PAD_ID, train_tokenizer
+from ...data import corpus, download
+from ... import run
+from ...data.batching import token_batches, training_batch
+from ...presets import PRESETS
+from ...loop.step import TrainStep
+from ...data.tokenizer import PAD_ID, train_tokenizer
 from . import results, training
 from .options import add_training_arguments, choice_list, int_list
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from .errors import TrainError
+from ..errors import TrainError
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 

@@ -5,8 +5,10 @@ import shutil
 import time
 from pathlib import Path
 
-from .. import corpus, demo_corpus, fit, run, threads
-from ..presets import PRESETS
+from ...data import corpus, demo_corpus
+from .. import fit
+from ... import run, threads
+from ...presets import PRESETS
 from .options import fit_flags
 
 

@@ -4,7 +4,7 @@ import numpy as np
 
 import minitorch as mt
 
-from .. import run
+from ... import run
 
 SEQ_LEN = 32             # tokens a side in the synthetic batch, eos/bos included (Multi30k's long sentences)
 PADDING = 0.1            # about this fraction of each side is padding

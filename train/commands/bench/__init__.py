@@ -26,11 +26,11 @@ printed with the reason; `--threads 1` against `--threads 2` is how the presets'
 import dataclasses
 import json
 
-from .. import parallel, run
-from ..arguments import add_device_argument, add_threads_argument, non_negative_int, positive_int
-from ..errors import UsageError
-from ..presets import PRESETS
-from ..threads import setup as setup_blas_threads
+from ... import parallel, run
+from ...arguments import add_device_argument, add_threads_argument, non_negative_int, positive_int
+from ...errors import UsageError
+from ...presets import PRESETS
+from ...threads import setup as setup_blas_threads
 from .decode_mode import bench_decode
 from .machine import step_matmul_flops
 from .report import print_distributed, print_result

@@ -26,11 +26,11 @@ import minitorch.functional as F
 from minitorch import backend
 from minitorch.graph_memory import saved_bytes
 
-from .. import run
-from ..arguments import add_device_argument, non_negative_int, positive_int
-from ..errors import TrainError
-from ..presets import PRESETS
-from ..tokenizer import PAD_ID
+from ... import run
+from ...arguments import add_device_argument, non_negative_int, positive_int
+from ...errors import TrainError
+from ...presets import PRESETS
+from ...data.tokenizer import PAD_ID
 from . import results
 from .options import choice_list, int_list
 

@@ -8,10 +8,10 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend
 
-from . import metrics, parallel
-from .batching import token_batches, training_batch
-from .decode import translate_ids
-from .tokenizer import PAD_ID
+from .. import metrics, parallel
+from ..data.batching import token_batches, training_batch
+from ..decode import translate_ids
+from ..data.tokenizer import PAD_ID
 
 N_EXAMPLES = 3
 

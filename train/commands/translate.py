@@ -6,10 +6,10 @@ lines are translated in length-sorted batches and written in their original orde
 import os
 import sys
 
-from . import run, threads
-from .arguments import add_decoding_arguments
-from .decode import translate_lines
-from .errors import TrainError
+from .. import run, threads
+from ..arguments import add_decoding_arguments
+from ..decode import translate_lines
+from ..errors import TrainError
 
 
 def add_arguments(p):

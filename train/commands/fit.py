@@ -14,13 +14,13 @@ printed first and recorded in config.json.
 """
 import sys
 
-from . import parallel, run, threads
-from .arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
-                        positive_float, positive_int, probability)
-from .presets import PRESETS
-from .settings import MIN_MAX_LEN, prepare_corpus, resolve_settings
-from .trainer import MAX_BAD_STEPS, Trainer
-from .validation import epoch_line
+from .. import parallel, run, threads
+from ..arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
+                         positive_float, positive_int, probability)
+from ..presets import PRESETS
+from ..settings import MIN_MAX_LEN, prepare_corpus, resolve_settings
+from ..loop.trainer import MAX_BAD_STEPS, Trainer
+from ..loop.validation import epoch_line
 
 __all__ = ["add_arguments", "main", "resolve_settings", "prepare_corpus", "Trainer", "MAX_BAD_STEPS", "epoch_line"]
 

@@ -9,11 +9,11 @@ from minitorch import backend, distributed
 from minitorch.graph_memory import saved_bytes
 from minitorch.profiler import OpProfiler, kind_of
 
-from .. import parallel
-from ..batching import training_batch
-from ..errors import TrainError
-from ..step import TrainStep, make_optimizer
-from ..tokenizer import PAD_ID
+from ... import parallel
+from ...data.batching import training_batch
+from ...errors import TrainError
+from ...loop.step import TrainStep, make_optimizer
+from ...data.tokenizer import PAD_ID
 from .machine import HostMemory, PEAK_N, PEAK_REPS, blas_threads, matmul_peak_gflops, step_matmul_flops
 from .report import progress_printer
 from .workload import build_model, synthetic_batch

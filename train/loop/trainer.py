@@ -13,13 +13,14 @@ from tqdm import tqdm
 import minitorch as mt
 from minitorch import distributed
 
-from . import checkpoint, parallel, progress, run, training_state, validation
-from .batching import token_batches, training_batch
-from .errors import TrainError
-from .pairs import encode_pairs, read_split
+from . import checkpoint, training_state, validation
+from .. import parallel, progress, run
+from ..data.batching import token_batches, training_batch
+from ..errors import TrainError
+from ..data.pairs import encode_pairs, read_split
 from .step import TrainStep, make_optimizer
 from .stopping import STOP_FILE, StopRequest
-from .tokenizer import Tokenizer, train_tokenizer
+from ..data.tokenizer import Tokenizer, train_tokenizer
 
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import run
-from .arguments import CHECKPOINT_HELP
-from .batching import pad, source_batch
-from .checkpoint import CHECKPOINTS
-from .corpus import read_parallel
-from .decode import translate_ids
-from .errors import TrainError, UsageError
-from .tokenizer import BOS_ID
+from .. import run
+from ..arguments import CHECKPOINT_HELP
+from ..data.batching import pad, source_batch
+from ..loop.checkpoint import CHECKPOINTS
+from ..data.corpus import read_parallel
+from ..decode import translate_ids
+from ..errors import TrainError, UsageError
+from ..data.tokenizer import BOS_ID
 
 
 def add_arguments(p):
