@@ -80,7 +80,7 @@ def test_a_training_step_reads_the_device_once(kind, corpus, tmp_path, monkeypat
                          "--device", "cuda")) == 0
     assert len(per_step) == 3
     assert all(len(step) == 1 for step in per_step), summary(per_step)
-    assert all(where.endswith(("train/step.py:" + where.rsplit(":", 1)[1])) for step in per_step
+    assert all(where.endswith(("train/loop/step.py:" + where.rsplit(":", 1)[1])) for step in per_step
                for _, where in step), summary(per_step)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from train.data.batching import training_batch
 from train.commands.bench import build_model, synthetic_batch
-from train.parallel import share_loss
+from train.loop.loss import share_loss
 from train.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,13 +11,12 @@ import sys
 from pathlib import Path
 
 from minitorch import backend
+from transformer import registry
 
 from .loop import checkpoint
 from .errors import TrainError
 from .presets import DECODING
 from .data.tokenizer import Tokenizer
-
-MODELS = ("transformer", "lstm", "lstm-attn")  # the choices of fit --model
 
 
 def config_path(run_dir):
@@ -82,36 +81,12 @@ def check_device(device):
         raise TrainError(str(e)) from None
 
 
-def model_classes(kind):
-    """(configuration class, model class) of a model kind, one of MODELS."""
-    if kind not in MODELS:
-        raise TrainError(f"unknown model {kind!r}; this version has {', '.join(MODELS)}")
-    import transformer
-    if kind == "transformer":
-        return transformer.ModelConfig, transformer.Transformer
-    return transformer.LSTMConfig, transformer.LSTMSeq2Seq if kind == "lstm" else transformer.LSTMAttnSeq2Seq
-
-
-def model_config(kind, vocab_size, sizes):
-    """The validated configuration (ModelConfig or LSTMConfig) of a model kind, from the sizes a preset gives."""
-    config_class, _ = model_classes(kind)
-    try:
-        return config_class(vocab_size=vocab_size, **sizes).validate()
-    except (TypeError, ValueError) as e:
-        raise TrainError(f"bad model configuration: {e}") from None
-
-
-def new_model(kind, vocab_size, sizes):
-    """A freshly initialised model of a kind (transformer, lstm, lstm-attn) with the given sizes (a preset's)."""
-    return model_classes(kind)[1](model_config(kind, vocab_size, sizes))
-
-
 def build_model(config):
-    """A freshly initialised model from a run's config (model kind and its configuration)."""
-    config_class, model_class = model_classes(config["settings"]["model"])
+    """A freshly initialised model from a run's config (model kind and its configuration); TrainError naming what
+    is wrong."""
     try:
-        return model_class(config_class.from_dict(config["model_config"]))
-    except (ValueError, TypeError) as e:
+        return registry.build_model(config["settings"]["model"], config["model_config"])
+    except ValueError as e:
         raise TrainError(f"bad model configuration: {e}") from None
 
 

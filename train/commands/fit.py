@@ -14,11 +14,14 @@ printed first and recorded in config.json.
 """
 import sys
 
+from transformer import registry
+
 from .. import parallel, run, threads
 from ..arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
                          positive_float, positive_int, probability)
 from ..presets import PRESETS
-from ..settings import MIN_MAX_LEN, prepare_corpus, resolve_settings
+from ..data.prepare import prepare_corpus
+from ..settings import MIN_MAX_LEN, resolve_settings
 from ..loop.trainer import MAX_BAD_STEPS, Trainer
 from ..loop.validation import epoch_line
 
@@ -28,7 +31,7 @@ __all__ = ["add_arguments", "main", "resolve_settings", "prepare_corpus", "Train
 def add_arguments(p):
     p.add_argument("--preset", required=True, choices=sorted(PRESETS),
                    help="; ".join(f"{name}: {preset.description}" for name, preset in PRESETS.items()))
-    p.add_argument("--model", choices=run.MODELS, default=None, help="the architecture (default: transformer)")
+    p.add_argument("--model", choices=registry.MODELS, default=None, help="the architecture (default: transformer)")
     p.add_argument("--src", help="source language: the file suffix, e.g. de (default: the preset's)")
     p.add_argument("--tgt", help="target language, e.g. en (default: the preset's)")
     p.add_argument("--data-dir", help="a corpus folder with train.SRC, train.TGT, val.SRC, val.TGT (plain or .gz); "

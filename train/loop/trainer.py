@@ -1,6 +1,6 @@
 """Trainer: the state of one training run and the loop that advances it, step by step and epoch by epoch.
 
-The step itself is train/step.py's; validation is validation.py's, the saved state training_state.py's.
+The step itself is step.py's; validation is validation.py's, the saved state training_state.py's.
 """
 import json
 import math
@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 import minitorch as mt
 from minitorch import distributed
+from transformer import registry
 
 from . import checkpoint, training_state, validation
 from .. import parallel, progress, run
@@ -56,7 +57,7 @@ class Trainer:
                 print(f"tokenizer: joint SentencePiece, {tok.vocab_size} pieces" + (f" ({note})" if note else ""))
             world.barrier()   # the other ranks load the tokenizer that rank 0 has written
             self.tok = tok if self.main else Tokenizer(self.run_dir / "spm.model")
-            model_config = run.model_config(settings["model"], self.tok.vocab_size, model_kw)
+            model_config = registry.model_config(settings["model"], self.tok.vocab_size, model_kw)
             settings["data_dir"] = str(data_dir)
             self.config = {"settings": settings, "model_config": model_config.to_dict()}
             self.config.update({"blas_threads": blas_threads} if blas_threads else {})

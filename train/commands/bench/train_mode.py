@@ -20,7 +20,7 @@ from .workload import build_model, synthetic_batch
 
 
 class BenchStep:
-    """The training step of `fit` (train/step.py) on one fixed batch, with the bench's measurements around it.
+    """The training step of `fit` (train/loop/step.py) on one fixed batch, with the bench's measurements around it.
     Calling it returns the loss and the time at each phase boundary.
 
     With `sync` (a GradientSync) it is the data-parallel step of `fit --distributed`: `batch` is this rank's share of a

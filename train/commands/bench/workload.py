@@ -3,8 +3,7 @@ initialised model; no corpus, tokenizer or run folder needed."""
 import numpy as np
 
 import minitorch as mt
-
-from ... import run
+from transformer import registry
 
 SEQ_LEN = 32             # tokens a side in the synthetic batch, eos/bos included (Multi30k's long sentences)
 PADDING = 0.1            # about this fraction of each side is padding
@@ -25,4 +24,4 @@ def synthetic_batch(batch_size, seq_len, vocab_size, seed):
 def build_model(preset, device, seed):
     """A freshly initialised Transformer of the preset's configuration (vocabulary: the preset's size)."""
     mt.manual_seed(seed)
-    return run.new_model("transformer", preset.vocab_size, preset.model).to(device)
+    return registry.new_model("transformer", preset.vocab_size, preset.model).to(device)

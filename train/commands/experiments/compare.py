@@ -19,6 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
+from transformer import registry
+
 from ...loop import checkpoint
 from ...data import corpus
 from .. import evaluate
@@ -30,8 +32,8 @@ from .options import add_training_arguments, choice_list
 
 
 def add_arguments(p):
-    p.add_argument("--models", type=choice_list(*run.MODELS), default=list(run.MODELS),
-                   help=f"comma-separated, of {', '.join(run.MODELS)} (default: all three)")
+    p.add_argument("--models", type=choice_list(*registry.MODELS), default=list(registry.MODELS),
+                   help=f"comma-separated, of {', '.join(registry.MODELS)} (default: all three)")
     p.add_argument("--epochs", type=positive_int, help="epochs per model (default: the preset's)")
     p.add_argument("--beam", type=positive_int, default=5, help="beam size of the final evaluation (default 5)")
     p.add_argument("--split", help="the test split (default: the first of test_2016_flickr, test in the corpus)")
@@ -41,13 +43,13 @@ def add_arguments(p):
 
 
 def run_list(text):
-    """'transformer=DIR,lstm=DIR' -> {model: Path}, each model one of run.MODELS."""
+    """'transformer=DIR,lstm=DIR' -> {model: Path}, each model one of registry.MODELS."""
     runs = {}
     for item in filter(None, (t.strip() for t in text.split(","))):
         kind, _, folder = item.partition("=")
-        if kind not in run.MODELS or not folder:
-            raise argparse.ArgumentTypeError(f"expected MODEL=DIR items with MODEL one of {', '.join(run.MODELS)}, "
-                                             f"got {item!r}")
+        if kind not in registry.MODELS or not folder:
+            raise argparse.ArgumentTypeError(f"expected MODEL=DIR items with MODEL one of "
+                                             f"{', '.join(registry.MODELS)}, got {item!r}")
         runs[kind] = Path(folder)
     if not runs:
         raise argparse.ArgumentTypeError(f"expected MODEL=DIR items, got {text!r}")

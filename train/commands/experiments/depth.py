@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 import minitorch as mt
+from transformer import registry
 
 from ...data import corpus, download
 from ... import run
@@ -113,7 +114,7 @@ def train_curve(sizes, vocab_size, batches, lr, warmup, use_warmup, clip_norm, l
     """Train a fresh Transformer on `batches` -> {"loss": per-step losses, "grad_norm": per-step norms before
     clipping}; stops at the first non-finite loss (kept as the last entry)."""
     mt.manual_seed(seed)
-    model = run.new_model("transformer", vocab_size, sizes).to(device).train()
+    model = registry.new_model("transformer", vocab_size, sizes).to(device).train()
     optimizer = mt.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     step_fn = TrainStep(model, optimizer, None, label_smoothing, clip_norm, device)   # the lr is set here, each step
     losses, grad_norms = [], []

@@ -25,6 +25,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend
 from minitorch.graph_memory import saved_bytes
+from transformer import registry
 
 from ... import run
 from ...arguments import add_device_argument, non_negative_int, positive_int
@@ -40,8 +41,8 @@ MB = 2 ** 20
 def add_arguments(p):
     p.add_argument("--lengths", type=int_list, default=[16, 32, 64, 128, 256, 512],
                    help="sequence lengths n, comma-separated (default: 16,32,64,128,256,512)")
-    p.add_argument("--models", type=choice_list(*run.MODELS), default=["transformer", "lstm"],
-                   help=f"comma-separated, of {', '.join(run.MODELS)} (default: transformer,lstm)")
+    p.add_argument("--models", type=choice_list(*registry.MODELS), default=["transformer", "lstm"],
+                   help=f"comma-separated, of {', '.join(registry.MODELS)} (default: transformer,lstm)")
     p.add_argument("--preset", choices=sorted(PRESETS), default="demo",
                    help="whose model sizes and vocabulary size (default: demo, d_model 64)")
     p.add_argument("--batch-size", type=positive_int, default=4, help="sentences in the batch (default 4)")
@@ -112,7 +113,7 @@ def measure_step(kind, preset, n, batch_size, seed, device):
     seconds, loss}."""
     sizes = dict(preset.sizes(kind), max_len=max(preset.sizes(kind)["max_len"], n + 1))
     mt.manual_seed(seed)
-    model = run.new_model(kind, preset.vocab_size, sizes).to(device).train()
+    model = registry.new_model(kind, preset.vocab_size, sizes).to(device).train()
     src, tgt_in, tgt_out = (backend.to_device(a, device) for a in
                             random_batch(np.random.default_rng(seed), batch_size, n, preset.vocab_size))
     gc.collect()
