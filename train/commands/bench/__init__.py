@@ -20,8 +20,8 @@ length + 10), the slowest case; the output tokens per second carry over to real 
 
 The batches are random token ids from a seeded generator: no corpus, tokenizer or --run-dir is needed. Figures
 only: compare runs made alternately in one time window, since a shared machine is noisy. The BLAS threads are
-chosen as `fit` chooses them (the preset's measured choice, a thread variable of the environment, or --threads N) and
-printed with the reason; `--threads 1` against `--threads 2` is how the presets' choices were measured.
+chosen as `fit` chooses them (measured at start, a thread variable of the environment, or --threads N) and
+printed with the reason; `--threads 1` against `--threads 2` compares two counts on whole steps.
 """
 import dataclasses
 import json
