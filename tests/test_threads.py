@@ -167,7 +167,22 @@ def test_bench_reports_the_choice(capsys, no_thread_variables):
     assert status == 0, err
     result = json.loads(out)
     assert result["blas_threads_chosen_by"] == "--threads"
-    assert result["blas_threads"].get("openblas", 1) == 1   # (an OpenMP runtime may be listed too: not BLAS)
+    assert set(result["blas_threads"].values()) <= {1} and list(result["blas_threads"]) == sorted(blas_now())
+    assert list(result["other_threads"]) == sorted(result["other_threads"])   # e.g. sentencepiece's OpenMP pool
+    assert not set(result["other_threads"]) & set(result["blas_threads"])
+
+
+def test_bench_shows_the_blas_choice_apart_from_other_thread_pools(capsys, no_thread_variables):
+    status, out, err = run_cli(["bench", "--preset", "demo", "--steps", "1", "--warmup-steps", "0", "--threads", "1"],
+                               capsys)
+    assert status == 0, err
+    first = out.splitlines()[0]
+    blas = ", ".join(f"{name} 1" for name in sorted(blas_now()))
+    assert f"BLAS threads: {blas} (--threads; --threads N to change)" in first
+    others = sorted((i["internal_api"], i["num_threads"]) for i in threadpool_info() if i["user_api"] != "blas")
+    if others:
+        listed = ", ".join(f"{name} {n}" for name, n in others)
+        assert first.endswith(f"; other thread pools, not set by --threads: {listed}")
 
 
 @pytest.mark.parametrize("value", ["0", "two", "-1"])

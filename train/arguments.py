@@ -3,6 +3,7 @@ import argparse
 
 from minitorch import backend
 
+from .prog import PROG
 
 
 def _number(convert, accept, expected):
@@ -48,7 +49,7 @@ CHECKPOINT_HELP = ("which weights (default: the run's preset's choice, made on v
 def add_decoding_arguments(parser):
     """The options shared by the commands that decode with a trained run (evaluate, translate)."""
     from .loop.checkpoint import CHECKPOINTS
-    parser.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
+    parser.add_argument("--run-dir", required=True, help=f"a run folder made by `{PROG} fit`")
     parser.add_argument("--beam", type=positive_int, help="beam size; 1 = greedy (default: the run's preset's "
                                                           "choice, made on validation; 5 for runs from before)")
     parser.add_argument("--length-penalty", type=positive_float, help="GNMT length penalty alpha (default: the run's "

@@ -11,6 +11,7 @@ import sys
 from minitorch import distributed
 
 from .errors import TrainError, error_message
+from .prog import PROG
 
 
 def add_distributed_argument(parser, what="training"):
@@ -80,6 +81,6 @@ def stop_job_on_error(world, command):
             import traceback
             traceback.print_exception(e, file=sys.__stderr__)
             message, status = f"{type(e).__name__}: {e}", 1
-        print(f"python -m train {command}: error on rank {world.rank} of {world.size}: {message} (stopping all "
+        print(f"{PROG} {command}: error on rank {world.rank} of {world.size}: {message} (stopping all "
               f"ranks)", file=sys.__stderr__, flush=True)
         world.abort(status)

@@ -17,6 +17,7 @@ from .loop import checkpoint
 from .errors import TrainError
 from .presets import DECODING
 from .data.tokenizer import Tokenizer
+from .prog import PROG
 
 
 def config_path(run_dir):
@@ -52,13 +53,13 @@ def load_config(run_dir):
     path = config_path(run_dir)
     blocker = file_in_the_way(run_dir)
     if blocker == Path(run_dir):
-        raise TrainError(f"--run-dir {run_dir}: a file, not a folder; give the run folder that `python -m train fit` "
+        raise TrainError(f"--run-dir {run_dir}: a file, not a folder; give the run folder that `{PROG} fit` "
                          f"made (it holds config.json)")
     if not Path(run_dir).is_dir():
         raise TrainError(f"--run-dir {run_dir}: no such folder" + (f" ({blocker} in its path is a file)" if blocker
                                                                    else ""))
     if not path.is_file():
-        raise TrainError(f"{path}: not found; is {run_dir} a run folder made by `python -m train fit`?")
+        raise TrainError(f"{path}: not found; is {run_dir} a run folder made by `{PROG} fit`?")
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -68,7 +69,7 @@ def load_config(run_dir):
         k for k in ("model", "preset", "src", "tgt") if isinstance(settings, dict) and k not in settings] + (
         [] if isinstance(config, dict) and isinstance(config.get("model_config"), dict) else ["model_config"])
     if missing:
-        raise TrainError(f"{path}: not a run configuration written by `python -m train fit` (no "
+        raise TrainError(f"{path}: not a run configuration written by `{PROG} fit` (no "
                          f"{', '.join(missing)})")
     return config
 

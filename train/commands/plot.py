@@ -21,11 +21,12 @@ from ..loop.checkpoint import CHECKPOINTS
 from ..data.corpus import read_parallel
 from ..decode import translate_ids
 from ..errors import TrainError, UsageError
+from ..prog import PROG
 from ..data.tokenizer import BOS_ID
 
 
 def add_arguments(p):
-    p.add_argument("--run-dir", required=True, help="a run folder made by `python -m train fit`")
+    p.add_argument("--run-dir", required=True, help=f"a run folder made by `{PROG} fit`")
     p.add_argument("--sentence", help="the source sentence of the attention maps (default: the first validation "
                                       "sentence)")
     p.add_argument("--checkpoint", choices=CHECKPOINTS, help=CHECKPOINT_HELP)
@@ -62,7 +63,7 @@ def main(args):
 
 def read_metrics(path):
     if not Path(path).is_file():
-        raise TrainError(f"{path}: not found; is this a run folder made by `python -m train fit`?")
+        raise TrainError(f"{path}: not found; is this a run folder made by `{PROG} fit`?")
     records = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         try:

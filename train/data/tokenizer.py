@@ -10,6 +10,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from ..errors import TrainError
+from ..prog import PROG
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
@@ -20,7 +21,7 @@ class Tokenizer:
     def __init__(self, path):
         path = Path(path)
         if not path.is_file():
-            raise TrainError(f"{path}: no tokenizer model (is this a run folder made by `python -m train fit`?)")
+            raise TrainError(f"{path}: no tokenizer model (is this a run folder made by `{PROG} fit`?)")
         self.path = path
         try:
             self.sp = spm.SentencePieceProcessor(model_file=str(path))

@@ -1,9 +1,13 @@
-"""Stopping a run between steps: Ctrl-C, SIGTERM or a STOP file ask for a stop after the current step (and a save)."""
+"""Stopping a run between steps: Ctrl-C, SIGTERM or a STOP file ask for a stop after the current step (and a save);
+batches in a row with a non-finite loss stop it with an error (diverged_message)."""
 import signal
 import sys
 import threading
 
 from tqdm import tqdm
+
+from ..errors import TrainError
+from . import checkpoint
 
 STOP_FILE = "STOP"  # a file of this name in the run folder asks the run to stop after the current step and save
 
@@ -40,3 +44,21 @@ class StopRequest:
     def exit_status(self):
         """128 + the signal's number, as a shell reports a process stopped by it (130 for Ctrl-C)."""
         return 128 + int(self.requested or signal.SIGINT)
+
+
+def diverged_message(bad_steps, step, run_dir):
+    """Why the run stopped after its skipped steps in a row (bad_steps: (epoch, batch, what, value) each) at step, and
+    which checkpoint is left."""
+    last = checkpoint.checkpoint_path(run_dir, "last")
+    if last.is_file():
+        kept = f"{last} is left as the last good checkpoint"
+        try:
+            kept += f" (step {checkpoint.load(last)['progress']['step']})"
+        except (TrainError, KeyError, TypeError):
+            pass
+    else:
+        kept = "No checkpoint had been saved yet"
+    epoch, batch, what, value = bad_steps[-1]
+    return (f"stopped: {len(bad_steps)} batches in a row gave a non-finite loss or gradient norm (the last, "
+            f"epoch {epoch} batch {batch}: {what} {value}) after step {step}; the model has diverged or "
+            f"the data is broken. {kept}. Try a lower --lr in a new --run-dir")

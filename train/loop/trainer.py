@@ -20,8 +20,9 @@ from ..data.batching import token_batches, training_batch
 from ..errors import TrainError
 from ..data.pairs import encode_pairs, read_split
 from .step import TrainStep, make_optimizer
-from .stopping import STOP_FILE, StopRequest
+from .stopping import STOP_FILE, StopRequest, diverged_message
 from ..data.tokenizer import Tokenizer, train_tokenizer
+from ..prog import PROG
 
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 
@@ -38,6 +39,7 @@ class Trainer:
         except OSError as e:
             raise TrainError(f"--run-dir {run_dir}: cannot make the folder ({e.strerror})") from None
         self.metrics_path = self.run_dir / "metrics.jsonl"
+        saved = self.saved_state() if resume else None   # a run with nothing left to do stops before it prints
         src, tgt = settings["src"], settings["tgt"]
         train_src, train_tgt = read_split(data_dir, "train", src, tgt)
         self.val_src, self.val_tgt = read_split(data_dir, "val", src, tgt)
@@ -97,21 +99,28 @@ class Trainer:
         if resume:
             if self.main:
                 checkpoint.remove_temporary_files(self.run_dir)
-            training_state.load_state(self, checkpoint.load(checkpoint.checkpoint_path(self.run_dir, "last"), device))
+            training_state.load_state(self, saved)
         elif self.main:
             self.metrics_path.write_text("")
         n_params = self.model.num_parameters()
         print(f"model: {settings['model']} {self.config['model_config']}")
         print(f"parameters: {n_params:,}")
 
+    def saved_state(self):
+        """The `last` training state of a run to resume; TrainError when it has finished its epochs or steps."""
+        saved = checkpoint.load(checkpoint.checkpoint_path(self.run_dir, "last"), self.device)
+        p = saved.get("progress") if isinstance(saved, dict) else None
+        p = p if isinstance(p, dict) else {}   # a damaged state is reported when it is loaded
+        if p.get("epoch", 0) >= self.s["epochs"]:
+            raise TrainError(f"{self.run_dir} has finished its {self.s['epochs']} epoch"
+                             f"{'s' if self.s['epochs'] > 1 else ''}; pass a larger --epochs to train on")
+        if self.s["max_steps"] is not None and p.get("step", 0) >= self.s["max_steps"]:
+            raise TrainError(f"{self.run_dir} is at step {p['step']} already; pass a larger --max-steps")
+        return saved
+
     # ----- the loop -----
     def fit(self):
         s = self.s
-        if self.epoch >= s["epochs"]:
-            raise TrainError(f"{self.run_dir} has finished its {s['epochs']} epochs; pass a larger --epochs to train "
-                             f"on")
-        if self.out_of_steps():
-            raise TrainError(f"{self.run_dir} is at step {self.step} already; pass a larger --max-steps")
         print(f"run folder {self.run_dir}; {len(self.batches(0))} batches an epoch of about {s['batch_tokens']} tokens"
               + (f"; resuming at step {self.step} (epoch {self.epoch + 1})" if self.step else "")
               + (f"; data-parallel over {self.world.size} processes" if self.world.size > 1 else ""))
@@ -134,7 +143,7 @@ class Trainer:
                         return self.stop_here(stop)
                     if len(self.bad_steps) >= MAX_BAD_STEPS:
                         bar.close()
-                        raise TrainError(self.diverged_message())
+                        raise TrainError(diverged_message(self.bad_steps, self.step, self.run_dir))
                     if updated and s["save_every"] and self.step % s["save_every"] == 0:
                         training_state.save_last(self)
                 bar.close()
@@ -210,42 +219,21 @@ class Trainer:
                        f"this batch ({len(self.bad_steps)} in a row; the run stops at {MAX_BAD_STEPS})",
                        file=sys.stderr)
 
-    def diverged_message(self):
-        """Why the run stopped after MAX_BAD_STEPS skipped steps in a row, and which checkpoint is left."""
-        last = checkpoint.checkpoint_path(self.run_dir, "last")
-        if last.is_file():
-            kept = f"{last} is left as the last good checkpoint"
-            try:
-                kept += f" (step {checkpoint.load(last)['progress']['step']})"
-            except (TrainError, KeyError, TypeError):
-                pass
-        else:
-            kept = "No checkpoint had been saved yet"
-        epoch, batch, what, value = self.bad_steps[-1]
-        return (f"stopped: {len(self.bad_steps)} batches in a row gave a non-finite loss or gradient norm (the last, "
-                f"epoch {epoch} batch {batch}: {what} {value}) after step {self.step}; the model has diverged or "
-                f"the data is broken. {kept}. Try a lower --lr in a new --run-dir")
-
     def log_window(self):
         """A train record of the steps since the last one (every log_every steps, and at the end of an epoch)."""
         w = self.window
         self.log({"kind": "train", "step": self.step, "epoch": self.epoch + 1, "loss": w["loss"] / w["steps"],
                   "lr": w["lr"], "tokens_per_s": w["tokens"] / w["time"], "s_per_step": w["time"] / w["steps"]})
         self.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": w["loss"] / w["steps"],
-                       "speed": w["tokens"] / w["time"], "step_time": w["time"] / w["steps"], "lr": w["lr"]}
+                       "last_steps": w["steps"], "speed": w["tokens"] / w["time"], "step_time": w["time"] / w["steps"],
+                       "lr": w["lr"]}
 
     def postfix(self, n_batches):
-        """loss, learning rate, speed and the time left for the whole run (the bar itself shows the epoch's)."""
-        w = self.window
-        loss = w["loss"] / w["steps"] if w["steps"] else w.get("last", float("nan"))
-        speed = w["tokens"] / w["time"] if w["steps"] else w.get("speed", 0.0)
+        """The progress bar's text (progress.training_postfix) with the steps left in the whole run."""
         steps_left = (self.s["epochs"] - self.epoch) * n_batches - self.batch_pos
         if self.s["max_steps"] is not None:
             steps_left = min(steps_left, self.s["max_steps"] - self.step)
-        seconds = steps_left * (w["time"] / w["steps"] if w["steps"] else w.get("step_time", float("nan")))
-        eta = f"{int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}" \
-            if math.isfinite(seconds) else "?"
-        return f"label-smoothed loss {loss:.3f}, lr {w.get('lr', 0):.2e}, {speed:,.0f} tok/s, run ETA {eta}"
+        return progress.training_postfix(self.window, steps_left)
 
     def end_of_epoch(self, partial, stop):
         """Validate, record, save best/avg/last; None when a Ctrl-C came during validation."""
@@ -288,7 +276,7 @@ class Trainer:
             asked = f" as {self.stop_file} asked"
         if self.main:
             print(f"stopped at step {self.step}{asked}; saved {checkpoint.checkpoint_path(self.run_dir, 'last')}. "
-                  f"Continue with: python -m train fit --preset {self.s['preset']} --run-dir {self.run_dir} --resume"
+                  f"Continue with: {PROG} fit --preset {self.s['preset']} --run-dir {self.run_dir} --resume"
                   + (" --distributed" if self.world.size > 1 else ""), file=sys.stderr)
         return stop.exit_status
 

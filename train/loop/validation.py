@@ -12,6 +12,7 @@ from .. import metrics, parallel
 from ..data.batching import token_batches, training_batch
 from ..decode import translate_ids
 from ..data.tokenizer import PAD_ID
+from ..prog import PROG
 
 N_EXAMPLES = 3
 
@@ -63,12 +64,13 @@ def print_examples(trainer):
     for src, ref, hyp in getattr(trainer, "examples", []):
         print(f"\n  source:     {src}\n  reference:  {ref}\n  hypothesis: {hyp}")
     if getattr(trainer, "examples", None):
-        print(f"\ntranslate more with: python -m train translate --run-dir {trainer.run_dir} < {trainer.s['src']}.txt")
+        print(f"\ntranslate more with: {PROG} translate --run-dir {trainer.run_dir} < {trainer.s['src']}.txt")
 
 
 def epoch_line(record, number, partial=False):
-    """The line printed after an epoch: each loss named, the perplexity beside the NLL it is the exponential of."""
+    """The line printed after an epoch: each loss named (train: the mean over the epoch's steps, where the progress
+    bar shows the last few steps'), the perplexity beside the NLL it is the exponential of."""
     return (f"epoch {number}{' (partial)' if partial else ''}, step {record['step']}: label-smoothed loss: train "
-            f"{record['train_loss']:.3f}, val {record['val_loss']:.3f}; val nll {record['val_nll']:.3f} (ppl "
-            f"{record['val_ppl']:.2f}); greedy val BLEU {record['val_bleu']:.2f}, chrF {record['val_chrf']:.2f} on "
-            f"{record['val_bleu_sentences']} sentences")
+            f"{record['train_loss']:.3f} (epoch mean), val {record['val_loss']:.3f}; val nll {record['val_nll']:.3f} "
+            f"(ppl {record['val_ppl']:.2f}); greedy val BLEU {record['val_bleu']:.2f}, chrF {record['val_chrf']:.2f} "
+            f"on {record['val_bleu_sentences']} sentences")

@@ -30,6 +30,7 @@ from ... import parallel, run
 from ...arguments import add_device_argument, add_threads_argument, non_negative_int, positive_int
 from ...errors import UsageError
 from ...presets import PRESETS
+from ...prog import PROG
 from ...threads import setup as setup_blas_threads
 from .decode_mode import bench_decode
 from .machine import step_matmul_flops
@@ -66,7 +67,7 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     add_threads_argument(p)
     p.add_argument("--distributed", action="store_true",
-                   help="train mode, under `mpirun -n N python -m train bench ... --distributed`: time the "
+                   help=f"train mode, under `mpirun -n N {PROG} bench ... --distributed`: time the "
                         "data-parallel step of N processes, each on its share of the --batch-size sentences, against "
                         "one process alone on all of them, and print the speed-up and scaling efficiency (needs "
                         "mpi4py: pip install -e '.[dist]')")

@@ -44,4 +44,4 @@ def bench_decode(preset, device, batch_size, seq_len, reps, seed, progress=True)
             "peak_rss_bytes": memory.peak_rss(), "rss_before_bytes": rss_before,
             "decode_rss_increase_bytes": step_peak - rss_before if step_peak else None,
             "device_pool_peak_bytes": device_peak if device == "cuda" else None,
-            "blas_threads": blas_threads()}
+            "blas_threads": blas_threads(), "other_threads": blas_threads(blas=False)}

@@ -41,13 +41,16 @@ def step_matmul_flops(cfg, B, S, T):
     return 3 * forward
 
 
-def blas_threads():
-    """{library: threads} from threadpoolctl when it is installed, else the thread environment variables."""
+def blas_threads(blas=True):
+    """{library: threads}, by name, of the BLAS libraries (what --threads sets), or with blas=False of the other
+    thread pools in the process (e.g. sentencepiece's OpenMP), from threadpoolctl when it is installed, else the
+    thread environment variables."""
     try:
         from threadpoolctl import threadpool_info
-        return {f"{i['internal_api']}": i["num_threads"] for i in threadpool_info()}
+        return dict(sorted((i["internal_api"], i["num_threads"]) for i in threadpool_info()
+                           if (i["user_api"] == "blas") == blas))
     except ImportError:
-        names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+        names = ("MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS") if blas else ("OMP_NUM_THREADS",)
         return {name: os.environ.get(name, "unset") for name in names}
 
 

@@ -18,8 +18,10 @@ def print_result(r):
     b = r["batch"]
     threads = ", ".join(f"{k} {v}" for k, v in r["blas_threads"].items()) or "unknown"
     why = f" ({r['blas_threads_chosen_by']}; --threads N to change)" if "blas_threads_chosen_by" in r else ""
+    others = ", ".join(f"{k} {v}" for k, v in r.get("other_threads", {}).items())
+    others = f"; other thread pools, not set by --threads: {others}" if others else ""
     print(f"minitorch bench: {r['mode']}, preset {r['preset']} ({r['parameters']:,} parameters), {r['device']}, "
-          f"BLAS threads: {threads}{why}")
+          f"BLAS threads: {threads}{why}{others}")
     if r["mode"] == "train":
         print(f"batch: {b['sentences']} sentences x {b['src_len']} source / {b['tgt_len']} target tokens, "
               f"{b['padding']:.0%} padding, {b['target_tokens']:,} target tokens, vocabulary {b['vocab_size']:,}")

@@ -152,6 +152,7 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         "saved_for_backward_bytes": step.saved,
         "step_matmul_gflop": flops / 1e9, "matmul_peak_gflops": peak, "achieved_gflops": flops / median / 1e9,
         "peak_fraction": flops / median / 1e9 / peak, "blas_threads": blas_threads(),
+        "other_threads": blas_threads(blas=False),
     }
     if profile:
         say(f"{steps} profiled step(s)")
