@@ -44,8 +44,9 @@ def add_arguments(p):
     p.add_argument("--batch-tokens", type=positive_int, help="padded tokens per batch (default: the preset's)")
     p.add_argument("--seed", type=non_negative_int, help="seed of initialisation, dropout and data order (default 0)")
     p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
-    p.add_argument("--vocab-size", type=positive_int, help="joint SentencePiece vocabulary size (default: the "
-                                                            "preset's; 8000 for Multi30k)")
+    vocab = ", ".join(f"{name} {preset.vocab_size:,}" for name, preset in PRESETS.items())
+    p.add_argument("--vocab-size", type=positive_int, help=f"joint SentencePiece vocabulary size, at most (default: "
+                                                            f"the preset's: {vocab})")
     p.add_argument("--lr", type=positive_float, help="peak learning rate, reached at the end of warmup")
     p.add_argument("--warmup", type=positive_int, help="warmup steps of the learning-rate schedule")
     p.add_argument("--dropout", type=probability, help="dropout rate (default: the preset's)")
