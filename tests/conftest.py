@@ -30,6 +30,11 @@ def _real_gpu_usable():
     return done.returncode == 0 and done.stdout.strip() not in ("", "0")
 
 
+# The commands measure their BLAS thread count at start; runs that a test compares number for number (a resumed run
+# against an uninterrupted one) must not differ in it, so the tests take one thread (test_threads.py, which checks the
+# measurement, removes the variable). Set before NumPy loads OpenBLAS, which reads it then.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 CUPY_STANDIN = not _real_gpu_usable()
 if CUPY_STANDIN:
     sys.path.insert(0, str(STANDIN_DIR))

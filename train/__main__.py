@@ -1,4 +1,4 @@
-"""The CLI: `python -m train <command> [options]`; `python -m train <command> --help` lists each command's options.
+"""The CLI: `python3 -m train <command> [options]`; `python3 -m train <command> --help` lists each command's options.
 
 Each command is a module with add_arguments(parser) and main(args) -> exit status, registered in COMMANDS.
 Bad input gives a one-line reason on stderr: exit status 2 for bad arguments (also flags that cannot work together, or

@@ -1,4 +1,4 @@
-"""The CLI side of data-parallel jobs (`mpirun -n N python -m train fit ... --distributed`).
+"""The CLI side of data-parallel jobs (`mpirun -n N python3 -m train fit ... --distributed`).
 
 Every rank runs the same command on the same data; rank 0 alone writes files and prints (the other ranks' stdout goes
 to /dev/null), and an error on any rank stops the whole job through MPI_Abort, so that no rank waits forever in a
@@ -16,8 +16,8 @@ from .prog import PROG
 
 def add_distributed_argument(parser, what="training"):
     parser.add_argument("--distributed", action="store_true",
-                        help=f"data-parallel {what} across the processes of an MPI job, e.g. `mpirun -n 2 python -m "
-                             f"train ... --distributed` (MPI on CPUs, NCCL on GPUs; needs mpi4py: pip install -e "
+                        help=f"data-parallel {what} across the processes of an MPI job, e.g. `mpirun -n 2 {PROG} "
+                             f"... --distributed` (MPI on CPUs, NCCL on GPUs; needs mpi4py: pip install -e "
                              f"'.[dist]'); with one process it changes nothing")
 
 

@@ -7,7 +7,7 @@
     sweep           a recipe study from a grid file: fit each trial, score every decoding on validation only
 
 Each writes a markdown table (also printed), the numbers as JSON and a PNG figure into --out (default
-runs/experiments/NAME). `python -m train experiment NAME --help` lists an experiment's options, with the ones that
+runs/experiments/NAME). `python3 -m train experiment NAME --help` lists an experiment's options, with the ones that
 shrink it (--max-steps, --lengths, --layers, ...).
 """
 import argparse

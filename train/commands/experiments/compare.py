@@ -11,7 +11,7 @@ against training time (the seconds spent in training steps, without the validati
 shared with other work, time depends on that work too, steps do not). The runs stay in OUT/runs/MODEL, usable with
 evaluate, translate and plot, and with `experiment gradient-path --runs OUT/runs`.
 
-`--runs transformer=DIR,lstm=DIR,...` compares runs already trained by `python -m train fit` (e.g. full-length runs
+`--runs transformer=DIR,lstm=DIR,...` compares runs already trained by `python3 -m train fit` (e.g. full-length runs
 on Multi30k) instead of training: the same table and figure from their metrics, with evaluate's beam search on their
 `best` checkpoints (their wall time is not recorded, so that column is left empty).
 """

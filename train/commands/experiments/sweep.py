@@ -10,7 +10,7 @@ The grid file (JSON):
                   "bpe-4000":    {"vocab_size": 4000}},
      "decoding": {"checkpoint": ["best", "avg"], "beam": [5], "length_penalty": [0.6, 1.0]}}
 
-A trial {"run_dir": PATH} is a run trained elsewhere (e.g. a finalist trained with `mpirun -n 2 python -m train fit
+A trial {"run_dir": PATH} is a run trained elsewhere (e.g. a finalist trained with `mpirun -n 2 python3 -m train fit
 ... --distributed`): it is not trained, only scored with the grid's decodings, its settings read from its config.json
 and its minutes from its metrics (the last epoch's wall_seconds).
 

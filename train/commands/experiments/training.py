@@ -1,5 +1,5 @@
 """Training an experiment's models with `fit` itself: the corpus, tokenizer, loop, checkpoints and validation of a
-user's run, so that what an experiment reports is what `python -m train fit` gives."""
+user's run, so that what an experiment reports is what `python3 -m train fit` gives."""
 import argparse
 import shutil
 import time
