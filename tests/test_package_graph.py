@@ -124,3 +124,11 @@ def test_the_engines_distributed_errors_know_nothing_of_the_cli():
         texts = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         found = [t for t in texts if cli.search(t)]
         assert not found, f"{path.name}: {found}"
+
+
+def test_only_the_data_package_and_the_commands_fetch_or_make_corpora():
+    """settings.py resolves a run's settings; where its corpus comes from is data/prepare.py's."""
+    makers = {"train.data.download", "train.data.demo_corpus"}
+    for module, targets in graph().items():
+        if module.startswith("train") and targets & makers:
+            assert group(module) in ("data", "commands"), f"{module} imports {sorted(targets & makers)}"
