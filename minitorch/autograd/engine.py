@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from . import backend
+from .. import backend
 
 _state = threading.local()
 
@@ -106,7 +106,7 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain arrays or numbers); record it in the graph if a gradient is needed."""
-        from .tensor import Tensor  # tensor imports autograd; import here to avoid a cycle
+        from ..tensor import Tensor  # tensor imports autograd; import here to avoid a cycle
 
         tensors = [x for x in inputs if isinstance(x, Tensor)]
         device = tensors[0].device if tensors else "cpu"
@@ -158,7 +158,7 @@ FREED = _Freed()
 
 def _topological_order(roots):
     """Nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit)."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
     order, visited = [], set()
     stack = [(root, False) for root in reversed(roots)]
     while stack:
@@ -180,7 +180,7 @@ def _topological_order(roots):
 def _leading_to(order, targets):
     """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad), and those
     whose graph was released (so that the walk reports it)."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
     needed = {id(t) for t in targets}
     for node in reversed(order):  # parents before the nodes that use them
         if id(node) not in needed and node._op is not None and (node._op is FREED or any(
@@ -203,7 +203,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 
 def _walk(roots, root_grads, retain_graph, create_graph, inputs):
-    from .tensor import Tensor
+    from ..tensor import Tensor
     grads = {}
     for root, g in zip(roots, root_grads):
         grads[id(root)] = g if id(root) not in grads else grads[id(root)] + g
@@ -245,9 +245,9 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
 
 def _accumulate(node, g, create_graph):
     """Add g to node.grad: in place on the fast path; as a new Tensor in the graph under create_graph."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
     if create_graph:
-        from .ops import Cast  # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
+        from ..ops import Cast  # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
         g = Cast.apply(g, dtype=node.dtype)
         node.grad = g if node.grad is None else node.grad + g
     elif node.grad is None:
@@ -261,7 +261,7 @@ def _accumulate(node, g, create_graph):
 
 def _backward_recorded(op, node, g):
     """op's gradients as Tensors recorded in the graph (create_graph=True). g is a Tensor; node is op's output."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
     name = type(op).__name__
     if getattr(op, "composed", None) is not None:  # a fused op: differentiate the same op built from primitives
         targets = [p for p in op.parents if isinstance(p, Tensor) and p.requires_grad]
@@ -304,7 +304,7 @@ def grad(outputs, inputs, grad_outputs=None, *, create_graph=False, retain_graph
     create_graph=True records the computation, so the result can be differentiated again; retain_graph defaults to
     create_graph. allow_unused=True gives None for an input that the outputs do not depend on.
     """
-    from .tensor import Tensor
+    from ..tensor import Tensor
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single_input = isinstance(inputs, Tensor)
     inputs = [inputs] if single_input else list(inputs)
@@ -336,7 +336,7 @@ def grad(outputs, inputs, grad_outputs=None, *, create_graph=False, retain_graph
 
 def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)"):
     """The gradient that starts a backward from t: an array (a Tensor under create_graph) shaped like t."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
     if not t.requires_grad:
