@@ -17,8 +17,8 @@ import copy
 
 import numpy as np
 
-# tensor.py and ops/ import this module, and it uses them: through the modules, looked up when called, so that either
-# side may be imported first
+# tensor.py and ops/ import this module, and it uses them: as modules, whose names are looked up when called
+# (minitorch/__init__.py loads ops/ first, which loads this engine, which loads tensor)
 from .. import backend, ops, tensor
 from . import anomaly_mode, versions
 from .grad_mode import enable_grad, state
