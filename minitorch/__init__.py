@@ -1,8 +1,5 @@
 """minitorch: a small, readable reverse-mode autograd engine on NumPy (CuPy on the GPU)."""
-# functional first: it loads ops/, which loads autograd's engine, which loads tensor (each uses the next through its
-# module, looked up when called, so this order resolves every name)
-from . import backend, functional, nn, optim  # noqa: I001
-from . import autograd, utils
+from . import autograd, backend, functional, nn, optim, utils
 from .autograd import Function, enable_grad, grad, is_grad_enabled, no_grad
 from .backend import cuda_available, manual_seed
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck

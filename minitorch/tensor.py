@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import backend, ops
-from .autograd import engine  # engine uses this module too: its names are looked up when called
+from .autograd import engine
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .autograd.versions import VersionCounter
 
@@ -244,6 +244,10 @@ class Tensor:
             out = ops.Cast.apply(out, dtype=resolve_dtype(dtype))
         return out
 
+    def clone(self):
+        """A copy of the data, recorded in the graph (its gradient passes through unchanged)."""
+        return ops.Cast.apply(self, dtype=self.dtype)
+
     def float(self):
         return self.to(dtype=np.float32)
 
@@ -421,6 +425,9 @@ class Tensor:
         if isinstance(index, list):
             index = np.asarray(index) if backend.device_of(self.data) == "cpu" else backend.to_device(index, "cuda")
         return ops.GetItem.apply(self, index=index)
+
+
+engine.Tensor = Tensor  # the engine makes and recognises Tensors, and cannot import this module, which imports it
 
 
 class RemovableHandle:

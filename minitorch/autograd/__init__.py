@@ -4,9 +4,9 @@ engine.py: Function, the graph walk, grad(); grad_mode.py: no_grad, enable_grad 
 in-place safety; anomaly_mode.py: detect_anomaly; functional.py: jacobian, hessian, vjp, jvp, hvp; array_ops.py:
 the array-or-Tensor functions that a twice-differentiable backward is written with.
 """
-# engine first: it loads tensor.py and ops/, which array_ops and functional use
+# engine before array_ops and functional: they import ops/, whose Functions import Function from this package
 from .engine import FREED, Function, _topological_order, grad, initial_grad, run_backward, unbroadcast
-from . import array_ops, functional  # noqa: E402,I001
+from . import array_ops, functional  # noqa: I001
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, op_hook
 from .versions import increment_version

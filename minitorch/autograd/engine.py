@@ -10,18 +10,20 @@ input's shape with `unbroadcast`, the one place where broadcasting is undone.
 
 Higher order (create_graph=True): the walk hands each backward Tensors instead of arrays, on a copy of the op whose
 saved inputs and output are the graph's Tensors, so the same formulas record a graph that can be differentiated
-again. Backward passes therefore use operators and the array-or-Tensor helpers of `ops/generic.py`. A fused op
+again. Backward passes therefore use operators and the array-or-Tensor helpers of `array_ops.py`. A fused op
 (one that defines `composed`) is differentiated through its composed form instead (docs/backprop.md, "Second order").
 """
 import copy
 
 import numpy as np
 
-# tensor.py and ops/ import this module, and it uses them: as modules, whose names are looked up when called
-# (minitorch/__init__.py loads ops/ first, which loads this engine, which loads tensor)
-from .. import backend, ops, tensor
+from .. import backend
 from . import anomaly_mode, versions
 from .grad_mode import enable_grad, state
+
+# minitorch.tensor.Tensor, which the engine makes and recognises: set by tensor.py as it defines the class (tensor.py
+# imports this module, and ops/ import it too, so this one imports neither)
+Tensor = None
 
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
             "backward; call backward(retain_graph=True) the first time")
@@ -68,7 +70,6 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain arrays or numbers); record it in the graph if a gradient is needed."""
-        Tensor = tensor.Tensor
         tensors = [x for x in inputs if isinstance(x, Tensor)]
         device = tensors[0].device if tensors else "cpu"
         for t in tensors[1:]:
@@ -122,7 +123,6 @@ FREED = _Freed()
 
 def _topological_order(roots):
     """Nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit)."""
-    Tensor = tensor.Tensor
     order, visited = [], set()
     stack = [(root, False) for root in reversed(roots)]
     while stack:
@@ -144,7 +144,6 @@ def _topological_order(roots):
 def _leading_to(order, targets):
     """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad), and those
     whose graph was released (so that the walk reports it)."""
-    Tensor = tensor.Tensor
     needed = {id(t) for t in targets}
     for node in reversed(order):  # parents before the nodes that use them
         if id(node) not in needed and node._op is not None and (node._op is FREED or any(
@@ -167,7 +166,6 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 
 def _walk(roots, root_grads, retain_graph, create_graph, inputs):
-    Tensor = tensor.Tensor
     grads = {}
     for root, g in zip(roots, root_grads):
         grads[id(root)] = g if id(root) not in grads else grads[id(root)] + g
@@ -217,10 +215,9 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
 
 def _accumulate(node, g, create_graph):
     """Add g to node.grad: in place on the fast path; as a new Tensor in the graph under create_graph."""
-    Tensor = tensor.Tensor
     if create_graph:
         # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
-        g = ops.Cast.apply(g, dtype=node.dtype)
+        g = g.clone() if g.dtype == node.dtype else g.to(dtype=node.dtype)
         node.grad = g if node.grad is None else node.grad + g
     elif node.grad is None:
         # own the array: g may be shared with another node (Add returns the same g to both sides)
@@ -233,7 +230,6 @@ def _accumulate(node, g, create_graph):
 
 def _backward_recorded(op, node, g):
     """op's gradients as Tensors recorded in the graph (create_graph=True). g is a Tensor; node is op's output."""
-    Tensor = tensor.Tensor
     name = type(op).__name__
     if getattr(op, "composed", None) is not None:  # a fused op: differentiate the same op built from primitives
         targets = [p for p in op.parents if isinstance(p, Tensor) and p.requires_grad]
@@ -278,7 +274,6 @@ def grad(outputs, inputs, grad_outputs=None, *, create_graph=False, retain_graph
     create_graph=True records the computation, so the result can be differentiated again; retain_graph defaults to
     create_graph. allow_unused=True gives None for an input that the outputs do not depend on.
     """
-    Tensor = tensor.Tensor
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single_input = isinstance(inputs, Tensor)
     inputs = [inputs] if single_input else list(inputs)
@@ -310,7 +305,6 @@ def grad(outputs, inputs, grad_outputs=None, *, create_graph=False, retain_graph
 
 def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)"):
     """The gradient that starts a backward from t: an array (a Tensor under create_graph) shaped like t."""
-    Tensor = tensor.Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
     if not t.requires_grad:
@@ -335,7 +329,6 @@ def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)")
 
 def _run_hooks(node, g):
     """g after node's hooks (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one."""
-    Tensor = tensor.Tensor
     for hook in list(node._hooks.values()):
         seen = g if isinstance(g, Tensor) else Tensor._make(g)
         new = hook(seen)
