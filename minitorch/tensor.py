@@ -112,8 +112,8 @@ class Tensor:
         """np.asarray(t) for a CPU tensor without grad; for others an error saying what to use (as PyTorch)."""
         if self.requires_grad:
             raise TypeError("a Tensor that requires grad was handed to NumPy (np.exp(t), np.asarray(t), ...), which "
-                            "would cut it from the graph: use the Tensor's methods or minitorch.autograd.array_ops "
-                            "(exp, log, sigmoid, tanh, erf, ...: an array or a Tensor), or t.detach().numpy()")
+                            "would cut it from the graph: use its methods (t.exp()) or minitorch.autograd.array_ops, "
+                            "or t.detach().numpy() for the values")
         if self.device != "cpu":
             raise TypeError("a CUDA Tensor was handed to NumPy: use t.cpu() or t.numpy() (a copy on the host)")
         return self.data if dtype is None else self.data.astype(dtype, copy=False)

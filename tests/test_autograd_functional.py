@@ -1,5 +1,7 @@
 """mt.autograd.functional (jacobian, hessian, vjp, jvp, vhp, hvp): PyTorch's shapes and nesting, values against
 central differences computed here (and against PyTorch where it is installed)."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -7,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitorch as mt
+from minitorch.autograd import array_ops as A
 from minitorch.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
 
 EPS = 1e-6
@@ -144,3 +147,54 @@ def test_functional_matches_pytorch():
     np.testing.assert_allclose(jacobian(f_mt, t64(x)).numpy(), J.numpy(), rtol=1e-12)
     H = TF.hessian(lambda v: (v.sigmoid() * v * v).sum() + (v * v).sum().sqrt(), torch.tensor(x))
     np.testing.assert_allclose(hessian(scalar_mt, t64(x)).numpy(), H.numpy(), rtol=1e-10, atol=1e-12)
+
+
+class Softplus(mt.Function):
+    """A user's op written with array_ops, as docs/design.md shows: y = log(1 + exp(a)), dy/da = sigmoid(a)."""
+
+    def forward(self, a):
+        self.a = a
+        return A.log(1 + A.exp(a))
+
+    def backward(self, g):
+        return g * A.sigmoid(self.a)
+
+
+class GaussCdf(mt.Function):
+    """y = Phi(a) = (1 + erf(a / sqrt 2)) / 2, dy/da = exp(-a^2 / 2) / sqrt(2 pi): erf and exp from array_ops."""
+
+    def forward(self, a):
+        self.a = a
+        return 0.5 * (1 + A.erf(a / np.sqrt(2)))
+
+    def backward(self, g):
+        return g * A.exp(-0.5 * self.a * self.a) / np.sqrt(2 * np.pi)
+
+
+class NumpyInBackward(mt.Function):
+    def forward(self, a):
+        self.out = np.exp(a)
+        return self.out
+
+    def backward(self, g):
+        return g * np.exp(np.log(self.out))
+
+
+@settings(max_examples=10)
+@given(values)
+def test_a_user_op_written_with_array_ops_is_twice_differentiable(x):
+    erf = np.vectorize(math.erf)
+    for op, f_np in ((Softplus, lambda v: float(np.log1p(np.exp(v)).sum())),
+                     (GaussCdf, lambda v: float((0.5 * (1 + erf(v / np.sqrt(2)))).sum()))):
+        H = hessian(lambda v: op.apply(v).sum(), t64(x))
+        np.testing.assert_allclose(H.numpy(), _hessian(f_np, x), rtol=1e-4, atol=1e-5)
+
+
+def test_a_backward_that_hands_a_tensor_to_numpy_gets_an_error_naming_the_op_and_what_to_use():
+    x = mt.tensor([0.5, 1.0], dtype=mt.float64, requires_grad=True)
+    y = NumpyInBackward.apply(x).sum()
+    y.backward(retain_graph=True)                  # arrays on the fast path: fine
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(x.numpy()))
+    with pytest.raises(RuntimeError, match=r"NumpyInBackward: create_graph=True: .*handed to NumPy.*"
+                                           r"minitorch\.autograd\.array_ops"):
+        mt.grad(y, x, create_graph=True)

@@ -252,9 +252,9 @@ def _backward_recorded(op, node, g):
                 raise RuntimeError(f"{name}: create_graph=True cannot differentiate its backward: it saved "
                                    f"`{attr}`, an array computed from its inputs; rebuild it from the input Tensors in "
                                    f"{name}.recompute, or list it in {name}.constants if its derivative is 0")
-    hint = ("to be differentiated twice, its backward must use operators, Tensor methods and the helpers of "
-            "minitorch.autograd.array_ops (exp, log, sigmoid, tanh, erf, where, ...: they take an array or a Tensor) "
-            "instead of NumPy functions such as np.exp, or the op a `composed` form (CONTRIBUTING.md)")
+    hint = ("to be differentiated twice, a backward is written with operators, Tensor methods and "
+            "minitorch.autograd.array_ops (exp, log, sigmoid, tanh, erf, where, ...), which take an array or a Tensor, "
+            "not NumPy functions; or the op has a `composed` form (CONTRIBUTING.md)")
     try:
         input_grads = twin.backward(g)
     except Exception as e:  # e.g. a NumPy function handed a Tensor
