@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from finite_differences import numeric_jacobian
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -11,20 +12,6 @@ from hypothesis.extra import numpy as hnp
 import minitorch as mt
 from minitorch.autograd import array_ops as A
 from minitorch.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
-
-EPS = 1e-6
-
-
-def numeric_jacobian(f, x):
-    """d f(x) / d x by central differences: shape f(x).shape + x.shape (f: array -> array)."""
-    out = np.asarray(f(x))
-    jac = np.zeros(out.shape + x.shape)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = EPS
-        jac[(...,) + i] = (np.asarray(f(x + step)) - np.asarray(f(x - step))) / (2 * EPS)
-    return jac
-
 
 def _hessian(f, x, h=1e-4):
     """Second derivatives of a scalar f (array -> float) by central differences, shape x.shape + x.shape."""

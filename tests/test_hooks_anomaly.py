@@ -2,18 +2,9 @@
 central differences computed here, and against PyTorch where it is installed."""
 import numpy as np
 import pytest
+from finite_differences import central_differences
 
 import minitorch as mt
-
-
-def central_differences(f, x, eps=1e-6):
-    """d f / d x (f: array -> float) by central differences, in float64."""
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
-    return grad
 
 
 X = np.array([[0.3, -1.2, 0.7], [1.5, 0.2, -0.4]])
@@ -26,7 +17,7 @@ def test_a_hook_on_an_intermediate_sees_the_gradient_of_the_loss_in_it():
     seen = []
     y.register_hook(lambda g: seen.append(g.numpy().copy()))
     (y * y * mt.tensor(W, dtype=mt.float64)).sum().backward()
-    expected = central_differences(lambda v: float((v * v * W).sum()), np.tanh(X))   # L as a function of y
+    (expected,) = central_differences(lambda v: float((v * v * W).sum()), [np.tanh(X)])   # L as a function of y
     assert len(seen) == 1
     np.testing.assert_allclose(seen[0], expected, rtol=1e-7, atol=1e-9)
 
@@ -36,7 +27,7 @@ def test_a_hook_on_a_leaf_runs_before_accumulation_and_its_result_replaces_the_g
     seen = []
     x.register_hook(lambda g: seen.append(g.numpy().copy()) or g * 2)
     (x.exp() * mt.tensor(W, dtype=mt.float64)).sum().backward()
-    expected = central_differences(lambda v: float((np.exp(v) * W).sum()), X)
+    (expected,) = central_differences(lambda v: float((np.exp(v) * W).sum()), [X])
     np.testing.assert_allclose(seen[0], expected, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(x.grad.numpy(), 2 * expected, rtol=1e-7, atol=1e-9)
 
