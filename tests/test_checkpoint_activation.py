@@ -54,20 +54,21 @@ def test_only_the_inputs_are_saved():
     assert kept == x.data.nbytes + w.data.nbytes < plain
 
 
-def test_dropout_inside_is_replayed_so_the_gradient_is_the_blocks():
-    x = mt.tensor(np.linspace(-1, 1, 40).reshape(8, 5), dtype=mt.float64, requires_grad=True)
+def test_dropout_inside_is_replayed_so_the_gradient_is_the_blocks(device):
+    """On the GPU the generator's state is copied on the device (no read to the host)."""
+    x = mt.tensor(np.linspace(-1, 1, 40).reshape(8, 5), dtype=mt.float64, device=device, requires_grad=True)
     mt.manual_seed(3)
     F.dropout(x * 2, 0.5).sum().backward()
     expected = x.grad.numpy().copy()
     x.grad = None
     mt.manual_seed(3)
     out = checkpoint(lambda v: F.dropout(v * 2, 0.5), x)
-    after_forward = mt.rand(3).numpy()     # the recomputation must not move the stream the caller sees
+    after_forward = mt.rand(3, device=device).numpy()   # the recomputation must not move the caller's stream
     mt.manual_seed(3)
     checkpoint(lambda v: F.dropout(v * 2, 0.5), x)
     out.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), expected)
-    np.testing.assert_array_equal(mt.rand(3).numpy(), after_forward)
+    np.testing.assert_array_equal(mt.rand(3, device=device).numpy(), after_forward)
 
 
 def test_second_order_goes_through_the_block():

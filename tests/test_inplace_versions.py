@@ -12,8 +12,8 @@ def leaf(values):
     return mt.tensor(values, dtype=mt.float64, requires_grad=True)
 
 
-def test_an_optimizer_step_between_forward_and_backward_raises():
-    w = nn.Parameter(mt.tensor([1.0, 2.0], dtype=mt.float64))
+def test_an_optimizer_step_between_forward_and_backward_raises(device):
+    w = nn.Parameter(mt.tensor([1.0, 2.0], dtype=mt.float64, device=device))
     y = (w * w).sum()
     optim.SGD([w], lr=0.1).step()   # w has no grad yet: the step changes nothing, but it writes: the version moves
     with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*Mul.*\(2,\).*version 1; expected "
