@@ -33,7 +33,7 @@ def is_anomaly_enabled():
 
 def record_stack(op):
     """Keep on op the caller's frames of its forward call, minitorch's own frames left out."""
-    frames = [f for f in traceback.extract_stack() if not os.path.abspath(f.filename).startswith(_PACKAGE)]
+    frames = [f for f in traceback.extract_stack() if not os.path.abspath(f.filename).startswith(_PACKAGE + os.sep)]
     op._forward_stack = "".join(traceback.format_list(frames[-8:]))
 
 
