@@ -95,3 +95,17 @@ def test_the_transformer_memory_experiment_runs_and_checkpointing_saves_bytes(ca
     row = capsys.readouterr().out.strip().splitlines()[-1].split()
     plain, checkpointed, diff = float(row[1]), float(row[3]), float(row[-1])
     assert checkpointed < plain and diff == 0.0
+
+
+def test_checkpoint_matches_pytorch():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
+    from torch.utils.checkpoint import checkpoint as torch_checkpoint
+    rng = np.random.default_rng(1)
+    xv, wv = rng.standard_normal((4, 3)), rng.standard_normal((3, 3))
+    xt, wt = torch.tensor(xv, requires_grad=True), torch.tensor(wv, requires_grad=True)
+    (torch_checkpoint(block, xt, wt, use_reentrant=True) ** 2).sum().backward()
+    x = mt.tensor(xv, dtype=mt.float64, requires_grad=True)
+    w = mt.tensor(wv, dtype=mt.float64, requires_grad=True)
+    (checkpoint(block, x, w) ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-12)

@@ -55,9 +55,20 @@ def where(cond, a, b):
 
 def sum(x, dim=None, keepdim=False):
     """x summed over dim (None: all; an int or a tuple)."""
+    return sum_axes(x, ops.normalize_dims(dim, x.ndim), keepdim)
+
+
+def mean(x, dim=None, keepdim=False):
+    """The mean of x over dim (None: all; an int or a tuple)."""
     dims = ops.normalize_dims(dim, x.ndim)
-    return sum_axes(x, dims, keepdim)
+    return x.mean(axis=dims, keepdims=keepdim) if is_array(x) else x.mean(dim=dims, keepdim=keepdim)
 
 
-__all__ = ["exp", "log", "sqrt", "sigmoid", "tanh", "erf", "abs", "where", "clip", "sum", "broadcast_to", "permute",
-           "swap_last", "astype", "is_array"]
+def max(x, dim=None, keepdim=False):
+    """The largest values of x over dim; as a Tensor, tied maxima share the gradient (Tensor.max)."""
+    dims = ops.normalize_dims(dim, x.ndim)
+    return x.max(axis=dims, keepdims=keepdim) if is_array(x) else x.max(dim=dims, keepdim=keepdim)
+
+
+__all__ = ["exp", "log", "sqrt", "sigmoid", "tanh", "erf", "abs", "where", "clip", "sum", "mean", "max", "broadcast_to",
+           "permute", "swap_last", "astype", "is_array"]
