@@ -186,6 +186,9 @@ class Tensor:
         except ValueError:
             raise ValueError(f"{name}: an operand of shape {tuple(getattr(other, 'shape', ()))} cannot be "
                              f"broadcast to the tensor's shape {self.shape}") from None
+        except TypeError:   # NumPy's casting rule: a float result cannot be written into an integer tensor
+            raise TypeError(f"{name}: the result of dtype {backend.xp_of(self.data).result_type(self.data, other)} "
+                            f"cannot be written into this tensor of dtype {self.dtype}") from None
         self._version_counter.value += 1
         return self
 
@@ -216,6 +219,20 @@ class Tensor:
     def div_(self, other):
         """self /= other, in place."""
         return self._inplace("div_", lambda a, b: a.__itruediv__(b), other)
+
+    # x += y and the like: in place where no graph is recorded (PyTorch's meaning: the manual update
+    # `with no_grad(): w -= lr * w.grad` changes w itself); on a tensor in the graph, a new tensor (the in-place op
+    # would be refused); on a leaf that requires grad, outside no_grad(), the in-place op's error, as PyTorch
+    def _augmented(self, inplace, op, other):
+        in_graph = is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
+        if in_graph and not (self.is_leaf and self.requires_grad):
+            return self._binary(op, other)
+        return inplace(other)
+
+    def __iadd__(self, other): return self._augmented(self.add_, ops.Add, other)
+    def __isub__(self, other): return self._augmented(self.sub_, ops.Sub, other)
+    def __imul__(self, other): return self._augmented(self.mul_, ops.Mul, other)
+    def __itruediv__(self, other): return self._augmented(self.div_, ops.Div, other)
 
     def clamp_(self, min=None, max=None):
         """Limit to [min, max], in place (either bound may be None)."""

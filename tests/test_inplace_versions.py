@@ -137,3 +137,35 @@ def test_a_shared_counter_covers_every_tensor_that_holds_it():
     mt.autograd.increment_version(a)
     with pytest.raises(RuntimeError, match="Mul"):
         loss.backward()
+
+
+def test_augmented_assignment_is_in_place_where_no_graph_is_recorded_as_in_pytorch():
+    """The manual update `with no_grad(): w -= lr * w.grad` changes the parameter itself."""
+    w = mt.tensor([1.0, 2.0], dtype=mt.float64, requires_grad=True)
+    same = w
+    (w * w).sum().backward()
+    with mt.no_grad():
+        w -= 0.25 * w.grad
+        w *= 2
+        w /= 4
+        w += 1
+    assert w is same and w._version == 4 and w.requires_grad
+    np.testing.assert_allclose(w.numpy(), (np.array([1.0, 2.0]) * 0.5 * 2) / 4 + 1)
+    with pytest.raises(RuntimeError, match="in-place op on a leaf that requires grad"):
+        w += 1
+
+
+def test_augmented_assignment_in_the_graph_makes_a_new_tensor_with_the_right_gradient():
+    x = mt.tensor([1.0, 2.0], dtype=mt.float64, requires_grad=True)
+    y = x * 3
+    before = y
+    y += x * x                      # y = 3x + x^2, a new node: y's old value is untouched
+    assert y is not before and np.array_equal(before.numpy(), [3.0, 6.0])
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 + 2 * x.numpy())
+
+
+def test_an_in_place_op_that_cannot_keep_the_dtype_is_named():
+    with pytest.raises(TypeError, match="add_: the result of dtype float64 cannot be written into this tensor of "
+                                        "dtype int64"):
+        mt.tensor([1, 2]).add_(0.5)
