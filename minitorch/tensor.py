@@ -181,6 +181,11 @@ class Tensor:
             if other.device != self.device:
                 raise RuntimeError(f"{name}: operand on {other.device} for a tensor on {self.device}")
             other = other.data
+        elif backend.is_array(other) and backend.device_of(other) != self.device:
+            other = backend.to_device(other, self.device)
+        if not getattr(getattr(self.data, "flags", None), "writeable", True):
+            raise RuntimeError(f"{name}: this tensor is a read-only view (a broadcast, or a read-only array); "
+                               f"change a copy: t = t.clone()")
         try:
             fn(self.data, other)
         except ValueError:

@@ -169,3 +169,13 @@ def test_an_in_place_op_that_cannot_keep_the_dtype_is_named():
     with pytest.raises(TypeError, match="add_: the result of dtype float64 cannot be written into this tensor of "
                                         "dtype int64"):
         mt.tensor([1, 2]).add_(0.5)
+
+
+def test_in_place_on_a_read_only_view_and_from_a_host_array_on_a_device(device):
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.raises(RuntimeError, match="read-only view"):
+        mt.from_numpy(ro).add_(1.0)
+    t = mt.zeros(3, device=device)
+    t.copy_(np.array([1.0, 2.0, 3.0]))     # a host array enters the tensor's device first
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0, 3.0])
