@@ -20,7 +20,7 @@ def relu(x):
 
 def gelu(x, approximate="tanh"):
     """GELU, any shape: approximate="tanh" (the default here, and the Transformer's) or "none", the exact
-    x Phi(x) = 0.5 x (1 + erf(x / sqrt(2))) that is PyTorch's default (erf: CPU only)."""
+    x Phi(x) = 0.5 x (1 + erf(x / sqrt(2))) that is PyTorch's default."""
     if approximate == "tanh":
         return x.gelu()
     if approximate == "none":
