@@ -6,7 +6,7 @@ the array-or-Tensor functions that a twice-differentiable backward is written wi
 """
 # engine before array_ops and functional: they import ops/, whose Functions import Function from this package
 from .engine import FREED, Function, _topological_order, grad, initial_grad, run_backward, unbroadcast
-from . import array_ops, functional  # noqa: I001
+from . import array_ops, functional
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, op_hook
 from .versions import increment_version
