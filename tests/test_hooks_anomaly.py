@@ -110,3 +110,23 @@ def test_hooks_and_anomaly_match_pytorch():
     (y * y * mt.tensor(W, dtype=mt.float64)).sum().backward()
     np.testing.assert_allclose(seen[0], seen_t[0], rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
+def test_the_op_hook_and_anomaly_mode_are_per_thread_as_grad_mode_is():
+    import threading
+    seen = []
+
+    def hook(op, phase, args, options):
+        seen.append(threading.current_thread().name)
+        return getattr(op, phase)(*args, **options)
+
+    def other_thread():
+        mt.ones(2) + 1
+        seen.append(("anomaly", mt.autograd.is_anomaly_enabled(), "grad", mt.is_grad_enabled()))
+
+    with mt.autograd.op_hook(hook), mt.autograd.detect_anomaly(), mt.no_grad():
+        worker = threading.Thread(target=other_thread, name="other")
+        worker.start()
+        worker.join()
+        mt.ones(2) + 1
+    assert seen == [("anomaly", False, "grad", True), threading.current_thread().name]
