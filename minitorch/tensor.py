@@ -1,4 +1,6 @@
 """Tensor: an array (NumPy or CuPy) plus the graph edge that produced it, and the factories that make tensors."""
+import itertools
+
 import numpy as np
 
 from . import backend, ops
@@ -454,11 +456,10 @@ engine.Tensor = Tensor  # the engine makes and recognises Tensors, and cannot im
 
 class RemovableHandle:
     """What register_hook returns: remove() unregisters the hook (torch.utils.hooks.RemovableHandle)."""
-    _next_id = 0
+    _ids = itertools.count()
 
     def __init__(self, hooks):
-        self.hooks, self.id = hooks, RemovableHandle._next_id
-        RemovableHandle._next_id += 1
+        self.hooks, self.id = hooks, next(RemovableHandle._ids)
 
     def remove(self):
         self.hooks.pop(self.id, None)
