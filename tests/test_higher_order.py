@@ -9,6 +9,7 @@ part in them):
   - along w, d/dw <vjp, v> = J v: central differences of f along v.
 mt.gradgradcheck is then checked to agree, and to catch a backward whose first derivative is right but second wrong.
 """
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -144,6 +145,7 @@ OPS["tanh"] = Op(unary(), lambda a: a.tanh(), np.tanh, ops.Tanh)
 OPS["sigmoid"] = Op(unary(), lambda a: a.sigmoid(), _sigmoid, ops.Sigmoid)
 OPS["relu"] = Op(unary(away_from_zero), lambda a: a.relu(), lambda a: np.maximum(a, 0.0), ops.Relu)
 OPS["gelu"] = Op(unary(), lambda a: a.gelu(), _gelu, ops.Gelu)
+OPS["erf"] = Op(unary(), lambda a: ops.Erf.apply(a), np.vectorize(math.erf), ops.Erf)
 OPS["abs"] = Op(unary(away_from_zero), lambda a: a.abs(), np.abs, ops.Abs)
 OPS["cast"] = Op(unary(), lambda a: ops.Cast.apply(a, dtype=np.float64) * a, lambda a: a * a, ops.Cast)
 
