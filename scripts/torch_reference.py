@@ -2,8 +2,8 @@
 
 The same model as transformer/model.py (pre-LN encoder-decoder, sinusoidal positions, embeddings scaled by
 sqrt(d_model), one token embedding for source, target and output, the same weight initialisation), the same step as
-train/step.py (label-smoothed cross-entropy with padding ignored, backward, clipping, Adam (0.9, 0.98, 1e-9), the
-warm-up schedule) and the same synthetic batch as train/bench.py, byte for byte, so that the two step times compare
+train/loop/step.py (label-smoothed cross-entropy with padding ignored, backward, clipping, Adam (0.9, 0.98, 1e-9), the
+warm-up schedule) and the same synthetic batch as the bench, byte for byte, so that the two step times compare
 one engine with the other and nothing else. Module names follow ours, so our state dict loads into this model
 (tests/test_torch_reference.py checks that both give the same loss and gradients).
 
@@ -45,13 +45,13 @@ try:
 except ImportError as e:   # a one-line answer, not a traceback: torch is an optional extra
     sys.exit(f"torch_reference.py needs PyTorch ({e}): pip install torch, or pip install -e '.[reference]'")
 
-from minitorch.optim.schedule import warmup_lr
+from minitorch.optim.schedule import noam_factor, warmup_lr
 from train.arguments import non_negative_int, positive_int
-from train.batching import training_batch
-from train.bench import SEQ_LEN, build_model, synthetic_batch
-from train.presets import PRESETS, noam_factor
-from train.run import model_config
-from train.tokenizer import PAD_ID
+from train.data.batching import training_batch
+from train.commands.bench import SEQ_LEN, build_model, synthetic_batch
+from train.presets import PRESETS
+from transformer.registry import model_config
+from train.data.tokenizer import PAD_ID
 
 
 # ----- the model (Vaswani et al. 2017, section 3), as transformer/ builds it -----
@@ -225,7 +225,7 @@ class Transformer(nn.Module):
         return self.output(x) if self.output is not None else F.linear(x, self.tgt_embed.weight)
 
 
-# ----- the training step of train/step.py -----
+# ----- the training step of train/loop/step.py -----
 def loss_of(model, batch, label_smoothing, device):
     """The label-smoothed cross-entropy, mean over the non-padding target tokens; the ids move to the device here,
     inside the step, as in ours."""

@@ -7,7 +7,8 @@ import pytest
 from cli_runner import run_cli
 from conftest import FEW_PAIRS, fit_argv, make_corpus, one_line_error
 
-from train import fit, run
+from train import run
+from train.commands import fit
 from train.__main__ import main
 
 # a third side of FEW_PAIRS: the source's words in capitals (another "language" with its own pieces)

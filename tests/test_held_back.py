@@ -5,7 +5,8 @@ import json
 import pytest
 from conftest import FEW_PAIRS, build_args, fit_argv, make_corpus, records
 
-from train import fit, held_back
+from train.commands import fit
+from train.data import held_back
 from train.__main__ import main
 from train.errors import UsageError
 
@@ -88,7 +89,7 @@ def test_the_sweep_table_scores_the_slice_with_validations_best_decoding(held_ru
 
 
 def test_sweep_trials_take_the_issue_22_flags(tmp_path):
-    from train.experiments.sweep import as_flags, read_grid
+    from train.commands.experiments.sweep import as_flags, read_grid
     trial = {"bpe_dropout": 0.1, "rdrop": 1.0, "extra_source": "fr", "held_back": 1000}
     grid = tmp_path / "grid.json"
     grid.write_text(json.dumps({"base": {"held_back": 1000}, "trials": {"all": trial}}))

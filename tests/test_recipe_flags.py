@@ -12,7 +12,7 @@ import minitorch as mt
 from minitorch import backend
 from train import run
 from train.__main__ import main
-from train.step import make_optimizer
+from train.loop.step import make_optimizer
 from transformer import ModelConfig, Transformer
 from transformer.layers import FeedForward
 
@@ -68,7 +68,7 @@ def test_weight_decay_is_decoupled_and_zero_means_plain_adam(wd):
 def test_fit_flags_reach_the_model_loss_and_optimizer_and_are_recorded(tmp_path, monkeypatch, capsys):
     data = make_corpus(tmp_path / "corpus")
     seen = {}
-    from train import trainer as trainer_module
+    from train.loop import trainer as trainer_module
     original = trainer_module.Trainer.fit
 
     def keep(self):
@@ -143,7 +143,7 @@ def test_evaluate_and_translate_decode_as_the_runs_preset_chose_unless_flags_say
     config["settings"]["decoding"] = {"checkpoint": "avg", "beam": 2, "length_penalty": 1.0}
     config_path.write_text(json.dumps(config))
     seen = {}
-    from train import translate
+    from train.commands import translate
     monkeypatch.setattr(translate, "translate_lines", lambda model, tok, lines, **kw: seen.update(kw) or lines)
     monkeypatch.setattr(translate.run, "load_model",
                         lambda run_dir, config, name, device: seen.update(checkpoint=name))

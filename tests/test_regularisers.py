@@ -15,12 +15,12 @@ from model_gradcheck import finite_difference_check
 from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
 
 import minitorch as mt
-from train import fit
+from train.commands import fit
 from train.__main__ import main
-from train.rdrop import RDropStep, composed_symmetric_kl, rdrop_loss, symmetric_kl, twice
-from train.step import TrainStep
-from train.bpe_dropout import BPEDropout
-from train.tokenizer import PAD_ID, train_tokenizer
+from train.loop.rdrop import RDropStep, composed_symmetric_kl, rdrop_loss, symmetric_kl, twice
+from train.loop.step import TrainStep
+from train.data.bpe_dropout import BPEDropout
+from train.data.tokenizer import PAD_ID, train_tokenizer
 from transformer import ModelConfig, Transformer
 
 LINES = ["the red cat sleeps on the warm mat .", "a small dog runs home through the park .",
@@ -39,7 +39,8 @@ def test_bpe_dropout_is_seeded_spells_the_same_text_and_at_alpha_0_is_sentencepi
     assert tok.decode(first) == tok.decode(plain)           # another segmentation of the same text
     assert sum(map(len, first)) > sum(map(len, plain))     # merges left out: more, shorter pieces
     # the same in another process: no hidden per-process entropy (SentencePiece's own sampling has some)
-    code = ("import json, sys; from train.tokenizer import Tokenizer; from train.bpe_dropout import BPEDropout; "
+    code = ("import json, sys; from train.data.tokenizer import Tokenizer; "
+            "from train.data.bpe_dropout import BPEDropout; "
             "t = Tokenizer(sys.argv[1]); print(json.dumps(BPEDropout(t)(json.loads(sys.argv[2]), 0.3, 7, 0)))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "spm.model"), json.dumps(plain)], cwd=REPO,
                          capture_output=True, text=True, check=True).stdout
@@ -48,7 +49,7 @@ def test_bpe_dropout_is_seeded_spells_the_same_text_and_at_alpha_0_is_sentencepi
 
 def test_bpe_dropout_on_multi30k_at_alpha_0_is_sentencepieces_segmentation_of_every_sentence(tmp_path):
     """The merge rule (the highest-scored joined piece, wherever it occurs) is SentencePiece's, on real text."""
-    from train import corpus
+    from train.data import corpus
     folder = os.environ.get("MINITORCH_DATA")
     if not folder or not corpus.has_splits(Path(folder) / "multi30k", "de", "en", ("train",)):
         pytest.skip("Multi30k not in $MINITORCH_DATA/multi30k")
@@ -70,11 +71,11 @@ def trainer_of(tmp_path, monkeypatch, *flags):
 def test_bpe_dropout_resegments_the_training_pairs_each_epoch_only(tmp_path, monkeypatch):
     t = trainer_of(tmp_path, monkeypatch, "--bpe-dropout", "0.3")
     assert json.loads((tmp_path / "run" / "config.json").read_text())["settings"]["bpe_dropout"] == 0.3
-    e0 = [list(map(list, side)) for side in t.epoch_pairs(0)]
-    e1 = t.epoch_pairs(1)
+    e0 = [list(map(list, side)) for side in t.training_pairs.of_epoch(0)]
+    e1 = t.training_pairs.of_epoch(1)
     assert e0 != [list(map(list, side)) for side in e1]
-    t.sampled = None                                        # drawn again: the same
-    assert [list(map(list, side)) for side in t.epoch_pairs(0)] == e0
+    t.training_pairs.sampled = None                                        # drawn again: the same
+    assert [list(map(list, side)) for side in t.training_pairs.of_epoch(0)] == e0
     assert e0 != [t.train_src, t.train_tgt]                 # the deterministic segmentation
     assert t.tok.decode(e0[0]) == t.tok.decode(t.train_src)
     # validation keeps the one segmentation
@@ -84,7 +85,7 @@ def test_bpe_dropout_resegments_the_training_pairs_each_epoch_only(tmp_path, mon
 
 def test_without_bpe_dropout_every_epoch_has_the_one_segmentation(tmp_path, monkeypatch):
     t = trainer_of(tmp_path, monkeypatch)
-    assert t.epoch_pairs(0) == t.epoch_pairs(3) == (t.train_src, t.train_tgt)
+    assert t.training_pairs.of_epoch(0) == t.training_pairs.of_epoch(3) == (t.train_src, t.train_tgt)
 
 
 def test_resume_with_bpe_dropout_and_rdrop_gives_the_uninterrupted_run(tiny_corpus, tmp_path, monkeypatch):
@@ -249,7 +250,7 @@ def test_an_rdrop_and_bpe_dropout_step_on_cuda_reads_the_device_once(tiny_corpus
     assert main(tiny_fit(tiny_corpus, tmp_path / "run", "--batch-tokens", "96", "--max-steps", "3", "--rdrop", "1.0",
                          "--bpe-dropout", "0.1", "--device", "cuda")) == 0
     assert len(per_step) == 3 and all(len(step) == 1 for step in per_step), per_step
-    assert all("train/step.py:" in where for step in per_step for _, where in step)
+    assert all("train/loop/step.py:" in where for step in per_step for _, where in step)
 
 
 @requires_mpi

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from train.batching import training_batch
-from train.bench import build_model, synthetic_batch
-from train.parallel import share_loss
+from train.data.batching import training_batch
+from train.commands.bench import build_model, synthetic_batch
+from train.loop.loss import share_loss
 from train.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent

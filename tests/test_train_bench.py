@@ -9,8 +9,8 @@ import pytest
 import minitorch as mt
 from minitorch import autograd, backend
 from minitorch.profiler import OpProfiler
-from train import bench
-from train.batching import training_batch
+from train.commands import bench
+from train.data.batching import training_batch
 from train.presets import PRESETS, Preset
 from cli_runner import run_cli
 from conftest import requires_standin
@@ -73,7 +73,7 @@ def test_train_table_and_profile(capsys):
     for kind in ("matmul", "fused", "elementwise/shape", "clipping", "Python overhead"):
         assert float(rows[kind].replace(",", "")) > 0, (kind, rows)
     assert re.search(r"MatMul\s+matmul", out) and re.search(r"LayerNorm\s+fused", out)
-    assert autograd._op_hook is None  # the profiler's hook is gone after the run
+    assert autograd.grad_mode.state.op_hook is None  # the profiler's hook is gone after the run
 
 
 def test_profiler_counts_the_matmul_flops_of_the_formula():
@@ -133,13 +133,13 @@ def test_the_op_hook_is_removed_after_an_error_and_refuses_a_second_one():
         with OpProfiler("cpu"):
             (mt.ones(2, requires_grad=True) * 2).sum().backward()
             1 / 0
-    assert autograd._op_hook is None
+    assert autograd.grad_mode.state.op_hook is None
     with OpProfiler("cpu") as prof:
         with pytest.raises(RuntimeError, match="another hook is active"):
             with OpProfiler("cpu"):
                 pass
         mt.ones(2) + 1
-    assert prof.calls and autograd._op_hook is None
+    assert prof.calls and autograd.grad_mode.state.op_hook is None
 
 
 # ----- kernel launches a step (counted on the CuPy stand-in) -----
@@ -165,8 +165,8 @@ def test_the_phases_are_the_launches_of_the_steps_own_calls():
     """The bench's split against the launches of forward, zero_grad, backward, clipping and step counted one by
     one around the same calls, on two identical fresh models."""
     import cupy
-    from train.bench.launches import step_launches
-    from train.step import TrainStep, make_optimizer
+    from train.commands.bench.launches import step_launches
+    from train.loop.step import TrainStep, make_optimizer
     src, tgt = bench.synthetic_batch(4, 8, MICRO.vocab_size, 0)
     batch = training_batch(src, tgt)
     counted = step_launches(bench.BenchStep(MICRO, bench.build_model(MICRO, "cuda", 0), batch, "cuda"), "cuda")
@@ -204,7 +204,7 @@ def test_a_small_training_step_launches_within_pytorchs_budget():
     tokens, after a warm-up step) launches at most 800 kernels, at most 20 of them to zero, clip and update the
     parameters, and reads the device once."""
     import cupy
-    from train.bench.launches import step_launches
+    from train.commands.bench.launches import step_launches
     preset = PRESETS["small"]
     src, tgt = bench.synthetic_batch(128, 32, preset.vocab_size, 0)
     step = bench.BenchStep(preset, bench.build_model(preset, "cuda", 0), training_batch(src, tgt), "cuda")

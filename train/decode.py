@@ -3,8 +3,8 @@ import sys
 
 from minitorch import backend
 
-from . import corpus
-from .batching import source_batch, token_batches
+from .data import corpus
+from .data.batching import source_batch, token_batches
 from .progress import iterate
 
 MAX_LEN_A, MAX_LEN_B = 1.5, 10  # output length limit: a * source length + b

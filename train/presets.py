@@ -72,9 +72,3 @@ PRESETS = {p.name: p for p in [
            lstm=dict(d_embed=512, d_hidden=1024, n_layers=3, dropout=0.1, max_len=256),
            vocab_size=8000, batch_tokens=8192, epochs=30, lr=7e-4, warmup=1000, avg_last=5, save_every=200),
 ]}
-
-
-def noam_factor(lr, d_model, warmup):
-    """The factor of the warmup schedule lr(step) = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
-    that makes its peak, at step = warmup, equal lr."""
-    return lr * d_model ** 0.5 * warmup ** 0.5

@@ -1,6 +1,7 @@
 """Optimizer base: flattens the parameters, keeps per-parameter state as views of flat state buffers, runs the
 subclass's fused update over whole buffers, and (de)serialises the state per parameter."""
 from .. import backend
+from ..autograd import increment_version
 from ..nn.utils import flat
 from ..tensor import Tensor
 
@@ -38,6 +39,7 @@ class Optimizer:
     def step(self):
         """Apply one update to every parameter that has a gradient."""
         self.step_count += 1
+        increment_version(self.params)  # a graph that saved a parameter now refuses to backward (autograd/versions.py)
         for p, g, state, t in self._kernels():
             # the one place where the parameters change
             self.update(p, g, state, t)
