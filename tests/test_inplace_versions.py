@@ -14,8 +14,9 @@ def leaf(values):
 
 def test_an_optimizer_step_between_forward_and_backward_raises(device):
     w = nn.Parameter(mt.tensor([1.0, 2.0], dtype=mt.float64, device=device))
+    opt = optim.SGD([w], lr=0.1)   # made first: making it moves w into a flat buffer (a graph before keeps the old)
     y = (w * w).sum()
-    optim.SGD([w], lr=0.1).step()   # w has no grad yet: the step changes nothing, but it writes: the version moves
+    opt.step()   # w has no grad yet: the step changes nothing, but it writes: the version moves
     with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*Mul.*\(2,\).*version 1; expected "
                                            r"version 0.*Hint"):
         y.backward()

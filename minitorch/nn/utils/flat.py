@@ -130,13 +130,6 @@ class Span(NamedTuple):
     def hi(self):
         return self.group.bounds[self.stop]
 
-    @property
-    def params(self):
-        return self.group.params[self.first:self.stop]
-
-    def data(self):
-        return self.group.data[self.lo:self.hi]
-
     def grad(self):
         return self.group.grad[self.lo:self.hi]
 

@@ -327,6 +327,7 @@ class _Pool:
 
     @classmethod
     def allocate(cls, array):
+        _OWNERS[id(array._a)] = array
         cls.used += array.nbytes
         cls.held = max(cls.held, cls.used)
         weakref.finalize(array, cls.release, array.nbytes)
@@ -334,6 +335,16 @@ class _Pool:
     @classmethod
     def release(cls, nbytes):
         cls.used -= nbytes
+
+
+# The device array that owns each NumPy array's memory, so that a view's .base is that array, as on CuPy (one
+# object: code that compares bases by identity, as autograd's version check does, sees the same buffer each time)
+_OWNERS = weakref.WeakValueDictionary()
+
+
+def _base(a):
+    owner = _OWNERS.get(id(a))
+    return owner if owner is not None and owner._a is a else _wrap(a)
 
 
 def _wrap(result):
@@ -414,7 +425,7 @@ class ndarray:
     T = property(lambda self: _wrap(self._a.T))
     real = property(lambda self: _wrap(self._a.real))
     imag = property(lambda self: _wrap(self._a.imag))
-    base = property(lambda self: None if self._a.base is None else _wrap(self._a.base))
+    base = property(lambda self: None if self._a.base is None else _base(self._a.base))
     data = property(lambda self: MemoryPointer(self))
     device = property(lambda self: __import__("cupy").cuda.Device(0))
 
