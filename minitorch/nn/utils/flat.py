@@ -21,8 +21,8 @@ from ...tensor import Tensor
 
 # On the CPU a kernel runs over the buffers in pieces of CHUNK elements: NumPy makes one temporary per operation of
 # the body, and pieces this size keep those and the operands in cache through the body's several passes
-# (docs/design.md gives the measured step times).
-CHUNK = 1 << 14
+# (docs/design.md gives the measured times).
+CHUNK = 1 << 16
 # Room after the gradients for a few numbers (the loss, a stop vote) that ride along in GradientSync's all-reduce.
 SPARE = 4
 
