@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from ..ops.elementwise import keep_mask
+from ..ops.elementwise import dropout_kernel, keep_mask, keep_threshold, random_words, scale_by_mask
 from ..tensor import Tensor
 from . import composed
 
@@ -25,6 +25,8 @@ class ScaledDotProductAttention(Function):
         ds = w * (dw - sum(dw * w, -1))                       (the softmax backward; 0 where w is 0)
         dq = ds k / sqrt(d),   dk = ds^T q / sqrt(d)
     Saves q, k, v (the inputs, no copies), w and the bool mask m.
+    On the GPU the softmax with its scale and mask is three kernels (row max, sum of exponentials, weights written over
+    s) and the backward's two (<dw, w>, then ds with the scale folded in); dropout adds one after its random draw.
     """
     needs_float = True
 
@@ -34,6 +36,9 @@ class ScaledDotProductAttention(Function):
     def forward(self, q, k, v, mask, dropout_p):
         xp = backend.xp_of(q)
         self.scale = 1.0 / math.sqrt(q.shape[-1])
+        self.fused = backend.device_of(q) == "cuda"
+        if self.fused:
+            return self.forward_fused(q, k, v, mask, dropout_p)
         s = q @ _swap(k)
         s *= self.scale                                      # s = q k^T / sqrt(d)
         if mask is not None:
@@ -60,6 +65,8 @@ class ScaledDotProductAttention(Function):
         return a @ v
 
     def backward(self, g):
+        if self.fused:
+            return self.backward_fused(g)
         xp = backend.xp_of(g)
         q, k, v, w = self.q, self.k, self.v, self.w
         need_q, need_k, need_v, _ = self.needs_input_grad
@@ -86,6 +93,76 @@ class ScaledDotProductAttention(Function):
         if dk is not None:
             dk *= self.scale
         return dq, dk, dv, None
+
+    def forward_fused(self, q, k, v, mask, dropout_p):
+        scale = q.dtype.type(self.scale)
+        mask = True if mask is None else mask                                # where(True, ...) keeps every score
+        s = q @ _swap(k)
+        row_max = _masked_row_max(s, mask, scale)[..., None]
+        total = _masked_exp_sum(s, mask, scale, row_max)[..., None]
+        w = _masked_softmax(s, mask, scale, row_max, total)                  # written over s: w = softmax(s)
+        self.q, self.k, self.v, self.w = q, k, v, w
+        self.keep, self.dropout_p, self.dropout_scale = None, dropout_p, q.dtype.type(1)
+        a = w
+        if dropout_p > 0.0:  # the words keep_mask compares, so a fixed seed gives the NumPy path's mask
+            device = backend.device_of(w)
+            self.dropout_scale = q.dtype.type(1.0 / (1.0 - dropout_p))
+            a, self.keep = dropout_kernel(w, random_words(w.shape, device), keep_threshold(dropout_p, device),
+                                          self.dropout_scale)
+        return a @ v
+
+    def backward_fused(self, g):
+        q, k, v, w = self.q, self.k, self.v, self.w
+        need_q, need_k, need_v, _ = self.needs_input_grad
+        keep = True if self.keep is None else self.keep
+        a = w if self.keep is None else scale_by_mask(w, keep, self.dropout_scale)
+        dv = _swap(a) @ g if need_v else None
+        if not (need_q or need_k):
+            return None, None, dv, None
+        da = g @ _swap(v)                                                    # da = g v^T
+        dw_dot_w = _dropped_dot(da, keep, self.dropout_scale, w)[..., None]  # <dw, w>
+        ds = _softmax_grad(da, keep, self.dropout_scale, w, dw_dot_w, q.dtype.type(self.scale))  # in da's buffer
+        dq = ds @ k if need_q else None                                      # ds carries the 1 / sqrt(d)
+        dk = _swap(ds) @ q if need_k else None
+        return dq, dk, dv, None
+
+
+# ----- the GPU kernels (backend.fuse): s, w, da (..., Tq, Tk); mask True or bool broadcastable to them -----
+def _safe_max(xp, row_max):
+    """A fully masked row's max, -inf, as 0: exp(-inf - 0) = 0 keeps its weights 0, not nan."""
+    return xp.where(row_max == -math.inf, 0.0, row_max)
+
+
+@backend.fuse
+def _masked_row_max(xp, s, mask, scale):
+    """(..., Tq) max of the scaled scores that may be attended to (-inf for none)."""
+    return xp.max(xp.where(mask, s * scale, -math.inf), axis=-1)
+
+
+@backend.fuse
+def _masked_exp_sum(xp, s, mask, scale, row_max):
+    """(..., Tq) sum of exp(s * scale - max) over the keys that may be attended to."""
+    return xp.sum(xp.where(mask, xp.exp(s * scale - _safe_max(xp, row_max)), 0.0), axis=-1)
+
+
+@backend.fuse
+def _masked_softmax(xp, s, mask, scale, row_max, total):
+    """w = softmax(s * scale) with 0 where masked, written into s (a fully masked row: sum 0, divided by 1)."""
+    s[...] = xp.where(mask, xp.exp(s * scale - _safe_max(xp, row_max)) / xp.where(total == 0, 1.0, total), 0.0)
+    return s
+
+
+@backend.fuse
+def _dropped_dot(xp, da, keep, dropout_scale, w):
+    """(..., Tq) <dw, w> with dw = da * m / (1 - p)."""
+    return xp.sum(da * keep * dropout_scale * w, axis=-1)
+
+
+@backend.fuse
+def _softmax_grad(xp, da, keep, dropout_scale, w, dw_dot_w, scale):
+    """ds = w * (dw - <dw, w>) / sqrt(d), written into da."""
+    da[...] = w * (da * keep * dropout_scale - dw_dot_w) * scale
+    return da
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=True):
