@@ -1,12 +1,12 @@
 """minitorch.functional (imported as F): activations, dropout, linear, embedding, and the fused ops.
 
-The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention, lstm_cell) live in
-`minitorch/fused/`, each one Function with a hand-written backward; this module re-exports them.
+The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention, self_attention,
+lstm_cell) live in `minitorch/fused/`, each one Function with a hand-written backward; this module re-exports them.
 """
 import numpy as np
 
 from . import backend
-from .ops import Dropout, Embedding
+from .ops import Dropout, DropoutAdd, Embedding
 from .tensor import Tensor
 
 
@@ -27,6 +27,18 @@ def dropout(x, p=0.5, training=True):
     if not training or p == 0.0:
         return x
     return Dropout.apply(x, p=p)
+
+
+def dropout_add(x, y, p=0.5, training=True):
+    """x + dropout(y, p, training) for x, y of one shape and dtype (a residual connection): one op, one GPU kernel."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout_add: p must be in [0, 1), got {p}")
+    if x.shape != y.shape or x.dtype != y.dtype:
+        raise ValueError(f"dropout_add: x and y must have one shape and dtype, got {x.shape} {x.dtype} and "
+                         f"{y.shape} {y.dtype}")
+    if not training or p == 0.0:
+        return x + y
+    return DropoutAdd.apply(x, y, p=p)
 
 
 def linear(x, weight, bias=None):
@@ -52,7 +64,7 @@ def embedding(ids, weight, padding_idx=None):
 
 
 from .fused import (cross_entropy, layer_norm, log_softmax, lstm_cell,  # noqa: E402
-                    scaled_dot_product_attention, softmax)
+                    scaled_dot_product_attention, self_attention, softmax)
 
-__all__ = ["relu", "gelu", "dropout", "linear", "embedding", "softmax", "log_softmax", "cross_entropy", "layer_norm",
-           "scaled_dot_product_attention", "lstm_cell"]
+__all__ = ["relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax", "cross_entropy",
+           "layer_norm", "scaled_dot_product_attention", "self_attention", "lstm_cell"]

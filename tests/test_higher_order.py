@@ -292,6 +292,17 @@ OPS["dropout"] = Op(dropout_cases(),
 
 
 @st.composite
+def dropout_add_cases(draw):
+    (x,), options = draw(dropout_cases())
+    return (x, draw(arrays(x.shape))), options
+
+
+OPS["dropout_add"] = Op(dropout_add_cases(),
+                        lambda x, y, seed, p, keep: (mt.manual_seed(seed), F.dropout_add(x, y, p))[1] ** 2,
+                        lambda x, y, seed, p, keep: (x + y * keep / (1.0 - p)) ** 2, ops.DropoutAdd)
+
+
+@st.composite
 def cat_cases(draw):
     shape = draw(small_shapes(min_dims=1))
     dim = draw(st.integers(-len(shape), len(shape) - 1))

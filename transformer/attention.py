@@ -47,8 +47,10 @@ class MultiHeadAttention(nn.Module):
             decoding); this call's keys and values are appended to them, and the dict is updated.
         weights: a list; when given, the attention weights (B, n_heads, T, T_keys) are appended to it (plots).
         """
+        qkv = None
         if self.cross:
-            q = self.split_heads(self.w_q(x))[0]
+            B, T, _ = x.shape
+            q = self.w_q(x).reshape(B, T, self.n_heads, self.d_k).permute(0, 2, 1, 3)  # split_heads without [0]
             k, v = kv
         else:
             qkv = self.split_heads(self.w_qkv(x), 3)
@@ -56,8 +58,11 @@ class MultiHeadAttention(nn.Module):
             if cache is not None:
                 if "k" in cache:
                     k, v = mt.cat([cache["k"], k], dim=2), mt.cat([cache["v"], v], dim=2)
-                cache["k"], cache["v"] = k, v
-        out = F.scaled_dot_product_attention(q, k, v, mask, self.dropout, self.training)  # (B, n_heads, T, d_k)
+                cache["k"], cache["v"], qkv = k, v, None
+        if qkv is not None:  # one gradient array for the three parts (see F.self_attention)
+            out = F.self_attention(qkv, mask, self.dropout, self.training)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, mask, self.dropout, self.training)  # (B, n_heads, T, d_k)
         if weights is not None:  # the weights are what attention does to identity values: w @ I = w
             eye = mt.tensor(np.eye(k.shape[2]), dtype=q.dtype, device=q.device)
             weights.append(F.scaled_dot_product_attention(q, k, eye, mask))

@@ -98,10 +98,10 @@ class Residual(nn.Module):
         self.norm = nn.LayerNorm(d_model)
         self.dropout, self.pre = dropout, norm == "pre"
 
-    def forward(self, x, sublayer):
+    def forward(self, x, sublayer):  # F.dropout_add: x + F.dropout(y) as one op (one kernel on a GPU)
         if self.pre:
-            return x + F.dropout(sublayer(self.norm(x)), self.dropout, self.training)
-        return self.norm(x + F.dropout(sublayer(x), self.dropout, self.training))
+            return F.dropout_add(x, sublayer(self.norm(x)), self.dropout, self.training)
+        return self.norm(F.dropout_add(x, sublayer(x), self.dropout, self.training))
 
 
 class EncoderLayer(nn.Module):

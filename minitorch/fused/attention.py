@@ -25,15 +25,23 @@ class ScaledDotProductAttention(Function):
         ds = w * (dw - sum(dw * w, -1))                       (the softmax backward; 0 where w is 0)
         dq = ds k / sqrt(d),   dk = ds^T q / sqrt(d)
     Saves q, k, v (the inputs, no copies), w and the bool mask m.
+    q may be qkv (3, ..., T, d), with k and v None (self_attention): then the products of the backward write dq, dk,
+    dv into the three parts of one gradient array, where three inputs would each get a zero-padded gradient of qkv's
+    shape for the engine to add up (8 launches more on a GPU).
     On the GPU the softmax with its scale and mask is three kernels (row max, sum of exponentials, weights written over
     s) and the backward's two (<dw, w>, then ds with the scale folded in); dropout adds one after its random draw.
     """
     needs_float = True
 
     def composed(self, q, k, v, mask):  # what create_graph=True differentiates (docs/backprop.md)
+        if self.packed:
+            q, k, v = q[0], q[1], q[2]
         return composed.scaled_dot_product_attention(q, k, v, mask, self.dropout_p, keep=self.keep)
 
     def forward(self, q, k, v, mask, dropout_p):
+        self.packed = k is None  # q is qkv: self-attention's one projection (self_attention)
+        if self.packed:
+            self.qkv_shape, (q, k, v) = q.shape, (q[0], q[1], q[2])
         xp = backend.xp_of(q)
         self.scale = 1.0 / math.sqrt(q.shape[-1])
         self.fused = backend.device_of(q) == "cuda"
@@ -65,16 +73,21 @@ class ScaledDotProductAttention(Function):
         return a @ v
 
     def backward(self, g):
-        if self.fused:
-            return self.backward_fused(g)
+        if self.packed:  # the products write the three parts of one gradient array (product)
+            self.grads = backend.xp_of(g).empty(self.qkv_shape, g.dtype)
+            self.backward_fused(g) if self.fused else self.backward_arrays(g)
+            return self.grads, None, None, None
+        return self.backward_fused(g) if self.fused else self.backward_arrays(g)
+
+    def backward_arrays(self, g):
         xp = backend.xp_of(g)
         q, k, v, w = self.q, self.k, self.v, self.w
-        need_q, need_k, need_v, _ = self.needs_input_grad
+        need_q, need_k, need_v = self.needs_qkv_grad()
         a = w
         if self.keep is not None:  # rebuilt from w and the bool mask rather than saved: 1 byte an element, not 4-8
             a = w * self.keep
             a *= self.dropout_scale
-        dv = _swap(a) @ g if need_v else None
+        dv = self.product(_swap(a), g, 2) if need_v else None
         if not (need_q or need_k):
             return None, None, dv, None
         da = g @ _swap(v)                                    # da = g v^T
@@ -86,8 +99,8 @@ class ScaledDotProductAttention(Function):
         dw_dot_w = dw_w.sum(axis=-1, keepdims=True)          # <dw, w>
         ds = xp.subtract(dw, dw_dot_w, out=dw_w)             # in the buffer of dw * w
         ds *= w                                              # ds = w * (dw - <dw, w>)
-        dq = ds @ k if need_q else None
-        dk = _swap(ds) @ q if need_k else None
+        dq = self.product(ds, k, 0) if need_q else None
+        dk = self.product(_swap(ds), q, 1) if need_k else None
         if dq is not None:
             dq *= self.scale
         if dk is not None:
@@ -113,18 +126,25 @@ class ScaledDotProductAttention(Function):
 
     def backward_fused(self, g):
         q, k, v, w = self.q, self.k, self.v, self.w
-        need_q, need_k, need_v, _ = self.needs_input_grad
+        need_q, need_k, need_v = self.needs_qkv_grad()
         keep = True if self.keep is None else self.keep
         a = w if self.keep is None else scale_by_mask(w, keep, self.dropout_scale)
-        dv = _swap(a) @ g if need_v else None
+        dv = self.product(_swap(a), g, 2) if need_v else None
         if not (need_q or need_k):
             return None, None, dv, None
         da = g @ _swap(v)                                                    # da = g v^T
         dw_dot_w = _dropped_dot(da, keep, self.dropout_scale, w)[..., None]  # <dw, w>
         ds = _softmax_grad(da, keep, self.dropout_scale, w, dw_dot_w, q.dtype.type(self.scale))  # in da's buffer
-        dq = ds @ k if need_q else None                                      # ds carries the 1 / sqrt(d)
-        dk = _swap(ds) @ q if need_k else None
+        dq = self.product(ds, k, 0) if need_q else None                      # ds carries the 1 / sqrt(d)
+        dk = self.product(_swap(ds), q, 1) if need_k else None
         return dq, dk, dv, None
+
+    def needs_qkv_grad(self):
+        return (self.needs_input_grad[0],) * 3 if self.packed else self.needs_input_grad[:3]
+
+    def product(self, a, b, part):
+        """a @ b, the gradient of q, k or v (part 0, 1, 2): written into that part of self.grads when q is packed."""
+        return backend.xp_of(a).matmul(a, b, out=self.grads[part] if self.packed else None)
 
 
 # ----- the GPU kernels (backend.fuse): s, w, da (..., Tq, Tk); mask True or bool broadcastable to them -----
@@ -171,28 +191,45 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Tru
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"scaled_dot_product_attention: expected q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv); "
                          f"got q {q.shape}, k {k.shape}, v {v.shape}")
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
     try:
         scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (q.shape[-2], k.shape[-2])
     except ValueError:
         raise ValueError(f"scaled_dot_product_attention: the batch dims of q {q.shape}, k {k.shape} and v {v.shape} "
                          f"do not broadcast together") from None
+    mask = _checked(mask, dropout_p, scores_shape, q.device, "scaled_dot_product_attention")
+    if k.shape[-2] == 0:  # no keys at all (e.g. an empty source): like a fully masked row, the output is zeros
+        return (q @ k.transpose(-2, -1)) @ v
+    return ScaledDotProductAttention.apply(q, k, v, mask, dropout_p=dropout_p if training else 0.0)
+
+
+def self_attention(qkv, mask=None, dropout_p=0.0, training=True):
+    """qkv (3, ..., T, d): q, k, v stacked, as one projection makes them -> (..., T, d): the same as
+    scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask, dropout_p, training), with one gradient array for qkv."""
+    if not isinstance(qkv, Tensor) or qkv.ndim < 3 or qkv.shape[0] != 3:
+        raise ValueError(f"self_attention: expected qkv (3, ..., T, d), got {getattr(qkv, 'shape', type(qkv))}")
+    scores_shape = qkv.shape[1:-1] + qkv.shape[-2:-1]
+    mask = _checked(mask, dropout_p, scores_shape, qkv.device, "self_attention")
+    if qkv.shape[-2] == 0:
+        return scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask, dropout_p, training)
+    return ScaledDotProductAttention.apply(qkv, None, None, mask, dropout_p=dropout_p if training else 0.0)
+
+
+def _checked(mask, dropout_p, scores_shape, device, who):
+    """The mask as a bool array on device (None stays None), after checking it and dropout_p."""
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"{who}: dropout_p must be in [0, 1), got {dropout_p}")
     if mask is not None:
         mask = mask.data if isinstance(mask, Tensor) else mask
         if not backend.is_array(mask):
             mask = np.asarray(mask)
         if mask.dtype != np.bool_:
-            raise TypeError(f"scaled_dot_product_attention: mask must be bool (True = may attend), got dtype "
-                            f"{mask.dtype}")
+            raise TypeError(f"{who}: mask must be bool (True = may attend), got dtype {mask.dtype}")
         try:
             fits = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
         except ValueError:
             fits = False
         if not fits:
-            raise ValueError(f"scaled_dot_product_attention: mask of shape {tuple(mask.shape)} does not broadcast to "
-                             f"the scores' shape {scores_shape} (..., Tq, Tk)")
-        mask = backend.to_device(mask, q.device)
-    if k.shape[-2] == 0:  # no keys at all (e.g. an empty source): like a fully masked row, the output is zeros
-        return (q @ k.transpose(-2, -1)) @ v
-    return ScaledDotProductAttention.apply(q, k, v, mask, dropout_p=dropout_p if training else 0.0)
+            raise ValueError(f"{who}: mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
+                             f"{scores_shape} (..., Tq, Tk)")
+        mask = backend.to_device(mask, device)
+    return mask

@@ -298,6 +298,40 @@ class Dropout(Function):
         return dx
 
 
+@backend.fuse
+def dropout_add_kernel(xp, x, y, words, threshold, scale):
+    """(x + y * m * scale, m) with the keep mask m = words >= threshold, in one kernel."""
+    keep = words >= threshold
+    return x + y * keep * scale, keep
+
+
+class DropoutAdd(Function):
+    """out = x + y * m / (1 - p) for x, y of one shape (a residual connection around a dropped-out sub-layer), with m
+    drawn as Dropout draws it (the same mask for a seed); dx = g, dy = g * m / (1 - p). On the GPU the mask, the scale
+    and the sum are one kernel after the random draw, where a Dropout and an Add take three."""
+    needs_float = True
+
+    def forward(self, x, y, *, p):
+        device = backend.device_of(y)
+        self.scale = 1.0 / (1.0 - p)
+        if device == "cuda":
+            out, self.keep = dropout_add_kernel(x, y, random_words(y.shape, device), keep_threshold(p, device),
+                                                y.dtype.type(self.scale))
+            return out
+        self.keep = keep_mask(y.shape, p, device)
+        out = y * self.keep
+        out *= self.scale
+        out += x
+        return out
+
+    def backward(self, g):
+        if generic.is_array(g) and backend.device_of(g) == "cuda":
+            return g, scale_by_mask(g, self.keep, g.dtype.type(self.scale))
+        dy = g * self.keep
+        dy *= self.scale
+        return g, dy
+
+
 class Cast(Function):
     """Change the dtype (float32 <-> float64); the gradient is cast back."""
 
