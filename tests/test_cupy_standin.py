@@ -181,3 +181,217 @@ def test_allow_synchronize_false_refuses_a_sync(cp, a):
 def test_the_stand_in_is_in_use_exactly_when_no_gpu_is():
     import cupy
     assert hasattr(cupy, "_standin") == CUPY_STANDIN
+
+
+# ----- the launch counter: what CuPy 13.6 launches for each call (read from its source) -----
+@pytest.fixture
+def launches(cp):
+    if not CUPY_STANDIN:
+        pytest.skip("counts launches, which only the CuPy stand-in records")
+    return cp._standin.count_launches
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda cp, a, b: a + b, {"elementwise": 1}),
+    (lambda cp, a, b: a.__iadd__(1.0), {"elementwise": 1}),
+    (lambda cp, a, b: cp.exp(a, out=b), {"elementwise": 1}),
+    (lambda cp, a, b: a.sum(axis=1), {"reduction": 1}),
+    (lambda cp, a, b: cp.max(a, axis=0, keepdims=True), {"reduction": 1}),
+    (lambda cp, a, b: a.var(axis=1), {"reduction": 2}),                        # mean, then _var_core
+    (lambda cp, a, b: a @ b.T, {"matmul": 1}),                                 # b.T is F-contiguous: cuBLAS reads it
+    (lambda cp, a, b: a[:, ::2] @ b[:, ::2].T, {"matmul": 1, "copy": 2}),      # neither C- nor F-contiguous
+    (lambda cp, a, b: a[None] @ b.T[None], {"matmul": 1, "copy": 1}),          # batched: not C-contiguous is copied
+    (lambda cp, a, b: a.T, {}),
+    (lambda cp, a, b: a.reshape(6), {}),
+    (lambda cp, a, b: a[1:, ::2], {}),
+    (lambda cp, a, b: a[0], {}),
+    (lambda cp, a, b: a.T.reshape(6), {"copy": 1}),
+    (lambda cp, a, b: cp.ascontiguousarray(a), {}),
+    (lambda cp, a, b: cp.ascontiguousarray(a.T), {"copy": 1}),
+    (lambda cp, a, b: a.astype(cp.float32, copy=False), {}),
+    (lambda cp, a, b: a.astype(cp.float32), {"copy": 1}),
+    (lambda cp, a, b: a.astype(cp.float64, copy=False), {"copy": 1}),
+    (lambda cp, a, b: a.copy(), {"copy": 1}),
+    (lambda cp, a, b: cp.concatenate([a, b]), {"copy": 2}),                   # one copy kernel per array up to 8
+    (lambda cp, a, b: cp.stack([a] * 9), {"copy": 1}),                        # >8 small arrays: one kernel
+    (lambda cp, a, b: cp.zeros((2, 3)), {"memset": 1}),
+    (lambda cp, a, b: cp.zeros_like(a), {"memset": 1}),
+    (lambda cp, a, b: cp.empty((2, 3)), {}),
+    (lambda cp, a, b: cp.ones((2, 3)), {"fill": 1}),
+    (lambda cp, a, b: cp.arange(6), {"elementwise": 1}),
+    (lambda cp, a, b: a.fill(0), {"memset": 1}),
+    (lambda cp, a, b: a.fill(2), {"fill": 1}),
+    (lambda cp, a, b: a.__setitem__(slice(None), 0.5), {"fill": 1}),
+    (lambda cp, a, b: a.__setitem__(slice(None), b), {"memcpy_d2d": 1}),
+    (lambda cp, a, b: a.__setitem__((slice(None), 0), b[:, 1]), {"copy": 1}),
+    (lambda cp, a, b: a[cp.arange(2)[::-1]], {"elementwise": 1, "gather": 1}),
+    (lambda cp, a, b: a.__setitem__(cp.arange(2)[::-1], b), {"elementwise": 1, "scatter": 1}),
+    (lambda cp, a, b: cp.where(a > 1, a, b), {"elementwise": 2}),
+    (lambda cp, a, b: cp.tril(a), {"fill": 1, "elementwise": 1}),             # tri mask, then where
+    (lambda cp, a, b: a.argsort(axis=1), {"sort": 1}),
+    (lambda cp, a, b: a.cumsum(axis=0), {"scan": 1}),
+    (lambda cp, a, b: cp.random.default_rng(0).random((3,), dtype=cp.float32), {"random": 1}),
+])
+def test_each_call_counts_the_launches_cupy_makes(cp, a, launches, call, expected):
+    b = a + 1
+    with launches() as counted:
+        call(cp, a, b)
+    assert dict(counted) == {k: v for k, v in expected.items() if v}
+
+
+def test_host_device_copies_are_counted_apart_from_launches(cp, a, launches):
+    import cupyx
+    with launches() as counted:
+        d = cp.asarray(np.zeros(3, np.int64))
+        a.get()
+        a[[0, 1]]  # a host index list is copied to the device first
+        cupyx.scatter_add(a, d, 1.0)
+    assert dict(counted.memcpys) == {"h2d": 2, "d2h": 1}
+    assert dict(counted) == {"gather": 1, "scatter": 1}
+    assert counted.total == 2
+
+
+def test_the_counts_add_up_in_the_global_counter(cp, a, launches):
+    before = cp._standin.LAUNCHES["reduction"]
+    with launches() as outer:
+        a.sum()
+        with launches() as inner:
+            a.max()
+    assert (outer["reduction"], inner["reduction"]) == (2, 1)
+    assert cp._standin.LAUNCHES["reduction"] == before + 2
+
+
+# ----- cupy.fuse: CuPy 13.6's first fusion implementation's rules, one launch a call -----
+@pytest.fixture
+def xy(cp):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    return x, y, cp.asarray(x), cp.asarray(y)
+
+
+def test_a_fused_body_computes_what_numpy_computes(cp, xy):
+    x, y, dx, dy = xy
+    f = cp.fuse(lambda x, y: cp.sum(cp.exp(x - 1.0) * y + abs(x) ** 2, axis=1) * 0.5 - 2)
+    expected = np.sum(np.exp(x - np.float32(1)) * y + np.abs(x) ** 2, axis=1) * np.float32(0.5) - 2
+    got = f(dx, dy)
+    assert got.dtype == np.float32 and got.shape == (3,)
+    np.testing.assert_allclose(got.get(), expected, rtol=1e-6)
+
+
+def test_a_fused_call_is_one_launch_whatever_its_body_does(cp, xy, launches):
+    dx, dy = xy[2:]
+    f = cp.fuse(lambda x, y: cp.sum(cp.where(x > y, cp.exp(x) * 2 + y, cp.tanh(y)) - x * y, axis=-1) + 1)
+    with launches() as counted:
+        f(dx, dy)
+    assert dict(counted) == {"fused": 1}
+
+
+def test_a_fused_body_updates_its_array_arguments_in_place(cp, xy):
+    x, y, dx, dy = xy
+
+    def step(p, g, m, lr):
+        m *= 0.9
+        m += 0.1 * g
+        p -= lr * m
+        g[...] = 0
+    m = cp.zeros_like(dx)
+    assert cp.fuse(step)(dx, dy, m, np.float32(0.5)) is None
+    np.testing.assert_allclose(m.get(), np.float32(0.1) * y, rtol=1e-6)
+    np.testing.assert_allclose(dx.get(), x - np.float32(0.5) * (np.float32(0.1) * y), rtol=1e-6)
+    assert not dy.get().any()
+
+
+def test_without_device_arrays_a_fused_function_is_a_plain_call(cp, xy):
+    x, y = xy[:2]
+    got = cp.fuse(lambda x, y: np.maximum(x, y).sum(axis=0))(x, y)   # NumPy's methods and all: not traced
+    assert isinstance(got, np.ndarray) and np.array_equal(got, np.maximum(x, y).sum(axis=0))
+
+
+@pytest.mark.parametrize("arg", [np.zeros((3, 4), np.float32), [1.0, 2.0], "text"])
+def test_fused_arguments_are_device_arrays_and_scalars_only(cp, xy, arg):
+    with pytest.raises(TypeError):
+        cp.fuse(lambda x, a: x + a)(xy[2], arg)
+
+
+def test_a_device_array_from_outside_the_arguments_is_refused(cp, xy):
+    dx, dy = xy[2:]
+    with pytest.raises(TypeError, match="Concrete ndarray"):
+        cp.fuse(lambda x: x + dy)(dx)
+
+
+@pytest.mark.parametrize("body, error", [
+    (lambda cp, x: cp.sum(x, axis=1, keepdims=True), NotImplementedError),
+    (lambda cp, x: cp.max(x, axis=0, keepdims=True), NotImplementedError),
+    (lambda cp, x: float(x) + 1, TypeError),
+    (lambda cp, x: x if x > 0 else -x, TypeError),                 # Python control flow on device values
+    (lambda cp, x: cp.where(x, x, 0.0), TypeError),                # where's condition must be bool
+    (lambda cp, x: 2.0, TypeError),                                # a fused function returns arrays or None
+    (lambda cp, x: x.astype(cp.float64, order="C"), TypeError),
+    (lambda cp, x: x.__setitem__(0, 1.0), ValueError),             # only x[...] = v and x[:] = v
+    (lambda cp, x: cp.add(x, 1, casting="unsafe"), TypeError),     # ufunc keywords: out only
+])
+def test_what_cupy_fuse_refuses(cp, xy, body, error):
+    with pytest.raises(error):
+        cp.fuse(lambda x: body(cp, x))(xy[2])
+
+
+@requires_standin
+@pytest.mark.parametrize("body, error, message", [
+    (lambda cp, x, s: cp.sum(x, axis=1) + cp.max(x, axis=1), NotImplementedError, "Multiple reduction"),
+    (lambda cp, x, s: cp.sum(x, axis=1).reshape(3), AttributeError, "no attribute 'reshape'"),
+    (lambda cp, x, s: cp.sum(x) + x, NotImplementedError, "before the fused reduction"),
+    (lambda cp, x, s: cp.sum(x, axis=0) * s, NotImplementedError, "before the fused reduction"),   # s is pre-map
+    (lambda cp, x, s: x[0] + 1, NotImplementedError, "indexing"),
+    (lambda cp, x, s: x.sum(axis=1), AttributeError, "use xp.sum"),
+    (lambda cp, x, s: cp.mean(x, axis=1), NotImplementedError, "cupy.mean cannot be used"),
+    (lambda cp, x, s: cp.add.reduce(x, axis=1), NotImplementedError, "add.reduce"),
+    (lambda cp, x, s: cp.sum(x, axis=1, dtype=cp.float64), NotImplementedError, "drops dtype"),
+    (lambda cp, x, s: x.shape, NotImplementedError, "shape"),
+])
+def test_the_stand_in_refuses_what_needs_cupys_grid_synchronised_fusion(cp, xy, body, error, message):
+    """CuPy 13.6 hands these to its second, grid-synchronised fusion (or fails); the stand-in refuses them."""
+    with pytest.raises(error, match=message):
+        cp.fuse(lambda x, s: body(cp, x, s))(xy[2], 2.0)
+
+
+@requires_standin
+def test_a_fused_reduction_must_reduce_the_kernels_whole_shape(cp, xy):
+    dx = xy[2]
+    row = dx[0]
+    with pytest.raises(NotImplementedError, match="broadcast shape of all the array arguments"):
+        cp.fuse(lambda x, r: cp.sum(r * 2, axis=0))(dx, row)   # CuPy would sum r over the 3 rows of x as well
+    got = cp.fuse(lambda x, r: cp.sum(x * r, axis=0))(dx, row)
+    np.testing.assert_allclose(got.get(), (xy[0] * xy[0][0]).sum(axis=0), rtol=1e-6)
+
+
+def test_fused_dtypes_follow_cupys_scalar_rule(cp, xy):
+    """In CuPy 13.6's fusion a constant counts by its value, a scalar argument by its type: under NumPy 2 a Python
+    float argument is a float64 (float32 arrays then compute in float64), a NumPy float32 argument stays float32."""
+    dx = xy[2]
+    assert cp.fuse(lambda x: x * 0.5)(dx).dtype == np.float32                        # constant
+    assert cp.fuse(lambda x, s: x * s)(dx, np.float32(0.5)).dtype == np.float32
+    assert cp.fuse(lambda x, s: x * s)(dx, 0.5).dtype == np.float64
+    assert cp.fuse(lambda x: x.astype(cp.float16) + 1)(dx).dtype == np.float16
+
+
+def test_fused_outputs_take_the_broadcast_shape_of_all_arguments(cp, xy):
+    dx = xy[2]
+    got = cp.fuse(lambda x, r: r + 1)(dx, dx[0])   # the kernel's shape is that of every array argument together
+    assert got.shape == (3, 4)
+    np.testing.assert_allclose(got.get(), np.broadcast_to(xy[0][0] + 1, (3, 4)))
+
+
+def test_a_fused_function_inside_another_is_part_of_its_kernel(cp, xy, launches):
+    inner = cp.fuse(lambda x: x * 2)
+    outer = cp.fuse(lambda x, y: inner(x) + y)
+    with launches() as counted:
+        got = outer(*xy[2:])
+    assert dict(counted) == {"fused": 1}
+    np.testing.assert_allclose(got.get(), xy[0] * 2 + xy[1], rtol=1e-6)
+
+
+def test_asarray_of_host_data_is_a_copy_on_the_device(cp):
+    host = np.arange(3.0)
+    device = cp.asarray(host)
+    device += 1
+    assert host.tolist() == [0.0, 1.0, 2.0] and device.get().tolist() == [1.0, 2.0, 3.0]

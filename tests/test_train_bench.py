@@ -13,6 +13,7 @@ from train import bench
 from train.batching import training_batch
 from train.presets import PRESETS, Preset
 from cli_runner import run_cli
+from conftest import requires_standin
 
 MICRO = Preset("bench-micro", "a few-thousand-parameter model for the bench's tests",
                model=dict(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=2, dropout=0.1,
@@ -139,3 +140,58 @@ def test_the_op_hook_is_removed_after_an_error_and_refuses_a_second_one():
                 pass
         mt.ones(2) + 1
     assert prof.calls and autograd._op_hook is None
+
+
+# ----- kernel launches a step (counted on the CuPy stand-in) -----
+
+@requires_standin
+def test_cuda_bench_reports_the_launches_of_each_phase(capsys):
+    status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--device", "cuda", "--steps", "1", "--warmup-steps",
+                              "1", *SMALL_BATCH, "--json"], capsys)
+    assert status == 0
+    n = json.loads(out)["launches"]
+    u = n["update"]
+    assert all(n[k] > 0 for k in ("forward_loss", "backward", "read")) and u["clip"] > 0 and u["optimizer"] > 0
+    assert u["total"] == u["zero_grad"] + u["clip"] + u["optimizer"]
+    assert n["forward_loss"] + n["backward"] + u["total"] + n["read"] == n["total"] == sum(n["by_kind"].values())
+    assert n["by_kind"]["matmul"] > 0 and n["memcpys"]["d2h"] == 1   # the step's one read
+    status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--device", "cuda", "--steps", "1", "--warmup-steps",
+                              "0", *SMALL_BATCH], capsys)
+    assert status == 0 and f"kernel launches a step (CuPy stand-in's count): {n['total']:,} =" in out
+
+
+@requires_standin
+def test_the_phases_are_the_launches_of_the_steps_own_calls():
+    """The bench's split against the launches of forward, zero_grad, backward, clipping and step counted one by
+    one around the same calls, on two identical fresh models."""
+    import cupy
+    from train.bench.launches import step_launches
+    from train.step import TrainStep, make_optimizer
+    src, tgt = bench.synthetic_batch(4, 8, MICRO.vocab_size, 0)
+    batch = training_batch(src, tgt)
+    counted = step_launches(bench.BenchStep(MICRO, bench.build_model(MICRO, "cuda", 0), batch, "cuda"), "cuda")
+
+    model = bench.build_model(MICRO, "cuda", 0).train()
+    optimizer, schedule = make_optimizer(model.parameters(), MICRO.lr, MICRO.warmup, MICRO.model["d_model"])
+    step = TrainStep(model, optimizer, schedule, MICRO.label_smoothing, MICRO.clip_norm, "cuda")
+    count = cupy._standin.count_launches
+    with count() as forward:
+        loss = step.forward(batch)
+    with count() as zero:
+        optimizer.zero_grad()
+    with count() as backward:
+        loss.backward()
+    with count() as clip:
+        mt.nn.utils.clip_grad_norm_(step.params, MICRO.clip_norm)
+    with count() as update:
+        optimizer.step()
+        schedule.step()
+    assert counted["forward_loss"] == forward.total and counted["backward"] == backward.total
+    assert counted["update"] == {"zero_grad": zero.total, "clip": clip.total, "optimizer": update.total,
+                                 "total": zero.total + clip.total + update.total}
+
+
+def test_the_cpu_bench_has_no_launch_count(capsys):
+    status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--steps", "1", "--warmup-steps", "0", *SMALL_BATCH,
+                              "--json"], capsys)
+    assert status == 0 and "launches" not in json.loads(out)

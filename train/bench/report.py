@@ -41,6 +41,8 @@ def print_result(r):
             rows.insert(7, ("GPU memory pool peak", _mb(r["device_pool_peak_bytes"])))
         for name, value in rows:
             print(f"  {name:<28} {value:>16}")
+        if "launches" in r:
+            print_launches(r["launches"])
         if "profile" in r:
             print_profile(r["profile"])
     else:
@@ -105,3 +107,17 @@ def print_profile(p, top=12):
     for row in p["ops"][:top]:
         print(f"  {row['op']:<28} {row['kind']:<18} {row['calls']:>6.0f} {row['forward_ms']:>11,.1f} "
               f"{row['backward_ms']:>12,.1f} {row['percent']:>9.1f}%")
+
+
+def print_launches(n):
+    """Kernel launches of one step by phase (the stand-in's count), or how to count them on a GPU."""
+    if "unavailable" in n:
+        print(f"kernel launches: {n['unavailable']}")
+        return
+    u = n["update"]
+    print(f"kernel launches a step (CuPy stand-in's count): {n['total']:,} = forward+loss {n['forward_loss']:,} + "
+          f"backward {n['backward']:,} + update {u['total']:,} (zero_grad {u['zero_grad']:,}, clipping "
+          f"{u['clip']:,}, optimizer {u['optimizer']:,}) + the step's read {n['read']:,}")
+    print("  by kind: " + ", ".join(f"{k} {v:,}" for k, v in sorted(n["by_kind"].items(), key=lambda kv: -kv[1])) +
+          "; host<->device copies (not counted): " + (", ".join(f"{k} {v}" for k, v in n["memcpys"].items()) or
+                                                      "none"))

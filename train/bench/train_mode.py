@@ -14,6 +14,7 @@ from ..batching import training_batch
 from ..errors import TrainError
 from ..step import TrainStep, make_optimizer
 from ..tokenizer import PAD_ID
+from .launches import GPU_HOW, step_launches
 from .machine import HostMemory, PEAK_N, PEAK_REPS, blas_threads, matmul_peak_gflops, step_matmul_flops
 from .report import progress_printer
 from .workload import build_model, synthetic_batch
@@ -39,13 +40,14 @@ class BenchStep:
     def sync_s(self):
         return self.timed_sync.seconds if self.timed_sync else 0.0
 
-    def __call__(self, measure_saved=False, sync_phases=False):
+    def __call__(self, measure_saved=False, sync_phases=False, on_mark=None):
         """One update -> (loss, [start, after forward+loss, after backward (and the sum over ranks), after clipping,
-        end])."""
+        end]); on_mark() (optional) is called at the three inner marks (the launch count's phases)."""
         def mark():
             if sync_phases:
                 backend.synchronize(self.device)
             marks.append(time.perf_counter())
+            on_mark and on_mark()
 
         marks = [time.perf_counter()]
         loss = self.step.forward(self.batch, self.batch_tokens)
@@ -153,6 +155,9 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         "step_matmul_gflop": flops / 1e9, "matmul_peak_gflops": peak, "achieved_gflops": flops / median / 1e9,
         "peak_fraction": flops / median / 1e9 / peak, "blas_threads": blas_threads(),
     }
+    if device == "cuda":
+        launches = step_launches(step, device)   # one more step, counted (the stand-in is the only counter)
+        result["launches"] = launches if launches is not None else {"unavailable": GPU_HOW}
     if profile:
         say(f"{steps} profiled step(s)")
         result["profile"] = profile_steps(step, device, steps)

@@ -2,7 +2,8 @@
 
 Only the names that CuPy 13.6.0 has exist here (cupy_names.json, made from CuPy's source by make_lists.py); each one
 computes with NumPy behind CuPy's rules (see _core.py). Names that CuPy has but this stand-in does not model raise
-NotImplementedError saying so. `cupy._standin` is the stand-in's own handle (the sync log); real CuPy has none.
+NotImplementedError saying so. `cupy._standin` is the stand-in's own handle (the sync log, the launch counter);
+real CuPy has none.
 """
 import sys
 import types
@@ -10,7 +11,8 @@ import types
 import numpy
 
 from . import _core
-from ._core import NAMES, ndarray, ufunc, _unwrap, _wrap, record_sync
+from ._core import (NAMES, ndarray, ufunc, _has_host_data, _unwrap, _wrap, record_call, record_memcpy,
+                    record_sync)
 
 __version__ = NAMES["cupy_version"]
 _standin = _core  # tests read _standin.SYNCS; `hasattr(cupy, "_standin")` tells the stand-in from the real CuPy
@@ -33,11 +35,20 @@ def _function(name, np_func):
     position, keyword = _HOST_PARAMS.get(name, (None, None))
 
     def f(*args, **kwargs):
+        trace = getattr(_core.fusion_state, "trace", None)
+        if trace is not None:
+            return trace.function(name, args, kwargs)
         if name in _DATA_SHAPED or (name == "where" and len(args) + len(kwargs) == 1):
             record_sync(name)
-        args = [_unwrap(a, host_ok or i == position) for i, a in enumerate(args)]
-        kwargs = {k: _unwrap(v, host_ok or k == keyword) for k, v in kwargs.items()}
-        return _wrap(np_func(*args, **kwargs))
+        raw_args = [_unwrap(a, host_ok or i == position) for i, a in enumerate(args)]
+        raw_kwargs = {k: _unwrap(v, host_ok or k == keyword) for k, v in kwargs.items()}
+        result = np_func(*raw_args, **raw_kwargs)
+        if host_ok and (_has_host_data(args[0] if args else kwargs.get("a", kwargs.get("obj")))):
+            record_memcpy("h2d")  # host data copied to the device: a memcpy, no kernel
+            return _wrap(numpy.array(result, copy=True))   # device memory of its own, never the host's
+        result = _wrap(result)
+        record_call(name, args, kwargs, result)
+        return result
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"cupy.{name} (stand-in: numpy.{name} behind CuPy's rules)"
     return f
@@ -99,19 +110,6 @@ class _MemoryPool:
 _pool, _pinned_pool = _MemoryPool(_core._Pool), _MemoryPool()
 
 
-def fuse(*args, **kwargs):
-    """cupy.fuse (provisional: runs the body on the device arrays as it is; CuPy's rules and the launch count come
-    with issue 20's stand-in work)."""
-    def decorate(func):
-        def fused(*a):
-            return func(*a)
-        fused.__name__ = getattr(func, "__name__", "fused")
-        return fused
-    if len(args) == 1 and callable(args[0]) and not kwargs:
-        return decorate(args[0])
-    return decorate
-
-
 def get_default_memory_pool():
     return _pool
 
@@ -122,12 +120,12 @@ def get_default_pinned_memory_pool():
 
 _OWN = {"ndarray": ndarray, "ufunc": ufunc, "asnumpy": asnumpy, "get_array_module": get_array_module,
         "is_available": is_available, "get_default_memory_pool": get_default_memory_pool,
-        "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__,
-        "fuse": fuse}
+        "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__}
 
 from . import cuda, random  # noqa: E402  (they import this module's ndarray)
+from ._fusion import fuse  # noqa: E402
 
-_OWN.update(cuda=cuda, random=random)
+_OWN.update(cuda=cuda, random=random, fuse=fuse)
 
 _module = sys.modules[__name__]
 for _name in NAMES["cupy"]:

@@ -5,7 +5,11 @@ NumPy cannot convert the array implicitly (`__array__` raises CuPy's TypeError),
 result is again a device array (reductions and scalar indexing give 0-d arrays), and each call that would make the
 host wait for the GPU (`get`, `item`, `float`, `int`, `bool`, `tolist`, `asnumpy`, printing, boolean-mask indexing,
 `nonzero`, `synchronize`) is appended to `SYNCS` with the line of the caller's code that asked for it.
+
+Each call that would launch work on the GPU's stream is counted in `LAUNCHES` (by kind: see `record_launch` and the
+README), and each copy between host and device in `MEMCPYS`; `count_launches()` counts those of one block of code.
 """
+import collections
 import contextlib
 import json
 import os
@@ -60,6 +64,194 @@ def allow_synchronize(allow):
         yield
     finally:
         _forbidden.on = old
+
+
+# ----- kernel launches -----
+# Kinds: elementwise (ufuncs, operators, where, clip), reduction (sum/max/mean/argmax...), scan (cumsum), matmul (one
+# cuBLAS call), copy (copies and casts made on the device), gather / scatter (integer-array indexing, scatter_add),
+# mask (boolean-mask indexing: cast + scan + gather, counted as 3), fill (a fill kernel), memset / memcpy_d2d (not
+# kernels, but stream operations that cost a host call each, as a kernel does), random, sort (thrust), fused.
+LAUNCHES = collections.Counter()
+MEMCPYS = collections.Counter()  # h2d / d2h: host<->device copies, counted apart (they are memcpys, not kernels)
+_open_counts = []  # the LaunchCount of each open count_launches() block
+_quiet = threading.local()  # depth > 0 inside a fused body: its operations are part of the one fused launch
+fusion_state = threading.local()  # .trace: the cupy.fuse call whose body is running (see _fusion.py), else None
+
+
+class LaunchCount(collections.Counter):
+    """Launches by kind in one count_launches() block; `.memcpys` holds its host<->device copies, `.total` the sum."""
+
+    def __init__(self):
+        super().__init__()
+        self.memcpys = collections.Counter()
+
+    @property
+    def total(self):
+        return sum(self.values())
+
+
+def record_launch(kind, n=1):
+    """Note n launches of one kind (nothing inside a fused body, which is one launch as a whole)."""
+    if n <= 0 or getattr(_quiet, "depth", 0):
+        return
+    LAUNCHES[kind] += n
+    for count in _open_counts:
+        count[kind] += n
+
+
+def record_memcpy(kind, n=1):
+    """Note a host<->device copy ("h2d" or "d2h")."""
+    if n <= 0 or getattr(_quiet, "depth", 0):
+        return
+    MEMCPYS[kind] += n
+    for count in _open_counts:
+        count.memcpys[kind] += n
+
+
+@contextlib.contextmanager
+def count_launches():
+    """Counts the launches (and, in `.memcpys`, the host<->device copies) made inside the block."""
+    count = LaunchCount()
+    _open_counts.append(count)
+    try:
+        yield count
+    finally:
+        _open_counts.remove(count)
+
+
+@contextlib.contextmanager
+def quiet():
+    """Launches inside are not counted (the body of one fused kernel)."""
+    _quiet.depth = getattr(_quiet, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _quiet.depth -= 1
+
+
+def _arrays(x):
+    """The NumPy arrays (device memory) inside x: arrays, lists, tuples, dicts."""
+    if isinstance(x, ndarray):
+        return [x._a]
+    if isinstance(x, numpy.ndarray):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [a for v in x for a in _arrays(v)]
+    if isinstance(x, dict):
+        return [a for v in x.values() for a in _arrays(v)]
+    return []
+
+
+def _new_arrays(result, inputs):
+    """The arrays of a result that are new memory, not views of the inputs (a view launches nothing)."""
+    sources = [a for a in _arrays(inputs) if a.size]
+    return [r for r in _arrays(result) if not any(numpy.shares_memory(r, a) for a in sources)]
+
+
+def _has_host_data(x):
+    """True when x holds host data that CuPy copies to the device (NumPy arrays, lists, numbers in a list)."""
+    if isinstance(x, numpy.ndarray):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_host_data(v) or isinstance(v, _SCALARS_ANY) for v in x)
+    return False
+
+
+_SCALARS_ANY = (bool, int, float, complex, numpy.generic)
+
+
+# What each function and ndarray method launches on CuPy 13.6 (read from its source), by name. A name not listed
+# launches one elementwise kernel per new array it returns (a view, a host value or a shape launches nothing).
+_REDUCTIONS = {"sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "nansum",
+               "nanprod", "nanmean", "nanmax", "nanmin", "nanargmax", "nanargmin", "count_nonzero", "average",
+               "trace", "vdot"}
+_FIXED = {"var": {"reduction": 2}, "nanvar": {"reduction": 2},  # mean, then the squared deviations' reduction
+          "std": {"reduction": 2, "elementwise": 1}, "nanstd": {"reduction": 2, "elementwise": 1},
+          "ptp": {"reduction": 2, "elementwise": 1},
+          "cumsum": {"scan": 1}, "cumprod": {"scan": 1}, "nancumsum": {"scan": 1}, "nancumprod": {"scan": 1},
+          "sort": {"sort": 1}, "argsort": {"sort": 1}, "partition": {"sort": 1}, "argpartition": {"sort": 1},
+          "lexsort": {"sort": 1}, "msort": {"sort": 1}, "unique": {"sort": 1, "mask": 3},
+          "take": {"gather": 1}, "take_along_axis": {"gather": 1}, "choose": {"gather": 1},
+          "compress": {"mask": 3}, "extract": {"mask": 3}, "nonzero": {"mask": 3}, "argwhere": {"mask": 3},
+          "flatnonzero": {"mask": 3},
+          "put": {"scatter": 1}, "place": {"scatter": 1}, "putmask": {"scatter": 1},
+          "put_along_axis": {"scatter": 1},
+          "empty": {}, "empty_like": {}, "zeros": {"memset": 1}, "zeros_like": {"memset": 1},
+          "ones": {"fill": 1}, "ones_like": {"fill": 1}, "full": {"fill": 1}, "full_like": {"fill": 1},
+          "eye": {"memset": 1, "fill": 1}, "identity": {"memset": 1, "fill": 1}, "tri": {"fill": 1},
+          "tril": {"fill": 1, "elementwise": 1}, "triu": {"fill": 1, "elementwise": 1}}
+_MATMUL = {"matmul", "dot", "inner", "tensordot", "einsum", "outer_product"}
+_JOIN = {"concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack"}
+
+
+def _operands(x):
+    return [v for v in (x if isinstance(x, (list, tuple)) else [x]) if isinstance(v, ndarray)]
+
+
+def _matmul_launches(args):
+    """One cuBLAS call, plus the copies CuPy makes of operands cuBLAS cannot read as they are: a 2-D operand that
+    is neither C- nor F-contiguous, a batched (>2-D) one that is not C-contiguous, one of another dtype."""
+    arrays = _operands(args[1:] if args and isinstance(args[0], str) else args[:2])
+    dtype = numpy.result_type(*[a._a.dtype for a in arrays]) if arrays else None
+    copies = 0
+    for a in arrays:
+        flags = a._a.flags
+        if a.ndim > 2 and not flags.c_contiguous or a.ndim == 2 and not (flags.c_contiguous or flags.f_contiguous):
+            copies += 1
+        elif a._a.dtype != dtype:
+            copies += 1
+    return {"matmul": 1, "copy": copies}
+
+
+def _join_launches(arrays, result):
+    """CuPy's concatenate: more than 8 arrays of one dtype and < 2 MiB each on average are copied by one kernel
+    (after copying their pointers to the device); otherwise one copy kernel per array."""
+    arrays = list(arrays)
+    if len(arrays) > 8 and len({a._a.dtype for a in arrays}) == 1 and \
+            sum(a.nbytes for a in arrays) < 2 * 1024 * 1024 * len(arrays):
+        record_memcpy("h2d")
+        return {"copy": 1}
+    return {"copy": sum(1 for a in arrays if a.size)}
+
+
+def record_call(name, args, kwargs, result):
+    """Count what the function or method `name` launched on CuPy, given its device arguments and its result."""
+    if name in _FIXED:
+        launches = dict(_FIXED[name])
+    elif name in _REDUCTIONS:
+        launches = {"reduction": 1}
+    elif name in _MATMUL:
+        launches = _matmul_launches(args)
+    elif name in _JOIN:
+        launches = _join_launches(_operands(args[0] if args else kwargs.get("arrays", kwargs.get("tup", ()))),
+                                  result)
+    elif name == "where" and len(args) + len(kwargs) == 1:
+        launches = {"mask": 3}
+    elif name == "copyto":
+        dst, src = args[0], args[1] if len(args) > 1 else kwargs["src"]
+        launches = {"elementwise": 1} if isinstance(src, ndarray) or kwargs.get("where") is not None \
+            else _fill_launches(dst, src)
+    else:
+        launches = {"elementwise" if name not in ("copy", "astype", "ascontiguousarray", "asarray", "array",
+                                                  "asfortranarray", "asanyarray", "repeat", "tile", "flatten",
+                                                  "ravel", "reshape", "roll", "pad", "resize") else "copy":
+                    len(_new_arrays(result, (args, kwargs)))}
+    if name in ("empty", "empty_like") or not _arrays(result) and name not in _FIXED and name != "copyto" \
+            and name not in ("put", "place", "putmask", "put_along_axis", "sort"):
+        launches = {}
+    if name in ("zeros", "zeros_like", "ones", "ones_like", "full", "full_like") and not _arrays(result)[0].size:
+        launches = {}
+    for kind, n in launches.items():
+        record_launch(kind, n)
+
+
+def _fill_launches(target, value):
+    """ndarray.fill: zero over contiguous memory is a cudaMemsetAsync, anything else a fill kernel."""
+    if not target.size:
+        return {}
+    if not isinstance(value, ndarray) and target._a.flags.c_contiguous and numpy.all(numpy.asarray(value) == 0):
+        return {"memset": 1}
+    return {"fill": 1}
 
 
 # ----- what may enter a kernel -----
@@ -129,6 +321,21 @@ def _wrap(result):
     return result
 
 
+def _advanced(key):
+    """What indexing with `key` launches: "mask" (boolean array), "gather" (integer arrays) or None (a view)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    kind = None
+    for part in parts:
+        if isinstance(part, (ndarray, numpy.ndarray, list)):
+            if isinstance(part, (numpy.ndarray, list)):
+                record_memcpy("h2d")  # a host index array is copied to the device first
+            raw = part._a if isinstance(part, ndarray) else numpy.asarray(part)
+            if raw.dtype == numpy.bool_ and raw.ndim > 0:
+                return "mask"
+            kind = "gather"
+    return kind
+
+
 def _index(key):
     """An index as CuPy takes it: device arrays, host arrays and lists (copied to the device), slices, ints. A boolean
     array makes the output's shape depend on the data, so the host waits for its count."""
@@ -182,6 +389,7 @@ class ndarray:
     # ----- to the host: each one waits for the device -----
     def get(self, stream=None, order="C", out=None, blocking=True):
         record_sync("get")
+        record_memcpy("d2h")
         result = numpy.array(self._a, order=order)
         if out is not None:
             out[...] = result
@@ -190,37 +398,47 @@ class ndarray:
 
     def item(self):
         record_sync("item")
+        record_memcpy("d2h")
         return self._a.item()
 
     def tolist(self):
         record_sync("tolist")
+        record_memcpy("d2h")
         return self._a.tolist()
 
     def tobytes(self, order="C"):
         record_sync("tobytes")
+        record_memcpy("d2h")
         return self._a.tobytes(order)
 
     def nonzero(self):
         record_sync("nonzero")
-        return _wrap(self._a.nonzero())
+        record_memcpy("d2h")  # the count of nonzeros, which sizes the result
+        result = _wrap(self._a.nonzero())
+        record_call("nonzero", (self,), {}, result)
+        return result
 
     def __bool__(self):
         if self.size > 1:
             raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or "
                              "a.all()")
         record_sync("bool")
+        record_memcpy("d2h")
         return bool(self._a)
 
     def __int__(self):
         record_sync("int")
+        record_memcpy("d2h")
         return int(self._a)
 
     def __float__(self):
         record_sync("float")
+        record_memcpy("d2h")
         return float(self._a)
 
     def __complex__(self):
         record_sync("complex")
+        record_memcpy("d2h")
         return complex(self._a)
 
     def __repr__(self):
@@ -249,6 +467,7 @@ class ndarray:
         if arr.shape != self.shape:
             raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
         self._a[...] = arr
+        record_memcpy("h2d")
 
     # ----- container -----
     def __len__(self):
@@ -262,10 +481,31 @@ class ndarray:
         return (self[i] for i in range(len(self._a)))
 
     def __getitem__(self, key):
-        return _wrap(self._a[_index(key)])
+        result = _wrap(self._a[_index(key)])
+        kind = _advanced(key)
+        if kind and result.size:
+            record_launch(kind, 3 if kind == "mask" else 1)
+        return result
 
     def __setitem__(self, key, value):
-        self._a[_index(key)] = _unwrap(value, host_ok=True)
+        raw = _unwrap(value, host_ok=True)
+        kind = _advanced(key)
+        if isinstance(value, numpy.ndarray) or isinstance(value, (list, tuple)):
+            record_memcpy("h2d")  # CuPy copies host values to the device first
+            value = _wrap(numpy.asarray(raw))
+        index = _index(key)
+        target = self._a[index] if not kind else None
+        self._a[index] = raw
+        if kind:
+            record_launch("mask" if kind == "mask" else "scatter", 3 if kind == "mask" else 1)
+        elif not isinstance(value, ndarray):
+            for k, n in _fill_launches(_wrap(target), value).items():
+                record_launch(k, n)
+        elif target.size and not (target.__array_interface__["data"][0] == value._a.__array_interface__["data"][0]
+                                  and target.shape == value.shape and target.strides == value.strides):
+            same = target.shape == value.shape and target.strides == value.strides
+            record_launch("memcpy_d2d" if same and target.flags.c_contiguous and target.dtype == value.dtype
+                          else "copy")
 
     def __copy__(self):
         return self.copy()
@@ -296,18 +536,24 @@ class ndarray:
         return sys.modules["cupy"].dot(self, b, out=out)
 
     def scatter_add(self, slices, value):
-        numpy.add.at(self._a, _index(slices), _kernel_arg(value))
+        sys.modules["cupyx"].scatter_add(self, slices, value)
 
     def scatter_max(self, slices, value):
-        numpy.maximum.at(self._a, _index(slices), _kernel_arg(value))
+        sys.modules["cupyx"].scatter_max(self, slices, value)
 
     def scatter_min(self, slices, value):
-        numpy.minimum.at(self._a, _index(slices), _kernel_arg(value))
+        sys.modules["cupyx"].scatter_min(self, slices, value)
 
 
 def _method(name):
     def method(self, *args, **kwargs):
-        return _wrap(getattr(self._a, name)(*_unwrap(args, host_ok=True), **_unwrap(kwargs, host_ok=True)))
+        result = _wrap(getattr(self._a, name)(*_unwrap(args, host_ok=True), **_unwrap(kwargs, host_ok=True)))
+        if name == "fill":
+            for kind, n in _fill_launches(self, args[0] if args else kwargs["value"]).items():
+                record_launch(kind, n)
+        else:
+            record_call(name, (self,) + args, kwargs, result)
+        return result
     method.__name__ = name
     return method
 
@@ -370,25 +616,45 @@ class ufunc:
         return self._f.types
 
     def __call__(self, *args, out=None, **kwargs):
+        trace = getattr(fusion_state, "trace", None)
+        if trace is not None:
+            return trace.ufunc(self._op, args, out, kwargs)
+        operands = args
         args = [_kernel_arg(a) for a in args]
         if out is not None:
             kwargs["out"] = _kernel_arg(out) if not isinstance(out, tuple) else tuple(_kernel_arg(o) for o in out)
         if "where" in kwargs:
             kwargs["where"] = _kernel_arg(kwargs["where"])
         result = self._f(*args, **kwargs)
+        if self.__name__ == "matmul":  # cupy.matmul is cuBLAS behind a ufunc's interface
+            for kind, n in _matmul_launches(operands).items():
+                record_launch(kind, n)
+        elif numpy.size(result[0] if isinstance(result, tuple) else result):
+            record_launch("elementwise")
         return out if out is not None and not isinstance(out, tuple) else _wrap(result)
 
     def at(self, a, indices, b=None):
         if not isinstance(a, ndarray):
             raise _unsupported(a)
         self._f.at(a._a, _index(indices), *(() if b is None else (_kernel_arg(b),)))
+        record_launch("scatter")
+
+    @property
+    def _op(self):
+        from ._fusion import _ufunc_op
+        return _ufunc_op(self._f)
 
     def _reduction(self, method, array, *args, **kwargs):
+        if getattr(fusion_state, "trace", None) is not None:
+            raise NotImplementedError(f"{self.__name__}.{method} cannot be used inside cupy.fuse: its reductions are "
+                                      "cupy.sum, prod, max, min, all, any, nansum, nanprod")
         if not isinstance(array, ndarray):
             raise _unsupported(array)
         if kwargs.get("out") is not None:
             kwargs["out"] = _kernel_arg(kwargs["out"])
-        return _wrap(getattr(self._f, method)(array._a, *_unwrap(args), **kwargs))
+        result = _wrap(getattr(self._f, method)(array._a, *_unwrap(args), **kwargs))
+        record_launch("scan" if method == "accumulate" else "reduction")
+        return result
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False):
         return self._reduction("reduce", array, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
@@ -400,7 +666,9 @@ class ufunc:
         return self._reduction("reduceat", array, _unwrap(indices, host_ok=True), axis=axis, dtype=dtype, out=out)
 
     def outer(self, A, B, **kwargs):
-        return _wrap(self._f.outer(_kernel_arg(A), _kernel_arg(B), **kwargs))
+        result = _wrap(self._f.outer(_kernel_arg(A), _kernel_arg(B), **kwargs))
+        record_launch("elementwise")
+        return result
 
 
 ufunc_type = ufunc

@@ -6,7 +6,7 @@ the cuRAND states); here it is 16 bytes, a seed and a counter, and each draw tak
 """
 import numpy
 
-from ._core import NAMES, ndarray, _wrap
+from ._core import NAMES, ndarray, _wrap, record_launch
 
 
 class BitGenerator:
@@ -52,6 +52,7 @@ def _draw(method):
         kwargs = {k: (v._a if isinstance(v, ndarray) else v) for k, v in kwargs.items()}
         out = getattr(self.bit_generator._next(), method)(*args, **kwargs)
         out = numpy.asarray(out)
+        record_launch("random")  # one cuRAND kernel (uniform's bounds are copied to the device first)
         return _wrap(out.astype(dtype, copy=False) if dtype is not None else out)
     draw.__name__ = method
     return draw

@@ -1,5 +1,5 @@
 """cupyx as far as the project touches it: scatter_add/max/min and allow_synchronize (the stand-in's sync guard)."""
-from cupy._core import NAMES, DeviceSynchronized, allow_synchronize, ndarray, _index, _kernel_arg
+from cupy._core import NAMES, DeviceSynchronized, allow_synchronize, ndarray, _index, _kernel_arg, record_launch
 
 import numpy
 
@@ -9,6 +9,7 @@ def _scatter(np_ufunc):
         if not isinstance(a, ndarray):
             raise TypeError(f"Unsupported type {type(a)}")
         np_ufunc.at(a._a, _index(slices), _kernel_arg(value))
+        record_launch("scatter")
     return scatter
 
 
