@@ -39,12 +39,14 @@ class ScaledDotProductAttention(Function):
         return composed.scaled_dot_product_attention(q, k, v, mask, self.dropout_p, keep=self.keep)
 
     def forward(self, q, k, v, mask, dropout_p):
-        self.packed = k is None  # q is qkv: self-attention's one projection (self_attention)
+        xp = backend.xp_of(q)
+        self.fused, self.packed = backend.device_of(q) == "cuda", k is None  # packed: q is qkv (self_attention)
+        if self.fused:  # CuPy copies each batched matmul operand that is not C-contiguous: copy q, k, v once, here
+            q = xp.ascontiguousarray(q)
+            k, v = (None, None) if self.packed else (xp.ascontiguousarray(k), xp.ascontiguousarray(v))
         if self.packed:
             self.qkv_shape, (q, k, v) = q.shape, (q[0], q[1], q[2])
-        xp = backend.xp_of(q)
         self.scale = 1.0 / math.sqrt(q.shape[-1])
-        self.fused = backend.device_of(q) == "cuda"
         if self.fused:
             return self.forward_fused(q, k, v, mask, dropout_p)
         s = q @ _swap(k)
@@ -125,6 +127,7 @@ class ScaledDotProductAttention(Function):
         return a @ v
 
     def backward_fused(self, g):
+        g = backend.xp_of(g).ascontiguousarray(g)                            # one copy for its two products
         q, k, v, w = self.q, self.k, self.v, self.w
         need_q, need_k, need_v = self.needs_qkv_grad()
         keep = True if self.keep is None else self.keep
