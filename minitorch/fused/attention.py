@@ -40,7 +40,7 @@ class ScaledDotProductAttention(Function):
 
     def forward(self, q, k, v, mask, dropout_p):
         xp = backend.xp_of(q)
-        self.fused, self.packed = backend.device_of(q) == "cuda", k is None  # packed: q is qkv (self_attention)
+        self.fused, self.packed = backend.fused_path(q), k is None  # packed: q is qkv (self_attention)
         if self.fused:  # CuPy copies each batched matmul operand that is not C-contiguous: copy q, k, v once, here
             q = xp.ascontiguousarray(q)
             k, v = (None, None) if self.packed else (xp.ascontiguousarray(k), xp.ascontiguousarray(v))
@@ -156,6 +156,11 @@ def _safe_max(xp, row_max):
     return xp.where(row_max == -math.inf, 0.0, row_max)
 
 
+def _masked_exp(xp, s, mask, scale, row_max):
+    """exp(s * scale - max), 0 where masked (exp(-inf): a masked score above the row's max cannot overflow)."""
+    return xp.exp(xp.where(mask, s * scale - _safe_max(xp, row_max), -math.inf))
+
+
 @backend.fuse
 def _masked_row_max(xp, s, mask, scale):
     """(..., Tq) max of the scaled scores that may be attended to (-inf for none)."""
@@ -165,13 +170,13 @@ def _masked_row_max(xp, s, mask, scale):
 @backend.fuse
 def _masked_exp_sum(xp, s, mask, scale, row_max):
     """(..., Tq) sum of exp(s * scale - max) over the keys that may be attended to."""
-    return xp.sum(xp.where(mask, xp.exp(s * scale - _safe_max(xp, row_max)), 0.0), axis=-1)
+    return xp.sum(_masked_exp(xp, s, mask, scale, row_max), axis=-1)
 
 
 @backend.fuse
 def _masked_softmax(xp, s, mask, scale, row_max, total):
     """w = softmax(s * scale) with 0 where masked, written into s (a fully masked row: sum 0, divided by 1)."""
-    s[...] = xp.where(mask, xp.exp(s * scale - _safe_max(xp, row_max)) / xp.where(total == 0, 1.0, total), 0.0)
+    s[...] = _masked_exp(xp, s, mask, scale, row_max) / xp.where(total == 0, 1.0, total)
     return s
 
 

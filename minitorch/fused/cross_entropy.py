@@ -6,6 +6,7 @@ from ..autograd import Function
 from ..tensor import Tensor
 from . import composed
 from .rows import grad_buffer, row_blocks, row_sum
+from .softmax import exp_sum_of_rows, max_of_rows
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -35,7 +36,7 @@ class CrossEntropy(Function):
         xp = backend.xp_of(x)
         n_rows, n_classes = x.shape
         e = label_smoothing
-        self.fused = backend.device_of(x) == "cuda"
+        self.fused = backend.fused_path(x)
         if self.fused:
             return self.forward_fused(x, target, ignore_index, e, reduction)
         valid = target != ignore_index
@@ -90,8 +91,8 @@ class CrossEntropy(Function):
         self.x, self.target, self.ignore_index, self.e, self.reduction = x, target[:, None], ignore_index, e, reduction
         self.columns = xp.arange(n_classes)                               # the class id of each column: q without
         self.q_on, self.q_off = kind(1.0 - e + e / n_classes), kind(e / n_classes)           # a one-hot array
-        self.row_max = _row_max(x)[:, None]
-        self.S = _exp_sum(x, self.row_max)[:, None]                                           # S
+        self.row_max = max_of_rows(x)[:, None]
+        self.S = exp_sum_of_rows(x, self.row_max)[:, None]                                    # S
         q_z = _target_dot(x, self.row_max, self.columns, self.target, self.q_on, self.q_off)  # sum_c q_c z_c
         loss_args = (self.S, q_z[:, None], self.target, ignore_index)
         if reduction == "none":
@@ -112,18 +113,6 @@ class CrossEntropy(Function):
 
 
 # ----- the GPU kernels (backend.fuse): x (M, C); row_max, S, target (M, 1); columns (C,) -----
-@backend.fuse
-def _row_max(xp, x):
-    """(M,) max of each row."""
-    return xp.max(x, axis=1)
-
-
-@backend.fuse
-def _exp_sum(xp, x, row_max):
-    """(M,) S = sum_c exp(x - max)."""
-    return xp.sum(xp.exp(x - row_max), axis=1)
-
-
 def _q(xp, columns, target, q_on, q_off):
     """The smoothed target distribution q inside a kernel body: q_on at the target's column, q_off elsewhere."""
     return xp.where(columns == target, q_on, q_off)

@@ -31,7 +31,7 @@ class LayerNorm(Function):
         n = math.prod(x.shape[x.ndim - normalized_ndim:])
         self.x_shape, self.w_shape, self.eps = x.shape, x.shape[x.ndim - normalized_ndim:], eps
         x = x.reshape(-1, n)
-        self.weight, self.fused = weight, backend.device_of(x) == "cuda"
+        self.weight, self.fused = weight, backend.fused_path(x)
         if self.fused:
             return self.forward_fused(x, weight, bias).reshape(self.x_shape)
         centered = x - row_mean(x)[:, None]                                 # x - mean

@@ -142,7 +142,7 @@ class Relu(Function):
 
     def forward(self, a):
         out = backend.xp_of(a).maximum(a, 0)  # not a * positive: -inf * 0 is nan
-        if backend.device_of(a) == "cuda":
+        if backend.fused_path(a):
             self.out = out
         else:
             self.positive = a > 0
@@ -188,8 +188,8 @@ class Gelu(Function):
     C = GELU_C
 
     def forward(self, a):
-        self.a = a
-        if backend.device_of(a) == "cuda":
+        self.a, self.fused = a, backend.fused_path(a)
+        if self.fused:
             return _gelu(a)
         self.recompute(a)
         return 0.5 * a * (1 + self.t)
@@ -199,7 +199,7 @@ class Gelu(Function):
         self.t = generic.tanh(self.C * (c + 0.044715 * c * c * c))
 
     def backward(self, g):
-        if generic.is_array(g) and backend.device_of(g) == "cuda":
+        if self.fused and generic.is_array(g):  # (Tensors under create_graph: the formula below)
             return _gelu_grad(g, self.a)
         a, c, t = self.a, self.clipped, self.t
         return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * self.C * (1 + 3 * 0.044715 * c * c))
@@ -279,9 +279,9 @@ class Dropout(Function):
     needs_float = True
 
     def forward(self, a, *, p):
-        device = backend.device_of(a)
+        device, self.fused = backend.device_of(a), backend.fused_path(a)
         self.scale = 1.0 / (1.0 - p)
-        if device == "cuda":
+        if self.fused:
             out, self.keep = dropout_kernel(a, random_words(a.shape, device), keep_threshold(p, device),
                                             a.dtype.type(self.scale))
             return out
@@ -291,7 +291,7 @@ class Dropout(Function):
         return out
 
     def backward(self, g):
-        if generic.is_array(g) and backend.device_of(g) == "cuda":
+        if self.fused and generic.is_array(g):
             return scale_by_mask(g, self.keep, g.dtype.type(self.scale))
         dx = g * self.keep
         dx *= self.scale
@@ -312,9 +312,9 @@ class DropoutAdd(Function):
     needs_float = True
 
     def forward(self, x, y, *, p):
-        device = backend.device_of(y)
+        device, self.fused = backend.device_of(y), backend.fused_path(y)
         self.scale = 1.0 / (1.0 - p)
-        if device == "cuda":
+        if self.fused:
             out, self.keep = dropout_add_kernel(x, y, random_words(y.shape, device), keep_threshold(p, device),
                                                 y.dtype.type(self.scale))
             return out
@@ -325,7 +325,7 @@ class DropoutAdd(Function):
         return out
 
     def backward(self, g):
-        if generic.is_array(g) and backend.device_of(g) == "cuda":
+        if self.fused and generic.is_array(g):
             return g, scale_by_mask(g, self.keep, g.dtype.type(self.scale))
         dy = g * self.keep
         dy *= self.scale

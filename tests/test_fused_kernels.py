@@ -1,0 +1,228 @@
+"""The fused GPU kernels (backend.fuse bodies in minitorch/fused and minitorch/ops/elementwise.py).
+
+Each op's fused path runs on the CuPy stand-in (device "cuda", where `cupy.fuse` applies CuPy 13.6's rules and counts
+one launch a call) and on NumPy arrays (backend.fused_path forced on, so the same bodies run as plain NumPy), and must
+agree with the op's NumPy path in value and in every input gradient, in float64. Random ops compare against the
+composed form with the mask that keep_mask draws for the same seed. Then: launches per op on the stand-in, and the
+fused softmax, log-softmax and attention stay finite for large logits and fully masked rows.
+"""
+import numpy as np
+import pytest
+
+import minitorch as mt
+import minitorch.functional as F
+from conftest import CUPY_STANDIN
+from minitorch import backend
+from minitorch.fused import composed
+from minitorch.ops.elementwise import keep_mask
+
+pytestmark = pytest.mark.skipif(not mt.cuda_available(), reason="needs CuPy and a GPU, or the CuPy stand-in")
+ATOL = 1e-12
+PATHS = ["fused on numpy", "fused on cuda"]
+
+
+@pytest.fixture(params=PATHS)
+def path(request, monkeypatch):
+    """The device a fused-path test runs on: NumPy with the fused kernels forced on, or "cuda"."""
+    if request.param == "fused on numpy":
+        monkeypatch.setattr(backend, "fused_path", lambda array: True)
+        return "cpu"
+    return "cuda"
+
+
+def run(fn, arrays, device, seed=None, grad_seed=1):
+    """fn(*leaves) on float64 leaves on device, then backward with fixed random weights -> (value, [grads])."""
+    if seed is not None:
+        mt.manual_seed(seed)
+    leaves = [mt.tensor(a, dtype=np.float64, device=device, requires_grad=True) for a in arrays]
+    out = fn(*leaves)
+    g = np.random.default_rng(grad_seed).standard_normal(out.shape)
+    out.backward(mt.tensor(g, dtype=np.float64, device=device))
+    return out.numpy(), [np.zeros(t.shape) if t.grad is None else t.grad.numpy() for t in leaves]
+
+
+def assert_agree(first, second):
+    (value_a, grads_a), (value_b, grads_b) = first, second
+    np.testing.assert_allclose(value_a, value_b, rtol=0, atol=ATOL)
+    for a, b in zip(grads_a, grads_b):
+        np.testing.assert_allclose(a, b, rtol=0, atol=ATOL)
+
+
+def agrees_with_numpy_path(fn, arrays, device):
+    """The fused path on device against the NumPy path on the CPU (fused_path is the real one there)."""
+    fused = run(fn, arrays, device)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(backend, "fused_path", lambda array: False)
+        reference = run(fn, arrays, "cpu")
+    assert_agree(fused, reference)
+
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((4, 3, 8))
+W, B = rng.standard_normal(8), rng.standard_normal(8)
+Q, K, V = (rng.standard_normal((2, 3, 5, 4)) for _ in range(3))
+QKV = rng.standard_normal((3, 2, 3, 5, 4))
+RANDOM_MASK = rng.random((2, 3, 5, 5)) < 0.6
+RANDOM_MASK[0, 1, 2] = False                                    # a query with nothing to attend to
+MASKS = {"none": None, "padding": np.arange(5) < np.array([5, 2])[:, None, None, None],
+         "causal": np.tril(np.ones((5, 5), bool)), "random": RANDOM_MASK}
+
+OPS = {
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, 8, w, b), [X, W, B]),
+    "layer_norm (no affine, two dims)": (lambda x: F.layer_norm(x, (3, 8)), [X]),
+    "softmax (last dim)": (lambda x: F.softmax(x, -1), [X]),
+    "softmax (dim 1)": (lambda x: F.softmax(x, 1), [X]),
+    "log_softmax (last dim)": (lambda x: F.log_softmax(x, -1), [X]),
+    "log_softmax (dim 0)": (lambda x: F.log_softmax(x, 0), [X]),
+    "relu": (lambda x: F.relu(x), [X]),
+    "gelu (beyond the clip too)": (lambda x: F.gelu(x), [X * 6]),
+    "self_attention": (lambda qkv: F.self_attention(qkv, RANDOM_MASK), [QKV]),
+    "attention (broadcast batch)": (lambda q, k, v: F.scaled_dot_product_attention(q, k[0], v[0]), [Q, K, V]),
+}
+OPS.update({f"attention ({name} mask)": ((lambda mask: lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask))(
+    mask), [Q, K, V]) for name, mask in MASKS.items()})
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_fused_path_agrees_with_the_numpy_path(name, path):
+    fn, arrays = OPS[name]
+    agrees_with_numpy_path(fn, arrays, path)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 1.0])
+@pytest.mark.parametrize("ignored", ["some", "all"])
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_fused_cross_entropy_agrees_with_the_numpy_path(reduction, smoothing, ignored, ndim, path):
+    logits = rng.standard_normal((3, 4, 7) if ndim == 3 else (6, 7))
+    target = np.random.default_rng(2).integers(0, 7, logits.shape[:-1])
+    target[..., 1] = 0
+    if ignored == "all":
+        target[...] = 0
+    agrees_with_numpy_path(lambda x: F.cross_entropy(x, target, ignore_index=0, label_smoothing=smoothing,
+                                                     reduction=reduction), [logits], path)
+
+
+# ----- random ops: against the composed form with keep_mask's draw for the same seed -----
+def with_mask(fn, shape, p, device, seed):
+    """fn(keep) with keep = the mask keep_mask draws on device right after manual_seed(seed)."""
+    mt.manual_seed(seed)
+    keep = keep_mask(shape, p, device)
+    return lambda *ts: fn(keep, *ts)
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5])
+def test_fused_dropout_and_dropout_add_use_keep_masks_draw(p, path):
+    y = rng.standard_normal((4, 3, 8))
+    scale = 1.0 / (1.0 - p)
+    expected = with_mask(lambda keep, x: x * mt.Tensor._make(keep) * scale, X.shape, p, path, 7)
+    assert_agree(run(lambda x: F.dropout(x, p), [X], path, seed=7), run(expected, [X], path))
+    expected = with_mask(lambda keep, x, y: x + y * mt.Tensor._make(keep) * scale, y.shape, p, path, 7)
+    assert_agree(run(lambda x, y: F.dropout_add(x, y, p), [X, y], path, seed=7), run(expected, [X, y], path))
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_fused_attention_dropout_uses_keep_masks_draw(packed, path):
+    p, mask = 0.3, MASKS["random"]
+    device_mask = backend.to_device(mask, path)   # the composed form's masked_fill takes it on the device
+    if packed:
+        fused = (lambda qkv: F.self_attention(qkv, mask, dropout_p=p), [QKV])
+        expected = with_mask(lambda keep, qkv: composed.scaled_dot_product_attention(
+            qkv[0], qkv[1], qkv[2], device_mask, p, keep=keep), mask.shape, p, path, 3)
+    else:
+        fused = (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p), [Q, K, V])
+        expected = with_mask(lambda keep, q, k, v: composed.scaled_dot_product_attention(
+            q, k, v, device_mask, p, keep=keep), mask.shape, p, path, 3)
+    assert_agree(run(fused[0], fused[1], path, seed=3), run(expected, fused[1], path))
+
+
+def test_numpy_path_and_fused_path_draw_the_same_dropout_mask_on_the_cpu(monkeypatch):
+    y = rng.standard_normal((4, 3, 8))
+    plain = run(lambda x, y: F.dropout_add(x, y, 0.4), [X, y], "cpu", seed=5)
+    monkeypatch.setattr(backend, "fused_path", lambda array: True)
+    assert_agree(run(lambda x, y: F.dropout_add(x, y, 0.4), [X, y], "cpu", seed=5), plain)
+
+
+# ----- launches per op on the stand-in -----
+def launches(fn, *tensors):
+    """(forward, backward) launches of the op fn makes on the stand-in, each a dict by kind (the backward is the op's
+    own, without the engine's copies into the leaves' .grad)."""
+    import cupy
+    with cupy._standin.count_launches() as forward:
+        out = fn(*tensors)
+    g = cupy.ones(out.shape, dtype=out.dtype)
+    with cupy._standin.count_launches() as backward:
+        out._op.backward(g)
+    return dict(forward), dict(backward)
+
+
+LAUNCHES = {  # op: (inputs, forward, backward), each a count by kind
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, 8, w, b), [X, W, B], {"fused": 3}, {"fused": 4, "reduction": 1}),
+    "softmax": (lambda x: F.softmax(x, -1), [X], {"fused": 3}, {"fused": 2}),
+    "log_softmax": (lambda x: F.log_softmax(x, -1), [X], {"fused": 3}, {"fused": 2}),
+    "relu": (lambda x: F.relu(x), [X], {"elementwise": 1}, {"fused": 1}),
+    "gelu": (lambda x: F.gelu(x), [X], {"fused": 1}, {"fused": 1}),
+    "dropout": (lambda x: F.dropout(x, 0.1), [X], {"random": 1, "fused": 1}, {"fused": 1}),
+    "dropout_add": (lambda x, y: F.dropout_add(x, y, 0.1), [X, X], {"random": 1, "fused": 1}, {"fused": 1}),
+    "cross_entropy (mean)": (lambda x: F.cross_entropy(x, np.arange(3) % 2, label_smoothing=0.1), [X[0]],
+                             {"elementwise": 1, "fused": 6}, {"fused": 2}),
+}
+
+
+@pytest.mark.skipif(not CUPY_STANDIN, reason="counts launches, which only the CuPy stand-in does")
+@pytest.mark.parametrize("name", list(LAUNCHES))
+def test_launches_per_op(name):
+    fn, arrays, forward, backward = LAUNCHES[name]
+    tensors = [mt.tensor(a, device="cuda", requires_grad=True) for a in arrays]
+    assert launches(fn, *tensors) == (forward, backward)
+
+
+@pytest.mark.skipif(not CUPY_STANDIN, reason="counts launches, which only the CuPy stand-in does")
+def test_attentions_softmax_is_three_kernels_and_its_backward_two():
+    q, k, v = (mt.tensor(a, device="cuda", requires_grad=True) for a in (Q, K, V))
+    forward, backward = launches(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, RANDOM_MASK), q, k, v)
+    assert forward["fused"] == 3 and forward["matmul"] == 2
+    assert backward["fused"] == 2 and backward["matmul"] == 4
+
+
+# ----- numerics of the fused softmax, log-softmax and attention -----
+def test_fused_softmax_and_log_softmax_of_large_float32_logits_stay_finite(path):
+    raw = (np.random.default_rng(0).standard_normal((6, 11)) * 1e4).astype(np.float32)
+    shifted = raw.astype(np.float64) - raw.max(axis=-1, keepdims=True)
+    reference = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    for fn, expected in ((F.softmax, np.exp(reference)), (F.log_softmax, reference)):
+        x = mt.tensor(raw, device=path, requires_grad=True)
+        y = fn(x, -1)
+        y.backward(mt.ones(6, 11, device=path))
+        assert y.dtype == np.float32 and x.grad.dtype == np.float32
+        assert np.isfinite(y.numpy()).all() and np.isfinite(x.grad.numpy()).all()
+        np.testing.assert_allclose(y.numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_softmax_rows_of_all_minus_inf(dtype, path):
+    x = mt.tensor([[-np.inf, -np.inf, -np.inf], [0.5, -np.inf, 2.0]], dtype=dtype, device=path, requires_grad=True)
+    y = F.softmax(x, dim=-1)
+    assert np.array_equal(y.numpy()[0], np.zeros(3))
+    y.backward(mt.tensor(np.arange(6.0).reshape(2, 3), dtype=dtype, device=path))
+    assert np.isfinite(x.grad.numpy()).all() and np.array_equal(x.grad.numpy()[0], np.zeros(3))
+    x = mt.tensor([[-np.inf, -np.inf], [1.0, 3.0]], dtype=dtype, device=path, requires_grad=True)
+    y = F.log_softmax(x, dim=-1)
+    assert np.isneginf(y.numpy()[0]).all() and not np.isnan(y.numpy()).any()
+    y[1].sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_attention_fully_masked_rows_give_zeros_and_zero_gradients(dtype, path):
+    q, k, v = (mt.tensor(a[0], dtype=dtype, device=path, requires_grad=True) for a in (Q, K, V))
+    mask = np.ones((3, 5, 5), dtype=bool)
+    mask[0, 1] = False                          # one row with nothing to attend to
+    mask[1] = False                             # a whole head of them
+    out = F.scaled_dot_product_attention(q * 100, k, v, mask)   # large scores too
+    out.backward(mt.ones(*out.shape, dtype=dtype, device=path))
+    assert np.all(out.numpy()[0, 1] == 0) and np.all(out.numpy()[1] == 0)
+    assert np.all(q.grad.numpy()[0, 1] == 0) and np.all(q.grad.numpy()[1] == 0)
+    for t in (out, q.grad, k.grad, v.grad):
+        assert np.isfinite(t.numpy()).all()
+    assert np.abs(out.numpy()[0, 0]).sum() > 0
