@@ -115,7 +115,8 @@ class ScaledDotProductAttention(Function):
         s = q @ _swap(k)
         row_max = _masked_row_max(s, mask, scale)[..., None]
         total = _masked_exp_sum(s, mask, scale, row_max)[..., None]
-        w = _masked_softmax(s, mask, scale, row_max, total)                  # written over s: w = softmax(s)
+        _masked_softmax(s, mask, scale, row_max, total)                      # written over s (returning it would
+        w = s                                                                # make CuPy copy it): w = softmax(s)
         self.q, self.k, self.v, self.w = q, k, v, w
         self.keep, self.dropout_p, self.dropout_scale = None, dropout_p, q.dtype.type(1)
         a = w
@@ -137,7 +138,8 @@ class ScaledDotProductAttention(Function):
             return None, None, dv, None
         da = g @ _swap(v)                                                    # da = g v^T
         dw_dot_w = _dropped_dot(da, keep, self.dropout_scale, w)[..., None]  # <dw, w>
-        ds = _softmax_grad(da, keep, self.dropout_scale, w, dw_dot_w, q.dtype.type(self.scale))  # in da's buffer
+        _softmax_grad(da, keep, self.dropout_scale, w, dw_dot_w, q.dtype.type(self.scale))  # written over da:
+        ds = da
         dq = self.product(ds, k, 0) if need_q else None                      # ds carries the 1 / sqrt(d)
         dk = self.product(_swap(ds), q, 1) if need_k else None
         return dq, dk, dv, None
@@ -177,7 +179,6 @@ def _masked_exp_sum(xp, s, mask, scale, row_max):
 def _masked_softmax(xp, s, mask, scale, row_max, total):
     """w = softmax(s * scale) with 0 where masked, written into s (a fully masked row: sum 0, divided by 1)."""
     s[...] = _masked_exp(xp, s, mask, scale, row_max) / xp.where(total == 0, 1.0, total)
-    return s
 
 
 @backend.fuse
@@ -190,7 +191,6 @@ def _dropped_dot(xp, da, keep, dropout_scale, w):
 def _softmax_grad(xp, da, keep, dropout_scale, w, dw_dot_w, scale):
     """ds = w * (dw - <dw, w>) / sqrt(d), written into da."""
     da[...] = w * (da * keep * dropout_scale - dw_dot_w) * scale
-    return da
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=True):
