@@ -2,8 +2,8 @@
 
     python examples/draw_layer_graph.py [OUT.png]      (default docs/img/transformer_layer_graph.png)
 
-Needs Graphviz for the PNG (pip install graphviz, and apt-get install graphviz or brew install graphviz); without it
-the DOT text is written and the message says what to install.
+Graphviz draws the PNG where it is installed (pip install graphviz, and apt-get install graphviz or brew install
+graphviz), matplotlib otherwise; the DOT text is written beside it.
 """
 import sys
 

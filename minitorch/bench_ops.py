@@ -14,9 +14,9 @@ from . import backend, fused
 from .autograd import no_grad
 from .fused import composed
 from .graph_memory import saved_bytes
-from .tensor import Tensor
+from .tensor import Tensor, cat
 
-OPS = ("softmax", "log_softmax", "cross_entropy", "layer_norm", "scaled_dot_product_attention")
+OPS = ("softmax", "log_softmax", "cross_entropy", "layer_norm", "scaled_dot_product_attention", "lstm_cell")
 FUSED = {name: getattr(fused, name) for name in OPS}
 COMPOSED = {name: getattr(composed, name) for name in OPS}
 
@@ -40,6 +40,7 @@ def cases(batch, heads, length, d_model, vocab, dtype, device):
     x = leaf(batch, length, d_model)
     w, b = leaf(d_model), leaf(d_model)
     q, k, v = (leaf(batch, heads, length, d_head) for _ in range(3))
+    gates, c_prev = leaf(batch, 4 * d_model), leaf(batch, d_model)   # one time step of an LSTM with H = d_model
     return [
         ("softmax", f"({batch}, {heads}, {length}, {length}) dim=-1",
          lambda: [scores()], lambda ops, t: ops["softmax"](t[0], dim=-1)),
@@ -52,6 +53,8 @@ def cases(batch, heads, length, d_model, vocab, dtype, device):
         ("attention", f"({batch}, {heads}, {length}, {d_head}) padding mask, dropout 0.1",
          lambda: [q(), k(), v()],
          lambda ops, t: ops["scaled_dot_product_attention"](t[0], t[1], t[2], pad_mask, dropout_p=0.1, training=True)),
+        ("lstm_cell", f"gates ({batch}, {4 * d_model}), c_prev ({batch}, {d_model}): one step, [h, c] joined",
+         lambda: [gates(), c_prev()], lambda ops, t: cat(list(ops["lstm_cell"](t[0], t[1])), dim=-1)),
     ]
 
 

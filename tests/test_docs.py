@@ -4,10 +4,16 @@ import inspect
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import minitorch as mt
+import minitorch.functional as F
 import minitorch.fused as fused_package
+from minitorch import bench_ops
 from minitorch.autograd import Function
+from minitorch.fused import composed
+from minitorch.graph_memory import saved_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKPROP = (ROOT / "docs" / "backprop.md").read_text()
@@ -16,7 +22,8 @@ SECTIONS = dict(re.findall(r"^## (\d+)\. .*\(`(\w+)`\)$", BACKPROP, re.M))   # n
 # the names each derivation uses for the op's quantities: each must also be a variable of the op's code
 NAMES = {"Softmax": ["y", "dx"], "LogSoftmax": ["p", "dx"], "CrossEntropy": ["E", "S", "z_sum", "s", "dx"],
          "LayerNorm": ["xhat", "rstd", "gh", "dw", "db", "dx"],
-         "ScaledDotProductAttention": ["s", "w", "a", "da", "dw", "ds", "dq", "dk", "dv"],
+         "ScaledDotProductAttention": ["s", "w", "a", "da", "dw", "ds", "dq", "dk", "dv", "keep", "dropout_p", "scale",
+                                       "dropout_scale"],
          "LSTMCellFunction": ["gh", "gc", "dc", "c_prev", "tanh_c"]}
 
 
@@ -80,3 +87,132 @@ def test_anchors_in_the_docs_name_headings_that_exist():
             text = (doc.parent / target if target else doc).read_text()
             anchors = {github_anchor(h) for h in re.findall(r"^#+ (.+)$", text, re.M)}
             assert anchor in anchors, f"{doc.relative_to(ROOT)} links to {target}#{anchor}, a heading not there"
+
+
+# ----- the claims of docs/backprop.md about bytes, nodes and numbers, measured -----
+
+def _nodes(out):
+    """The ops in the graph of `out`, each once."""
+    seen, stack = {}, [out]
+    while stack:
+        t = stack.pop()
+        if t._op is not None and id(t._op) not in seen:
+            seen[id(t._op)] = type(t._op).__name__
+            stack.extend(p for p in t._op.parents if isinstance(p, mt.Tensor))
+    return sorted(seen.values())
+
+
+def _leaf(rng, *shape):
+    return mt.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+
+
+def test_bench_ops_times_each_fused_function_this_doc_derives():
+    """The doc says bench_ops times each of the six fused ops: each bench case runs one of them, and all are run."""
+    derived = set(SECTIONS.values()) | {"LogSoftmax"}
+    timed = [set(_nodes(call(bench_ops.FUSED, make()))) & derived
+             for _, _, make, call in bench_ops.cases(2, 2, 4, 8, 10, "float32", "cpu")]
+    assert all(len(found) == 1 for found in timed) and set().union(*timed) == derived == set(fused_functions())
+    assert len(SECTIONS) == 6 and "of each of the six\nfused ops" in BACKPROP
+
+
+def test_the_byte_figures_of_backprop_md():
+    rng = np.random.default_rng(0)
+    n, c = 4, 8000
+    unit = n * c * 4  # one (N, C) float32 array
+    x = _leaf(rng, n, c)
+    target = rng.integers(0, c, n)
+    # softmax and log-softmax: the composed forms keep one array of x's size and a row of sums, as the fused ones
+    for name in ("softmax", "log_softmax"):
+        fused_bytes, composed_bytes = (saved_bytes(getattr(m, name)(x, dim=-1)) for m in (F, composed))
+        assert fused_bytes == unit and composed_bytes == unit + n * 4, name
+    # cross-entropy: E and S against three (N, C) arrays: 3.0 times at a vocabulary of 8,000
+    fused_ce = saved_bytes(F.cross_entropy(x, target, label_smoothing=0.1))
+    composed_ce = saved_bytes(composed.cross_entropy(x, target, label_smoothing=0.1))
+    assert unit <= fused_ce < unit + 64 * n and 3 * unit <= composed_ce < 3 * unit + 64 * n  # + per-row numbers
+    assert f"{composed_ce / fused_ce:.1f} times the bytes at a vocabulary of 8,000" in " ".join(BACKPROP.split())
+    # attention: beyond q, k, v, one (.., Tq, Tk) array (w) and a quarter of one (the bool keep); composed about 3
+    b, h, t, d = 2, 4, 16, 8
+    mask = np.ones((b, 1, 1, t), bool)
+    mask[0, ..., 10:] = False
+    scores = b * h * t * t * 4
+    for p, fused_arrays, composed_arrays in ((0.0, 1.0, 3.1), (0.1, 1.25, 3.35)):
+        found = []
+        for op in (F.scaled_dot_product_attention, composed.scaled_dot_product_attention):
+            q, k, v = (_leaf(rng, b, h, t, d) for _ in range(3))
+            mt.manual_seed(0)
+            found.append((saved_bytes(op(q, k, v, mask, dropout_p=p, training=True)) - 3 * q.data.nbytes) / scores)
+        assert found[0] == fused_arrays and 3.0 <= found[1] < composed_arrays, (p, found)
+
+
+def test_the_lstm_cell_fused_and_composed_save_the_same_six_arrays_and_walk_1_node_against_13():
+    rng = np.random.default_rng(0)
+    n, h = 64, 256
+    results = {}
+    for name, op in (("fused", F.lstm_cell), ("composed", composed.lstm_cell)):
+        out = mt.cat(list(op(_leaf(rng, n, 4 * h), _leaf(rng, n, h))), dim=-1)
+        results[name] = (saved_bytes(out) / (n * h * 4), _nodes(out))
+    assert results["fused"][0] == results["composed"][0] == 6.0
+    assert results["fused"][1] == ["Cat", "GetItem", "GetItem", "LSTMCellFunction"]
+    composed_ops = [op for op in results["composed"][1] if op != "Cat"]
+    assert len(composed_ops) == 13 and composed_ops.count("GetItem") == 4 and composed_ops.count("Sigmoid") == 3 \
+        and composed_ops.count("Tanh") == 2 and composed_ops.count("Mul") == 3 and composed_ops.count("Add") == 1
+    assert "keeps the same six (N, H) arrays" in BACKPROP and "instead of 13" in BACKPROP
+
+
+def test_softmax_composed_walks_four_nodes():
+    x = mt.tensor(np.ones((2, 3)), requires_grad=True)
+    assert _nodes(composed.softmax(x)) == ["Div", "Exp", "Sub", "Sum"]
+    assert "walks four nodes back" in BACKPROP
+
+
+def test_layer_norms_gradient_loses_the_mean_exactly_and_the_xhat_direction_only_as_eps_goes_to_0():
+    rng = np.random.default_rng(0)
+    x_np, g_np, weight = rng.standard_normal((3, 6)), rng.standard_normal((3, 6)), rng.standard_normal(6)
+    for eps, small in ((1e-1, False), (1e-5, False), (0.0, True)):
+        x = mt.tensor(x_np, dtype=mt.float64, requires_grad=True)
+        F.layer_norm(x, 6, mt.tensor(weight, dtype=mt.float64), eps=eps).backward(mt.tensor(g_np, dtype=mt.float64))
+        dx = x.grad.numpy()
+        var = x_np.var(axis=1, keepdims=True)
+        rstd = 1 / np.sqrt(var + eps)
+        xhat = (x_np - x_np.mean(axis=1, keepdims=True)) * rstd
+        gh = g_np * weight
+        np.testing.assert_allclose(dx.sum(axis=1), 0, atol=1e-12)   # no component along the ones vector
+        along_xhat = (dx * xhat).sum(axis=1)
+        expected = rstd[:, 0] * (gh * xhat).mean(axis=1) * 6 * eps / (var[:, 0] + eps)   # the doc's formula
+        np.testing.assert_allclose(along_xhat, expected, rtol=1e-9, atol=1e-13)
+        assert (np.abs(along_xhat) < 1e-12).all() == small, (eps, along_xhat)
+    assert "only as `eps -> 0`" in BACKPROP
+
+
+def test_a_fully_masked_row_under_second_order_attention_gives_zeros_softmax_gives_nan():
+    rng = np.random.default_rng(0)
+    q, k, v = (mt.tensor(rng.standard_normal((3, 2)), dtype=mt.float64, requires_grad=True) for _ in range(3))
+    mask = np.array([[True, False, True], [False, False, False], [True, True, False]])
+    out = F.scaled_dot_product_attention(q, k, v, mask)
+    first = mt.grad((out * out).sum(), [q, k, v], create_graph=True)
+    second = mt.grad(sum((g * g).sum() for g in first), [q, k, v])
+    assert all(np.isfinite(g.numpy()).all() for g in first + second)
+    np.testing.assert_array_equal(first[0].numpy()[1], 0.0)
+    x = mt.tensor(np.array([[0.0, 1.0, 2.0], [-np.inf] * 3]), dtype=mt.float64, requires_grad=True)
+    w = mt.tensor(rng.standard_normal((2, 3)), dtype=mt.float64)
+    with np.errstate(invalid="ignore"):
+        for op in (F.softmax, F.log_softmax):
+            fast, = mt.grad((op(x, dim=-1) * w).sum(), x)
+            recorded, = mt.grad((op(x, dim=-1) * w).sum(), x, create_graph=True)
+            assert np.isfinite(fast.numpy()).all() and np.isnan(recorded.numpy()[1]).all(), op.__name__
+    assert "A fully\nmasked attention row gives zeros on both paths" in BACKPROP
+
+
+def test_a_key_shared_by_every_head_gets_the_sum_of_the_heads_gradients():
+    rng = np.random.default_rng(0)
+    b, heads, t, d = 2, 3, 4, 5
+    q_np, k_np, v_np, g_np = (rng.standard_normal(s) for s in ((b, heads, t, d), (b, 1, t, d), (b, 1, t, d),
+                                                                  (b, heads, t, d)))
+    shared = [mt.tensor(a, dtype=mt.float64, requires_grad=True) for a in (q_np, k_np, v_np)]
+    F.scaled_dot_product_attention(*shared).backward(mt.tensor(g_np, dtype=mt.float64))
+    copied = [mt.tensor(a, dtype=mt.float64, requires_grad=True)
+              for a in (q_np, np.repeat(k_np, heads, axis=1), np.repeat(v_np, heads, axis=1))]
+    F.scaled_dot_product_attention(*copied).backward(mt.tensor(g_np, dtype=mt.float64))
+    for one, per_head in zip(shared[1:], copied[1:]):  # the head dim summed back by unbroadcast
+        np.testing.assert_allclose(one.grad.numpy(), per_head.grad.numpy().sum(axis=1, keepdims=True), rtol=1e-12)
+    assert "unbroadcast` sums it over the head dim" in BACKPROP

@@ -101,17 +101,17 @@ def test_clear_errors():
         mt.draw_graph((x * 2).sum(), "graph.txt")
 
 
-def test_without_graphviz_the_message_names_what_to_install_and_the_dot_text_is_kept(tmp_path, monkeypatch):
+def test_graphviz_asked_for_but_missing_names_what_to_install_and_the_dot_text_is_kept(tmp_path, monkeypatch):
     y = (f64([1.0, 2.0]) * 2).sum()
     monkeypatch.setitem(sys.modules, "graphviz", None)  # import graphviz -> ImportError
     with pytest.raises(RuntimeError, match=r"pip install graphviz.*apt-get install graphviz"):
-        mt.draw_graph(y, tmp_path / "g.svg")
+        mt.draw_graph(y, tmp_path / "g.svg", renderer="graphviz")
     assert (tmp_path / "g.dot").read_text().startswith("digraph")
     monkeypatch.delitem(sys.modules, "graphviz")
     monkeypatch.setattr(shutil, "which", lambda name: None)
     pytest.importorskip("graphviz", reason="the graphviz Python package is not installed")
     with pytest.raises(RuntimeError, match=r"dot program is not on PATH"):
-        mt.draw_graph(y, tmp_path / "g.png")
+        mt.draw_graph(y, tmp_path / "g.png", renderer="graphviz")
 
 
 def test_renders_svg_and_png_where_graphviz_is_installed(tmp_path):
@@ -125,3 +125,36 @@ def test_renders_svg_and_png_where_graphviz_is_installed(tmp_path):
     assert "<svg" in svg and "MatMul" in svg and "Tanh" in svg
     mt.draw_graph(y, tmp_path / "g.png", grads=True)
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_without_dot_the_picture_is_drawn_by_matplotlib(tmp_path, monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # no dot program: "auto" falls back to matplotlib
+    x = f64([[1.0, -2.0]])
+    w = f64([[0.5], [1.5]])
+    y = (x @ w).tanh().sum()
+    mt.draw_graph(y, tmp_path / "g.svg", names={"x": x, "w": w}, grads=True)
+    svg = (tmp_path / "g.svg").read_text()
+    assert "<svg" in svg and "Graphviz" not in svg
+    for text in ("MatMul", "Tanh", "Sum", "x", "w", "saved 32 B", "|g| "):  # every node's label and the edge norms
+        assert text in svg, text
+    assert (tmp_path / "g.dot").read_text().startswith("digraph")
+    mt.draw_graph(y, tmp_path / "g.png", renderer="matplotlib")
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="renderer must be one of"):
+        mt.draw_graph(y, tmp_path / "g.png", renderer="dot")
+
+
+def test_backward_order_puts_each_tensor_after_every_tensor_computed_from_it():
+    x = f64([1.0, 2.0])
+    a = x.exp()
+    b = a * x          # x is used twice: by exp and by this product
+    y = (b + a).sum()
+    order = mt.graph_draw.backward_order(y)
+    position = {id(t): i for i, t in enumerate(order)}
+    assert order[0] is y and len(order) == 5  # y, the add, b, a, x: each once
+    for t in order:
+        if t._op is not None:
+            for parent in t._op.parents:
+                if isinstance(parent, mt.Tensor) and parent.requires_grad:
+                    assert position[id(t)] < position[id(parent)]
+    assert position[id(x)] == 4 and position[id(b)] < position[id(a)]
