@@ -6,13 +6,18 @@ lstm_cell) live in `minitorch/fused/`, each one Function with a hand-written bac
 import numpy as np
 
 from . import backend
-from .ops import Dropout, DropoutAdd, Embedding
+from .ops import BiasRelu, Dropout, DropoutAdd, Embedding
 from .tensor import Tensor
 
 
 def relu(x):
     """max(x, 0), any shape."""
     return x.relu()
+
+
+def bias_relu(x, bias):
+    """max(x + bias, 0), bias broadcast against x (..., n) (a Linear's bias, added here): one op, one GPU kernel."""
+    return BiasRelu.apply(x, bias)
 
 
 def gelu(x):
@@ -66,5 +71,5 @@ def embedding(ids, weight, padding_idx=None):
 from .fused import (cross_entropy, layer_norm, log_softmax, lstm_cell,  # noqa: E402
                     scaled_dot_product_attention, self_attention, softmax)
 
-__all__ = ["relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax", "cross_entropy",
-           "layer_norm", "scaled_dot_product_attention", "self_attention", "lstm_cell"]
+__all__ = ["relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
+           "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "lstm_cell"]

@@ -133,6 +133,8 @@ OPS["sqrt"] = Op(unary(positive), lambda a: a.sqrt(), np.sqrt, ops.Sqrt)
 OPS["tanh"] = Op(unary(), lambda a: a.tanh(), np.tanh, ops.Tanh)
 OPS["sigmoid"] = Op(unary(), lambda a: a.sigmoid(), _sigmoid, ops.Sigmoid)
 OPS["relu"] = Op(unary(away_from_zero), lambda a: a.relu(), lambda a: np.maximum(a, 0.0), ops.Relu)
+OPS["bias_relu"] = Op(broadcast_pair(left=lambda s: arrays(s, -3.0, 3.0), right=lambda s: arrays(s, -3.0, 3.0)).filter(
+    lambda c: np.abs(c[0][0] + c[0][1]).min() > 0.1), F.bias_relu, lambda a, b: np.maximum(a + b, 0.0), ops.BiasRelu)
 OPS["gelu"] = Op(unary(), lambda a: a.gelu(), _gelu, ops.Gelu)
 OPS["abs"] = Op(unary(away_from_zero), lambda a: a.abs(), np.abs, ops.Abs)
 OPS["cast"] = Op(unary(), lambda a: ops.Cast.apply(a, dtype=np.float64) * a, lambda a: a * a, ops.Cast)

@@ -152,6 +152,31 @@ class Relu(Function):
         return g * self.positive if self.positive is not None else _relu_grad(g, self.out)
 
 
+@backend.fuse
+def _bias_relu(xp, a, b):
+    """max(a + b, 0) in one kernel."""
+    return xp.maximum(a + b, 0)
+
+
+class BiasRelu(Function):
+    """out = relu(a + b), b broadcast against a (a Linear's bias): d out = [a + b > 0] (da + db), the engine summing
+    db back to b's shape. On the GPU one kernel forward (the backward's mask comes from the output, as in Relu);
+    on the CPU the sum is computed once and clamped in place."""
+
+    def forward(self, a, b):
+        self.fused = backend.fused_path(a)
+        if self.fused:
+            self.out = _bias_relu(a, b)
+            return self.out
+        z = a + b
+        self.positive = z > 0
+        return backend.xp_of(z).maximum(z, 0, out=z if z.ndim else None)  # (0-d: a + b is a NumPy scalar)
+
+    def backward(self, g):
+        dz = _relu_grad(g, self.out) if self.fused else g * self.positive
+        return dz, dz
+
+
 GELU_C = math.sqrt(2.0 / math.pi)
 
 
