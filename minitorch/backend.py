@@ -121,13 +121,51 @@ def device_memory(device, release=False):
 
 
 def scatter_add(target, indices, values):
-    """target[indices] += values, where repeated indices add up (unlike plain fancy assignment)."""
+    """target[indices] += values, where repeated indices add up (unlike plain fancy assignment); the same bits on
+    every run, on the GPU too (for float targets indexed by integer arrays: see _segment_sum_add)."""
     if device_of(target) == "cuda":
         import cupyx  # ships with cupy
-        cupyx.scatter_add(target, indices, values)
+        parts = indices if isinstance(indices, tuple) else (indices,)
+        if target.dtype.kind == "f" and all(isinstance(i, _cp.ndarray) and i.dtype.kind in "iu" for i in parts):
+            _segment_sum_add(target, parts, values)
+        else:
+            cupyx.scatter_add(target, indices, values)   # exact (integers), or not an integer-array index
     else:
         np.add.at(target, indices, values)
     return target
+
+
+def _segment_sum_add(target, parts, values):
+    """target[parts] += values on the GPU, deterministically. cupyx.scatter_add adds with atomics in no fixed order,
+    so its float sums vary in the last bits between runs (and a resumed run would drift from an uninterrupted one).
+    Here the rows are sorted by index and summed as differences of one float64 prefix sum over the sorted rows, P:
+    a run of equal indices from i to j sums to P[j+1] - P[i]. Each index then receives at most two non-zero terms
+    (P[j+1] at its run's end, -P[i] at its start; -0.0, which changes nothing, elsewhere), and two terms add to the
+    same bits in either order."""
+    import cupyx
+    xp = _cp
+    k = len(parts)
+    parts = xp.broadcast_arrays(*parts)
+    n = parts[0].size
+    if n == 0:
+        return
+    row_shape = target.shape[k:]
+    flat = parts[0].reshape(n) % target.shape[0]
+    for axis in range(1, k):   # several index arrays: one linear index into the first k axes
+        flat = flat * target.shape[axis] + parts[axis].reshape(n) % target.shape[axis]
+    rows = xp.broadcast_to(xp.asarray(values), parts[0].shape + row_shape).reshape(n, -1)
+    order = xp.argsort(flat)
+    keys, rows = flat[order], rows[order]
+    prefix = xp.empty((n + 1, rows.shape[1]), dtype=xp.float64)
+    prefix[0] = 0
+    xp.cumsum(rows, axis=0, dtype=xp.float64, out=prefix[1:])
+    change = keys[1:] != keys[:-1]
+    start, end = xp.ones(n, dtype=bool), xp.ones(n, dtype=bool)
+    start[1:], end[:-1] = change, change
+    terms = _run_terms(start[:, None], end[:, None], prefix[:-1], prefix[1:])
+    total = xp.zeros((int(np.prod(target.shape[:k])), rows.shape[1]), dtype=xp.float64)
+    cupyx.scatter_add(total, keys, terms)
+    target += total.reshape(target.shape)
 
 
 def fuse(body):
@@ -259,3 +297,9 @@ def nccl():
     if not getattr(module, "available", True):
         raise RuntimeError("this CuPy was built without NCCL; data-parallel GPU jobs need it")
     return module
+
+
+@fuse
+def _run_terms(xp, start, end, before, through):
+    """A row's terms of its index's run sum: P[j+1] at the run's end, -P[i] at its start, -0.0 (no change) else."""
+    return xp.where(end, through, -0.0) - xp.where(start, before, 0.0)   # (scatter_add's kernel: defined after fuse)

@@ -2,18 +2,30 @@
 
 The same model as transformer/model.py (pre-LN encoder-decoder, sinusoidal positions, embeddings scaled by
 sqrt(d_model), one token embedding for source, target and output, the same weight initialisation), the same step as
-train/step.py (label-smoothed cross-entropy with padding ignored, backward, clipping, Adam (0.9, 0.98, 1e-9), the
-warm-up schedule) and the same synthetic batch as train/bench.py, byte for byte, so that the two step times compare
+train/loop/step.py (label-smoothed cross-entropy with padding ignored, backward, clipping, Adam (0.9, 0.98, 1e-9), the
+warm-up schedule) and the same synthetic batch as the bench, byte for byte, so that the two step times compare
 one engine with the other and nothing else. Module names follow ours, so our state dict loads into this model
 (tests/test_torch_reference.py checks that both give the same loss and gradients).
 
     pip install -e '.[reference]'      # PyTorch; only this script uses it
     python scripts/torch_reference.py --preset small [--device cpu|cuda] [--steps 10] [--warmup-steps 2]
-        [--batch-size N] [--seq-len 32] [--seed 0] [--threads N] [--json]
+        [--batch-size N] [--seq-len 32] [--seed 0] [--threads N] [--json] [--count-kernels]
 
 The defaults are those of `python -m train bench`. Compare runs made back to back: a shared machine is noisy.
+
+`--count-kernels` profiles one step (after the warm-up) with torch.profiler and counts PyTorch's kernel-making calls
+by the rule the CuPy stand-in counts ours (tests/cupy_standin/README.md): the leaf ATen calls (those that call no other
+ATen op) minus views, metadata and allocation (`view`, `permute`, `empty`, ...) and host reads (`item`), split into
+forward+loss, backward, update (zeroing, clipping, Adam) and the step's read, with Adam and clipping in their
+`foreach=True` form, as PyTorch runs them on CUDA. How the CPU's calls stand for CUDA launches (KERNELS_AS_CUDA):
+a `_foreach_*` op, which the CPU runs as one ATen call per tensor, is on CUDA one kernel per chunk of its tensor lists
+(multi_tensor_apply: at most 110/64/48/36/30 tensors for 1-5 lists and 320 blocks of 65,536 elements a launch), and
+0-d lists (Adam's step counters, host tensors on CUDA) launch nothing; dropout, three CPU calls, is CUDA's one fused
+`native_dropout`; scaled_dot_product_attention is one launch forward and two backward (CUDA's memory-efficient
+kernels). Everything else is one launch a leaf call. It needs no GPU: `--device cpu` profiles the CPU run.
 """
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
@@ -33,13 +45,13 @@ try:
 except ImportError as e:   # a one-line answer, not a traceback: torch is an optional extra
     sys.exit(f"torch_reference.py needs PyTorch ({e}): pip install torch, or pip install -e '.[reference]'")
 
-from minitorch.optim.schedule import warmup_lr
+from minitorch.optim.schedule import noam_factor, warmup_lr
 from train.arguments import non_negative_int, positive_int
-from train.batching import training_batch
-from train.bench import SEQ_LEN, build_model, synthetic_batch
-from train.presets import PRESETS, noam_factor
-from train.run import model_config
-from train.tokenizer import PAD_ID
+from train.data.batching import training_batch
+from train.commands.bench import SEQ_LEN, build_model, synthetic_batch
+from train.presets import PRESETS
+from transformer.registry import model_config
+from train.data.tokenizer import PAD_ID
 
 
 # ----- the model (Vaswani et al. 2017, section 3), as transformer/ builds it -----
@@ -213,7 +225,7 @@ class Transformer(nn.Module):
         return self.output(x) if self.output is not None else F.linear(x, self.tgt_embed.weight)
 
 
-# ----- the training step of train/step.py -----
+# ----- the training step of train/loop/step.py -----
 def loss_of(model, batch, label_smoothing, device):
     """The label-smoothed cross-entropy, mean over the non-padding target tokens; the ids move to the device here,
     inside the step, as in ours."""
@@ -226,27 +238,111 @@ def loss_of(model, batch, label_smoothing, device):
 class TrainStep:
     """forward + loss, backward, clipping, Adam, schedule; one read of the loss and the norm a step, as ours."""
 
-    def __init__(self, model, preset, device):
-        self.model, self.preset, self.device = model.train(), preset, device
+    def __init__(self, model, preset, device, foreach=None):
+        self.model, self.preset, self.device, self.foreach = model.train(), preset, device, foreach
         self.params = list(model.parameters())
         d_model, warmup = preset.model["d_model"], preset.warmup
         factor = noam_factor(preset.lr, d_model, warmup)
         # base lr 1: the schedule's value is the learning rate; LambdaLR's step s is our schedule's step s + 1
-        self.optimizer = torch.optim.Adam(self.params, lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+        self.optimizer = torch.optim.Adam(self.params, lr=1.0, betas=(0.9, 0.98), eps=1e-9, foreach=foreach)
         self.schedule = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: warmup_lr(s + 1, d_model, warmup, factor))
 
-    def __call__(self, batch):
-        loss = loss_of(self.model, batch, self.preset.label_smoothing, self.device)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        norm = nn.utils.clip_grad_norm_(self.params, self.preset.clip_norm)
-        loss, norm = torch.stack([loss.detach(), norm]).tolist()   # waits for the device, as ours does each step
+    def __call__(self, batch, phase=None):
+        """One step; phase(name) (optional) is a context manager around each phase (the kernel count's ranges)."""
+        phase = phase or (lambda name: contextlib.nullcontext())
+        with phase("phase:forward_loss"):
+            loss = loss_of(self.model, batch, self.preset.label_smoothing, self.device)
+        with phase("phase:zero_grad"):
+            self.optimizer.zero_grad(set_to_none=True)
+        with phase("phase:backward"):
+            loss.backward()
+        with phase("phase:clip"):
+            norm = nn.utils.clip_grad_norm_(self.params, self.preset.clip_norm, foreach=self.foreach)
+        with phase("phase:read"):
+            loss, norm = torch.stack([loss.detach(), norm]).tolist()   # waits for the device, as ours each step
         if not (math.isfinite(loss) and math.isfinite(norm)):
             sys.exit(f"torch_reference.py: the loss became {loss} (gradient norm {norm}) during the benchmark")
-        self.optimizer.step()
-        self.schedule.step()
+        with phase("phase:optimizer"):
+            self.optimizer.step()
+            self.schedule.step()
         return loss
+
+
+# ----- --count-kernels: PyTorch's kernel-making calls of one step -----
+NOT_KERNELS = {   # views, metadata, allocation and host-side calls: no kernel on CUDA
+    "aten::view", "aten::_unsafe_view", "aten::view_as", "aten::reshape", "aten::_reshape_alias", "aten::as_strided",
+    "aten::t", "aten::transpose", "aten::permute", "aten::expand", "aten::expand_as", "aten::unsqueeze",
+    "aten::squeeze", "aten::slice", "aten::select", "aten::alias", "aten::detach", "aten::detach_", "aten::unbind",
+    "aten::split", "aten::chunk", "aten::narrow", "aten::numpy_T", "aten::lift_fresh", "aten::empty",
+    "aten::empty_strided", "aten::empty_like", "aten::resize_", "aten::result_type", "aten::size", "aten::stride",
+    "aten::is_nonzero", "aten::item", "aten::_local_scalar_dense", "aten::set_", "aten::contiguous", "aten::to",
+    "aten::_to_copy", "aten::clone", "aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::new_empty",
+    "aten::new_empty_strided", "aten::_has_compatible_shallow_copy_type", "aten::is_same_size", "aten::flatten",
+    "aten::unflatten", "aten::movedim", "aten::diagonal", "aten::real", "aten::resolve_conj", "aten::resolve_neg"}
+HOST_READS = {"aten::item", "aten::_local_scalar_dense"}
+KERNELS_AS_CUDA = {"aten::dropout": 1, "aten::feature_dropout": 1, "aten::scaled_dot_product_attention": 1,
+                   "aten::_scaled_dot_product_flash_attention_for_cpu_backward": 2}
+MAX_TENSORS = (110, 64, 48, 36, 30)   # multi_tensor_apply's tensors a launch for 1..5 tensor lists
+BLOCKS, CHUNK = 320, 65536            # its blocks a launch, elements a block
+
+
+def foreach_launches(input_shapes):
+    """CUDA launches of one _foreach_* op from its inputs' shapes: multi_tensor_apply's chunking of its lists."""
+    lists = [shapes for shapes in input_shapes if isinstance(shapes, list) and shapes and
+             all(isinstance(s, list) for s in shapes)]
+    if not lists or all(len(s) == 0 for s in lists[0]):
+        return 0   # 0-d tensors: Adam's step counters, which live on the host on CUDA
+    depth, sizes = min(len(lists), len(MAX_TENSORS)), [math.prod(s) for s in lists[0]]
+    chunks = sum(math.ceil(n / CHUNK) for n in sizes if n)
+    return max(math.ceil(len(sizes) / MAX_TENSORS[depth - 1]), math.ceil(chunks / BLOCKS))
+
+
+def count_kernels(step, batch):
+    """Profile one step -> launches by phase, the most frequent ops, and the host reads."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile, record_function
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        step(batch, phase=record_function)
+    events = [e for e in prof.events() if e.device_type == DeviceType.CPU]
+    phases = [(e.time_range.start, e.time_range.end, e.name[len("phase:"):]) for e in events
+              if e.name.startswith("phase:")]
+
+    def phase_of(event):
+        return next((name for start, end, name in phases if start <= event.time_range.start <= end), "other")
+
+    def counted_above(event):   # a foreach/dropout/attention ancestor already stands for this call
+        parent = event.cpu_parent
+        while parent is not None:
+            if parent.name in KERNELS_AS_CUDA or parent.name.startswith("aten::_foreach_"):
+                return True
+            parent = parent.cpu_parent
+        return False
+
+    launches, by_op, reads = {}, {}, 0
+    for e in events:
+        if not e.name.startswith("aten::") or counted_above(e):
+            continue
+        if e.name in HOST_READS:
+            reads += 1
+            continue
+        if e.name.startswith("aten::_foreach_"):
+            n = foreach_launches(e.input_shapes)
+        elif e.name in KERNELS_AS_CUDA:
+            n = KERNELS_AS_CUDA[e.name]
+        elif e.name in NOT_KERNELS or any(c.name.startswith("aten::") for c in e.cpu_children):
+            continue
+        else:
+            n = 1
+        phase = phase_of(e)
+        launches[phase] = launches.get(phase, 0) + n
+        by_op[e.name] = by_op.get(e.name, 0) + n
+    update = {k: launches.get(k, 0) for k in ("zero_grad", "clip", "optimizer")}
+    update["total"] = sum(update.values())
+    return {"forward_loss": launches.get("forward_loss", 0), "backward": launches.get("backward", 0),
+            "update": update, "read": launches.get("read", 0), "other": launches.get("other", 0),
+            "total": sum(launches.values()), "host_reads": reads,
+            "by_op": dict(sorted(by_op.items(), key=lambda kv: -kv[1])[:25])}
 
 
 # ----- the benchmark -----
@@ -268,13 +364,13 @@ def peak_memory(device):
     return (kib if sys.platform == "darwin" else kib * 1024), "peak RSS of the process"
 
 
-def bench(preset, device, batch_size, seq_len, steps, warmup_steps, seed):
+def bench(preset, device, batch_size, seq_len, steps, warmup_steps, seed, kernels=False):
     src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
     batch = training_batch(src_ids, tgt_ids)   # the bench's exact arrays: padded, bos/eos added
     torch.manual_seed(seed)                    # the weights and the dropout masks
     cfg = model_config("transformer", preset.vocab_size, preset.sizes("transformer"))
     model = Transformer(cfg).to(device)
-    step = TrainStep(model, preset, device)
+    step = TrainStep(model, preset, device, foreach=True if kernels else None)
     for _ in range(warmup_steps):
         step(batch)
     times, losses = [], []
@@ -299,7 +395,7 @@ def bench(preset, device, batch_size, seq_len, steps, warmup_steps, seed):
         "warmup_steps": warmup_steps, "steps": steps, "step_s": times, "losses": losses,
         "step_s_median": median, "step_s_min": min(times), "tokens_per_s": target_tokens / median,
         "peak_memory_bytes": memory, "peak_memory": memory_kind,
-    }
+    } | ({"kernel_launches": count_kernels(step, batch)} if kernels else {})
 
 
 def print_result(r):
@@ -315,6 +411,15 @@ def print_result(r):
                         ("target tokens/s", f"{r['tokens_per_s']:,.0f}"),
                         (r["peak_memory"], f"{r['peak_memory_bytes'] / 2**20:,.0f} MB")]:
         print(f"  {name:<34} {value:>12}")
+    if "kernel_launches" in r:
+        n, u = r["kernel_launches"], r["kernel_launches"]["update"]
+        print(f"kernel launches a step (leaf ATen calls as CUDA launches, foreach Adam and clipping): {n['total']:,} = "
+              f"forward+loss {n['forward_loss']:,} + backward {n['backward']:,} + update {u['total']:,} (zero_grad "
+              f"{u['zero_grad']:,}, clipping {u['clip']:,}, optimizer {u['optimizer']:,}) + the step's read "
+              f"{n['read']:,}" + (f" + outside the phases {n['other']:,}" if n["other"] else "") +
+              f"; host reads {n['host_reads']}")
+        print("  most frequent: " + ", ".join(f"{k.removeprefix('aten::')} {v}" for k, v in
+                                              list(n["by_op"].items())[:12]))
 
 
 def main(argv=None):
@@ -332,6 +437,9 @@ def main(argv=None):
     p.add_argument("--vocab-size", type=positive_int, help="the model's vocabulary (default: the preset's), as "
                                                            "`train bench --vocab-size`")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--count-kernels", action="store_true",
+                   help="also profile one step and count its kernel-making ATen calls by phase, Adam and clipping "
+                        "with foreach=True as on CUDA (see the module's docstring for the rule)")
     args = p.parse_args(argv)
     preset = PRESETS[args.preset]
     if args.vocab_size is not None:
@@ -343,7 +451,8 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     batch_size = args.batch_size or max(preset.batch_tokens // args.seq_len, 1)
-    result = bench(preset, args.device, batch_size, args.seq_len, args.steps, args.warmup_steps, args.seed)
+    result = bench(preset, args.device, batch_size, args.seq_len, args.steps, args.warmup_steps, args.seed,
+                   args.count_kernels)
     if args.json:
         print(json.dumps(result))
     else:

@@ -1,5 +1,8 @@
 """Shared fixtures and hypothesis strategies for the engine tests.
 
+It imports the engine only (numpy, pytest and hypothesis are all the engine's tests need); the fixtures of the
+pipeline's tests import `train` when they run.
+
 Test modules import the strategies with `from conftest import ...` (pytest puts this folder on sys.path).
 
 device="cuda": with CuPy and a GPU present the tests use them; everywhere else (CI has no GPU) they run on the strict
@@ -27,6 +30,11 @@ def _real_gpu_usable():
     return done.returncode == 0 and done.stdout.strip() not in ("", "0")
 
 
+# The commands measure their BLAS thread count at start; runs that a test compares number for number (a resumed run
+# against an uninterrupted one) must not differ in it, so the tests take one thread (test_threads.py, which checks the
+# measurement, removes the variable). Set before NumPy loads OpenBLAS, which reads it then.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 CUPY_STANDIN = not _real_gpu_usable()
 if CUPY_STANDIN:
     sys.path.insert(0, str(STANDIN_DIR))
@@ -40,11 +48,13 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import minitorch as mt  # noqa: E402
 from minitorch import backend  # noqa: E402
-from train import fit  # noqa: E402
 
 # The machine is shared and noisy: no per-example deadline anywhere. Each test sets its own max_examples.
+# In CI (the CI variable set, as CI services do) Hypothesis neither reads nor writes its example database: a failure
+# stored by an earlier run (.hypothesis/ in a reused checkout) is not replayed, so every run draws afresh.
 settings.register_profile("minitorch", deadline=None)
-settings.load_profile("minitorch")
+settings.register_profile("ci", deadline=None, database=None, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI", "").lower() not in ("", "0", "false") else "minitorch")
 
 NO_GPU_REASON = "needs CuPy and a CUDA GPU (install with `pip install -e '.[gpu]'`); none is usable here"
 requires_gpu = pytest.mark.skipif(not mt.cuda_available(), reason=NO_GPU_REASON)
@@ -128,7 +138,8 @@ def without_timing(rs):
 
 def interrupt_at(monkeypatch, step, how):
     """Make Trainer.train_step send Ctrl-C (SIGINT), write a STOP file or crash right after the given step."""
-    original = fit.Trainer.train_step
+    from train.loop.trainer import Trainer
+    original = Trainer.train_step
 
     def step_then_stop(self, index):
         original(self, index)
@@ -139,7 +150,7 @@ def interrupt_at(monkeypatch, step, how):
                 (self.run_dir / "STOP").touch()
             else:
                 raise RuntimeError("simulated crash")
-    monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
+    monkeypatch.setattr(Trainer, "train_step", step_then_stop)
 
 
 def final_weights(run_dir):
@@ -148,19 +159,21 @@ def final_weights(run_dir):
 
 def stop_after(monkeypatch, step):
     """Make fit stop (as Ctrl-C would) right after the given step."""
-    original = fit.Trainer.train_step
+    from train.loop.trainer import Trainer
+    original = Trainer.train_step
 
     def step_then_stop(self, index):
         updated = original(self, index)
         if self.step == step:
             signal.raise_signal(signal.SIGINT)
         return updated
-    monkeypatch.setattr(fit.Trainer, "train_step", step_then_stop)
+    monkeypatch.setattr(Trainer, "train_step", step_then_stop)
 
 
 @pytest.fixture(scope="module")
 def stopped_run(tmp_path_factory):
     """A run stopped at step 10 of an epoch of 18: one train record in metrics.jsonl, and `last` alone."""
+    from train.commands import fit
     base = tmp_path_factory.mktemp("stopped")
     with pytest.MonkeyPatch.context() as m:
         stop_after(m, 10)

@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from train import fit
+from train.commands import fit
 from train.__main__ import main
 
 original_step = fit.Trainer.train_step

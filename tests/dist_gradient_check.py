@@ -11,9 +11,9 @@ import numpy as np
 import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend, distributed
-from train.batching import training_batch
+from train.data.batching import training_batch
 from train.parallel import share
-from train.tokenizer import PAD_ID
+from train.data.tokenizer import PAD_ID
 from transformer import ModelConfig, Transformer
 
 

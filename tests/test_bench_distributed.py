@@ -7,7 +7,7 @@ import math
 import pytest
 
 from minitorch import distributed
-from train import bench
+from train.commands import bench
 from cli_runner import run_cli
 from dist_bench_micro import MICRO
 from mpi_runner import REPO, mpirun, requires_mpi

@@ -11,7 +11,9 @@ from conftest import fit_argv, make_corpus, one_line_error
 from cli_runner import run_cli
 
 import minitorch as mt
-from train import checkpoint, run
+from train.prog import PROG
+from train.loop import checkpoint
+from train import run
 from train.errors import TrainError
 from transformer import LSTMConfig, LSTMSeq2Seq
 
@@ -142,7 +144,7 @@ def test_a_damaged_config_or_tokenizer_in_the_run_folder_is_named(run_dir, capsy
         (run_dir / "config.json").write_text(content)
         status, out, err = translate(run_dir, capsys)
         assert status == 1
-        assert (f"config.json: not a run configuration written by `python -m train fit` (no {missing})" if missing
+        assert (f"config.json: not a run configuration written by `{PROG} fit` (no {missing})" if missing
                 else "config.json: not valid JSON") in one_line_error(err)
 
 

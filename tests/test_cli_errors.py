@@ -10,6 +10,7 @@ import pytest
 from conftest import SMALL, fit_argv, make_corpus, one_line_error
 from cli_runner import run_cli
 
+from train.prog import PROG
 from train.__main__ import main
 
 
@@ -67,7 +68,7 @@ def test_fit_twice_into_one_folder_is_refused_naming_the_folder_and_resume(tmp_p
     status, out, err = run_cli(argv, capsys)
     assert status == 1
     assert one_line_error(err) == (
-        "python -m train fit: error: runs/tiny-xs-xt already holds a run stopped at step 2 (epoch 1 of 1); add "
+        f"{PROG} fit: error: runs/tiny-xs-xt already holds a run stopped at step 2 (epoch 1 of 1); add "
         "--resume to continue it, or start afresh in another --run-dir (or delete the folder)")
     assert (tmp_path / "runs" / "tiny-xs-xt" / "last.npz").read_bytes() == before   # nothing lost
     assert main([*argv, "--resume"]) == 0                                           # finishes the epoch
@@ -75,9 +76,17 @@ def test_fit_twice_into_one_folder_is_refused_naming_the_folder_and_resume(tmp_p
     status, out, err = run_cli(argv, capsys)
     assert status == 1
     assert one_line_error(err) == (
-        "python -m train fit: error: runs/tiny-xs-xt already holds a run that finished its 1 epoch; translate or "
+        f"{PROG} fit: error: runs/tiny-xs-xt already holds a run that finished its 1 epoch; translate or "
         "evaluate with it (--run-dir runs/tiny-xs-xt), train it further with --resume --epochs N, or start afresh "
         "in another --run-dir (or delete the folder)")
+
+    # resuming it as it is: the error comes before the corpus, model and parameter lines
+    for extra, reason in ((["--resume"], "runs/tiny-xs-xt has finished its 1 epoch; pass a larger --epochs"),
+                          (["--resume", "--epochs", "3", "--max-steps", "2"],
+                           "already; pass a larger --max-steps")):
+        status, out, err = run_cli([*argv, *extra], capsys)
+        assert status == 1 and reason in one_line_error(err)
+        assert [line.split(":")[0] for line in out.splitlines()] == ["BLAS threads"]
 
 
 def test_resume_with_another_model_size_is_refused(tmp_path, capsys):
@@ -136,7 +145,7 @@ def test_translate_cuts_very_long_inputs_with_a_warning(run_dir, monkeypatch, ca
 def test_translate_names_the_line_that_is_not_utf8(run_dir, monkeypatch, capsys):
     status, out, err = translate(run_dir, b"fine\nna\xefve\n", monkeypatch, capsys)
     assert status == 1 and out == ""
-    assert one_line_error(err) == ("python -m train translate: error: stdin, line 2: not UTF-8 text (invalid "
+    assert one_line_error(err) == (f"{PROG} translate: error: stdin, line 2: not UTF-8 text (invalid "
                                    "continuation byte: byte 0xef at byte 3 of the line)")
 
 

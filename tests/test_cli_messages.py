@@ -1,12 +1,17 @@
 """What the CLI says to a new user: named losses, the long-line warning in lines and tokens, a run stopped before its
-first epoch (only `last`), a file given as --run-dir, the interactive translate prompt, and complete, wrapped help."""
+first epoch (only `last`), a file given as --run-dir, the interactive translate prompt, complete, wrapped help (also
+under python -OO), the interpreter as the user started it, and the nearest flag for a mistyped one."""
 import io
+import os
+import subprocess
+import sys
 
 import pytest
 from conftest import one_line_error
 
 from cli_runner import run_cli
-from train import fit
+from train.prog import PROG
+from train.commands import fit
 from train.__main__ import COMMANDS
 
 
@@ -22,8 +27,8 @@ def test_the_epoch_line_names_each_loss_and_puts_ppl_beside_the_nll():
     record = {"step": 120, "train_loss": 2.3456, "val_loss": 1.003, "val_nll": 0.065, "val_ppl": 1.0672,
               "val_bleu": 99.724, "val_chrf": 99.9, "val_bleu_sentences": 400}
     assert fit.epoch_line(record, 1) == (
-        "epoch 1, step 120: label-smoothed loss: train 2.346, val 1.003; val nll 0.065 (ppl 1.07); greedy val BLEU "
-        "99.72, chrF 99.90 on 400 sentences")
+        "epoch 1, step 120: label-smoothed loss: train 2.346 (epoch mean), val 1.003; val nll 0.065 (ppl 1.07); greedy "
+        "val BLEU 99.72, chrF 99.90 on 400 sentences")
     assert fit.epoch_line(record, 2, partial=True).startswith("epoch 2 (partial), step 120: ")
 
 
@@ -57,7 +62,7 @@ def test_asking_for_best_that_does_not_exist_names_the_flag_to_add(stopped_run, 
     stdin(monkeypatch, "the bird sings .\n")
     status, out, err = run_cli([command, "--run-dir", str(stopped_run), "--checkpoint", "best"], capsys)
     assert status == 1
-    assert one_line_error(err) == (f"python -m train {command}: error: {stopped_run / 'best.npz'}: no such "
+    assert one_line_error(err) == (f"{PROG} {command}: error: {stopped_run / 'best.npz'}: no such "
                                    f"checkpoint; this run has last: add --checkpoint last")
 
 
@@ -69,8 +74,8 @@ def test_a_file_as_run_dir_is_named_as_a_file(tmp_path, monkeypatch, capsys, com
     stdin(monkeypatch, "")
     status, out, err = run_cli([command, "--run-dir", str(afile)], capsys)
     assert status == 1
-    assert one_line_error(err) == (f"python -m train {command}: error: --run-dir {afile}: a file, not a folder; give "
-                                   f"the run folder that `python -m train fit` made (it holds config.json)")
+    assert one_line_error(err) == (f"{PROG} {command}: error: --run-dir {afile}: a file, not a folder; give "
+                                   f"the run folder that `{PROG} fit` made (it holds config.json)")
 
 
 def test_fit_into_a_file_is_refused_before_anything_is_written(tmp_path, capsys):
@@ -79,13 +84,13 @@ def test_fit_into_a_file_is_refused_before_anything_is_written(tmp_path, capsys)
     for run_dir, why in ((afile, ""), (afile / "sub", f" ({afile} in its path is a file)")):
         status, out, err = run_cli(["fit", "--preset", "demo", "--run-dir", str(run_dir)], capsys)
         assert status == 1 and out == ""
-        assert one_line_error(err) == (f"python -m train fit: error: --run-dir {run_dir}: a file, not a folder{why}; "
+        assert one_line_error(err) == (f"{PROG} fit: error: --run-dir {run_dir}: a file, not a folder{why}; "
                                        f"fit writes its run into a folder: give the name of a new one")
     assert afile.read_text() == "not a run\n"
     status, out, err = run_cli(["fit", "--preset", "tiny", "--data-dir", str(afile), "--run-dir",
                                 str(tmp_path / "run")], capsys)
     assert status == 1
-    assert one_line_error(err) == (f"python -m train fit: error: --data-dir {afile}: a file, not a folder; give the "
+    assert one_line_error(err) == (f"{PROG} fit: error: --data-dir {afile}: a file, not a folder; give the "
                                    f"folder that holds train.de, train.en, val.de and val.en")
 
 
@@ -115,3 +120,71 @@ def test_every_help_is_wrapped_to_one_width(capsys, monkeypatch):
         assert status == 0
         too_long = [line for line in out.splitlines() if len(line) > 120]
         assert not too_long, (name, too_long)
+
+
+# ----- the command as the user ran it -----
+def test_the_cli_is_named_by_the_interpreter_as_it_was_started():
+    from train.prog import interpreter
+    assert interpreter(["python3", "-m", "train"]) == "python3"
+    assert interpreter(["/usr/bin/python3.11", "-m", "train"]) == "python3.11"
+    assert interpreter(["python", "-m", "train"]) == "python"
+    assert interpreter(["/opt/app/embedded", "-m", "train"]) == "python3"   # not a python: the README's name
+    assert interpreter([]) == "python3"
+
+
+def test_a_real_run_names_its_interpreter_in_errors_and_hints(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "train", "evaluate", "--run-dir", str(tmp_path / "x")],
+                          capture_output=True, text=True, timeout=120)
+    name = os.path.basename(sys.executable)
+    assert done.returncode == 1 and done.stderr.startswith(f"{name} -m train evaluate: error: ")
+
+
+# ----- flags: no abbreviations, and the nearest flag for a typo, from the command's own parser -----
+@pytest.mark.parametrize("argv, typo, nearest, command", [
+    (["fit", "--preset", "tiny", "--epohcs", "3"], "--epohcs 3", "--epochs", "fit"),
+    (["fit", "--preset", "tiny", "--epoch", "1"], "--epoch 1", "--epochs", "fit"),   # not taken as --epochs
+    (["evaluate", "--run-dir", "r", "--beem", "2"], "--beem 2", "--beam", "evaluate"),
+    (["experiment", "depth", "--layerz", "2"], "--layerz 2", "--layers", "experiment depth"),
+])
+def test_a_mistyped_flag_names_the_nearest_flag_and_the_commands_help(argv, typo, nearest, command, capsys):
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == ""
+    assert one_line_error(err) == (f"{PROG} {command}: error: unrecognized arguments: {typo} (did you mean "
+                                   f"{nearest}?) (see {PROG} {command} --help)")
+
+
+def test_an_unknown_flag_far_from_every_flag_gets_no_suggestion(capsys):
+    status, out, err = run_cli(["translate", "--run-dir", "r", "--xyzzy"], capsys)
+    assert status == 2
+    assert one_line_error(err) == (f"{PROG} translate: error: unrecognized arguments: --xyzzy (see {PROG} translate "
+                                   f"--help)")
+
+
+def test_no_parser_abbreviates():
+    from train.__main__ import build_parser
+    pending = [build_parser()]
+    while pending:
+        parser = pending.pop()
+        assert parser.allow_abbrev is False, parser.prog
+        pending += [p for a in parser._actions if hasattr(a, "choices") and isinstance(a.choices, dict)
+                    for p in a.choices.values()]
+
+
+def test_help_works_without_docstrings():
+    """python -OO strips the docstrings that the commands' help is made of."""
+    for argv in (["--help"], ["fit", "--help"], ["experiment", "depth", "--help"]):
+        done = subprocess.run([sys.executable, "-OO", "-m", "train", *argv], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0 and done.stderr == "" and done.stdout.startswith("usage: "), done.stderr
+
+
+# ----- the two training losses -----
+def test_the_progress_bar_names_its_loss_as_the_recent_steps(monkeypatch):
+    from train.loop.trainer import Trainer
+    trainer = Trainer.__new__(Trainer)   # only what postfix reads
+    trainer.s, trainer.epoch, trainer.batch_pos = {"epochs": 1, "max_steps": None}, 0, 3
+    trainer.window = {"loss": 6.0, "steps": 3, "tokens": 300, "time": 1.5, "lr": 1e-3}
+    assert trainer.postfix(10).startswith("label-smoothed loss 2.000 (last 3 steps), lr 1.00e-03, 200 tok/s")
+    trainer.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": 2.5, "last_steps": 10,
+                      "speed": 50.0, "step_time": 0.1, "lr": 1e-3}
+    assert trainer.postfix(10).startswith("label-smoothed loss 2.500 (last 10 steps)")

@@ -6,7 +6,7 @@ import pytest
 from conftest import FEW_PAIRS as PAIRS
 from conftest import fit_argv, make_corpus, one_line_error
 
-from train import corpus
+from train.data import corpus
 from train.errors import TrainError
 from cli_runner import run_cli
 

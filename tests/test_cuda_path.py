@@ -15,8 +15,8 @@ from conftest import final_weights, interrupt_at, records, tiny_fit, without_tim
 
 import minitorch as mt
 from minitorch import backend, distributed, nn
-from train import bench, fit
-from train.batching import training_batch
+from train.commands import bench, fit
+from train.data.batching import training_batch
 from train.__main__ import main
 from train.presets import PRESETS
 from transformer import DecoderOnly, ModelConfig, Transformer, beam_search, greedy_decode
@@ -80,7 +80,7 @@ def test_a_training_step_reads_the_device_once(kind, corpus, tmp_path, monkeypat
                          "--device", "cuda")) == 0
     assert len(per_step) == 3
     assert all(len(step) == 1 for step in per_step), summary(per_step)
-    assert all(where.endswith(("train/step.py:" + where.rsplit(":", 1)[1])) for step in per_step
+    assert all(where.endswith(("train/loop/step.py:" + where.rsplit(":", 1)[1])) for step in per_step
                for _, where in step), summary(per_step)
 
 

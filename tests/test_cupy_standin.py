@@ -395,3 +395,160 @@ def test_asarray_of_host_data_is_a_copy_on_the_device(cp):
     device = cp.asarray(host)
     device += 1
     assert host.tolist() == [0.0, 1.0, 2.0] and device.get().tolist() == [1.0, 2.0, 3.0]
+
+
+# ----- blind spots closed (issue 20) -----
+@requires_standin
+def test_scatter_add_adds_in_no_fixed_order(cp):
+    """On a GPU scatter_add adds with atomics in no fixed order: float sums differ in their last bits between runs."""
+    import cupyx
+    rng = np.random.default_rng(0)
+    index, values = rng.integers(0, 3, 2000), rng.standard_normal((2000, 4)).astype(np.float32)
+    reference = np.zeros((3, 4))
+    np.add.at(reference, index, values.astype(np.float64))
+    runs = set()
+    for _ in range(10):
+        out = cp.zeros((3, 4), dtype=cp.float32)
+        cupyx.scatter_add(out, cp.asarray(index), cp.asarray(values))
+        np.testing.assert_allclose(out.get(), reference, rtol=1e-4, atol=1e-4)
+        runs.add(out.get().tobytes())
+    assert len(runs) > 1
+
+
+@pytest.mark.parametrize("index_of", [
+    lambda rng: rng.integers(0, 5, (40, 3)),                              # an embedding's (batch, time) ids
+    lambda rng: rng.integers(-5, 5, 60),                                  # negative indices count from the end
+    lambda rng: (rng.integers(0, 5, 30), rng.integers(0, 6, 30)),         # (row, column) pairs
+])
+def test_backend_scatter_add_on_cuda_is_the_same_bits_every_run(cp, index_of):
+    from minitorch import backend
+    rng = np.random.default_rng(1)
+    index = index_of(rng)
+    parts = index if isinstance(index, tuple) else (index,)
+    shape = (5, 6) if len(parts) == 2 else (5, 3)
+    values = rng.standard_normal(parts[0].shape + shape[len(parts):]).astype(np.float32)
+    reference = np.zeros(shape)
+    np.add.at(reference, index, values.astype(np.float64))
+    device_index = tuple(cp.asarray(p) for p in parts) if isinstance(index, tuple) else cp.asarray(index)
+    runs = set()
+    for _ in range(6):
+        out = cp.zeros(shape, dtype=cp.float32) + 1
+        backend.scatter_add(out, device_index, cp.asarray(values))
+        runs.add(out.get().tobytes())
+    np.testing.assert_allclose(out.get(), reference + 1, rtol=1e-6, atol=1e-6)
+    assert len(runs) == 1
+
+
+@pytest.mark.parametrize("call", [
+    lambda cp, a: cp.maximum.reduce(a, axis=0),
+    lambda cp, a: cp.maximum.accumulate(a, axis=0),
+    lambda cp, a: cp.maximum.at(a, cp.asarray([0, 0]), 1.0),
+    lambda cp, a: cp.multiply.reduceat(a, cp.asarray([0, 1])),
+])
+def test_ufunc_methods_exist_for_the_ufuncs_cupy_has_them_for(cp, a, call):
+    with pytest.raises(NotImplementedError):
+        call(cp, a)
+    assert cp.add.reduce(a, axis=0).shape == (3,) and cp.add.accumulate(a, axis=0).shape == (2, 3)
+
+
+def test_a_ufunc_whose_output_overlaps_an_input_copies_that_input_first(cp, a, launches):
+    """CuPy's ufuncs copy an input that overlaps `out` unless it is the very same array object (_kernel.pyx)."""
+    expected = a.get()[:, ::-1] + 1
+    with launches() as counted:
+        cp.add(a[:, ::-1], 1, out=a)
+    assert dict(counted) == {"elementwise": 1, "copy": 1}
+    np.testing.assert_array_equal(a.get(), expected)
+    with launches() as counted:
+        a += 1
+    assert dict(counted) == {"elementwise": 1}
+
+
+@requires_standin
+@pytest.mark.parametrize("call", [
+    lambda cp, a: cp.sum(a, axis=0, out=a[0]),
+    lambda cp, a: a.max(axis=1, out=a[:, 0]),
+    lambda cp, a: cp.cumsum(a, axis=1, out=a),
+    lambda cp, a: __import__("cupyx").scatter_add(a, cp.asarray([0, 0]), a[1]),
+    lambda cp, a: cp.fuse(lambda x, y: x.__iadd__(y))(a[:, :2], a[:, 1:]),
+])
+def test_kernels_that_do_not_guard_their_output_refuse_an_overlapping_one(cp, a, call):
+    with pytest.raises(ValueError, match="overlaps"):
+        call(cp, a)
+
+
+def test_a_fused_kernel_may_update_an_argument_passed_twice(cp, a):
+    cp.fuse(lambda x, y: x.__iadd__(y))(a, a)
+    np.testing.assert_array_equal(a.get(), 2 * np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+@pytest.mark.parametrize("call", [
+    lambda cp, a: cp.sum(a, initial=0.0),                # NumPy has initial= and where=, CuPy 13.6 neither
+    lambda cp, a: cp.max(a, axis=0, where=a > 0),
+    lambda cp, a: a.sum(where=a > 0),
+    lambda cp, a: cp.exp(a, where=a > 0),                # ufuncs take out, dtype and casting only
+    lambda cp, a: cp.add(a, a, order="C"),
+    lambda cp, a: cp.concatenate([a, a], 0, None, None, "same_kind", 1),
+    lambda cp, a: cp.argpartition(a, 1, axis=0, kind="introselect"),
+    lambda cp, a: cp.clip(a, 0, 1, casting="unsafe"),
+])
+def test_keywords_numpy_takes_and_cupy_does_not_are_refused(cp, a, call):
+    with pytest.raises(TypeError):
+        call(cp, a)
+
+
+@requires_standin
+def test_the_signatures_are_cupys_own_definitions():
+    sig = NAMES["signatures"]
+    assert sig["cupy.sum"]["params"] == ["a", "axis", "dtype", "out", "keepdims"]
+    assert sig["cupy.max"] == sig["cupy.amax"] and "initial" not in sig["cupy.amax"]["params"]
+    assert sig["cupy.concatenate"]["params"][0] == "tup" and sig["cupy.ndarray.reshape"]["varargs"]
+    assert sig["cupy.linalg.norm"]["params"] == ["x", "ord", "axis", "keepdims"]
+    assert len(sig) > 250
+
+
+@pytest.mark.parametrize("ord_, axis", [(None, None), (2, None), (None, 1), (2, 0), (1, 1), (np.inf, 0), (-np.inf, 1),
+                                        (0, 1), (3, 1), ("fro", None), ("fro", (0, 1)), (1, (0, 1)),
+                                        (np.inf, (1, 0))])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_linalg_norm_is_numpys(cp, ord_, axis, keepdims):
+    x = np.random.default_rng(2).standard_normal((4, 5)).astype(np.float32)
+    if ord_ == 2 and axis is None:
+        x = x[0]
+    got = cp.linalg.norm(cp.asarray(x), ord=ord_, axis=axis, keepdims=keepdims)
+    expected = np.linalg.norm(x, ord=ord_, axis=axis, keepdims=keepdims)
+    assert got.shape == np.shape(expected)
+    np.testing.assert_allclose(got.get(), expected, rtol=1e-5)
+
+
+def test_linalg_norm_launches_as_cupy_computes_it(cp, a, launches):
+    with launches() as counted:
+        cp.linalg.norm(a)            # sqrt((x * x).sum())
+    assert dict(counted) == {"elementwise": 2, "reduction": 1}
+    with launches() as counted:
+        cp.linalg.norm(a, axis=1)    # one _norm_ord2 reduction kernel
+    assert dict(counted) == {"reduction": 1}
+    with pytest.raises(NotImplementedError):
+        cp.linalg.svd(a)
+
+
+@pytest.mark.parametrize("dtype, scalar, cupy_dtype", [
+    (np.float32, np.float64(0.5), np.float32),    # NumPy 2: float64 (a NumPy scalar keeps its dtype)
+    (np.float16, 1e5, np.float32),                # NumPy 2: float16 (inf): CuPy types 1e5 by its value
+    (np.int8, 300, np.int16),                     # NumPy 2: OverflowError
+    (np.uint8, -1, np.int16),                     # NumPy 2: OverflowError
+    (np.uint8, 200, np.uint8),
+    (np.int8, 1, np.int8),
+    (np.float32, np.float64(1e300), np.float64),  # too large for float32: by value, a float64
+    (np.int32, 1.5, np.float64),                  # a scalar of a higher kind: its own type
+    (np.float32, 0.5, np.float32),
+])
+def test_scalars_are_typed_as_cupy_13_types_them(cp, dtype, scalar, cupy_dtype):
+    """CuPy 13.6 types a Python or NumPy scalar mixed with arrays of its kind or a higher one by its value
+    (numpy.min_scalar_type, NumPy 1's rule, _kernel.pyx guess_routine), where NumPy 2 types it by its type."""
+    x = cp.ones(3, dtype=dtype)
+    assert (x + scalar).dtype == cupy_dtype and cp.add(scalar, x).dtype == cupy_dtype
+
+
+def test_a_scalar_keeps_its_precision_in_the_loop_cupy_picks(cp):
+    x = cp.zeros(2, dtype=cp.float64)
+    assert (x + 0.1).get().tolist() == [0.1, 0.1]   # typed float16 by value, computed as float64 0.1

@@ -216,3 +216,61 @@ def test_a_key_shared_by_every_head_gets_the_sum_of_the_heads_gradients():
     for one, per_head in zip(shared[1:], copied[1:]):  # the head dim summed back by unbroadcast
         np.testing.assert_allclose(one.grad.numpy(), per_head.grad.numpy().sum(axis=1, keepdims=True), rtol=1e-12)
     assert "unbroadcast` sums it over the head dim" in BACKPROP
+
+
+# ----- the CLI's help states the defaults the code and the presets use -----
+def cli_options():
+    """(command, option, action) for every option of every `python -m train` command and experiment."""
+    import argparse
+    from train.__main__ import build_parser
+    pending = [build_parser()]
+    while pending:
+        parser = pending.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending += list(action.choices.values())
+            elif action.option_strings:
+                yield parser.prog.split(" -m train ")[-1], action.option_strings[-1], action
+
+
+def help_of(command, option):
+    return next(" ".join(a.help.split()) for c, o, a in cli_options() if (c, o) == (command, option))
+
+
+def test_a_stated_number_default_is_the_options_default():
+    """"(default 32)", "(default: 2,6,12)": the same value as argparse's default, where the option has one."""
+    checked = 0
+    for command, option, action in cli_options():
+        stated = re.search(r"\(default:? ([\d.,]+)\)", action.help or "")
+        if stated and action.default is not None:
+            value = action.default if isinstance(action.default, list) else [action.default]
+            assert stated.group(1).split(",") == [str(v) for v in value], (command, option, action.help)
+            checked += 1
+    assert checked >= 8
+
+
+def test_the_help_states_the_presets_settings():
+    from train.presets import DECODING, PRESETS
+    from train.settings import fit_defaults
+    vocab = ", ".join(f"{name} {p.vocab_size:,}" for name, p in PRESETS.items())
+    assert f"(default: the preset's: {vocab})" in help_of("fit", "--vocab-size")
+    assert f"(default {fit_defaults(PRESETS['tiny'])['seed']})" in help_of("fit", "--seed")
+    for command in ("evaluate", "translate"):   # a run from before presets chose its decoding uses DECODING
+        assert f"{DECODING['beam']} for runs from before)" in help_of(command, "--beam")
+        assert f"{DECODING['length_penalty']} for runs from before)" in help_of(command, "--length-penalty")
+        assert f"{DECODING['checkpoint']} for runs from before;" in help_of(command, "--checkpoint")
+    from train.commands.bench import SEQ_LEN   # the bench's batch: batch tokens / SEQ_LEN sentences
+    assert f"{PRESETS['small'].batch_tokens // SEQ_LEN} for small)" in help_of("bench", "--batch-size")
+    demo_width = PRESETS["demo"].model["d_model"]
+    assert f"(default: demo, d_model {demo_width})" in help_of("experiment memory", "--preset")
+
+
+def test_the_readme_states_the_small_presets_recipe_and_decoding():
+    from train.presets import PRESETS
+    small, readme = PRESETS["small"], " ".join((ROOT / "README.md").read_text().split())
+    d, lr = small.decoding, f"{small.lr:.0e}".replace("e-0", "e-")   # 2e-3
+    assert (f"BPE {small.vocab_size:,}, warmup to a peak learning rate of {lr}, dropout "
+            f"{small.model['dropout']:g}, {small.epochs} epochs, then the average of the last {small.avg_last} epochs "
+            f"decoded with beam {d['beam']} and length penalty {d['length_penalty']:g}") in readme
+    assert d["checkpoint"] == "avg" and "(`avg` for `small`, `best` for the others" in readme
+    assert all(p.decoding["checkpoint"] == "best" for name, p in PRESETS.items() if name != "small")

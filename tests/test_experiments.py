@@ -14,7 +14,7 @@ import minitorch as mt
 import minitorch.functional as F
 from train import run
 from train.__main__ import main
-from train.experiments import depth, gradient_path, memory
+from train.commands.experiments import depth, gradient_path, memory
 from train.presets import PRESETS
 
 TRAINING = ["--preset", "tiny", "--src", "xs", "--tgt", "xt", "--vocab-size", "120", "--batch-tokens", "96"]
@@ -258,7 +258,7 @@ def test_sweep_scores_every_decoding_on_validation_only_and_continues(tiny_corpu
     grid = tmp_path / "grid.json"
     grid.write_text(json.dumps({"base": {"max_steps": 2}, "trials": {"base": {}, "dropout-0.3": {"dropout": 0.3}},
                                 "decoding": {"checkpoint": ["last"], "beam": [1, 2], "length_penalty": [0.6, 1.0]}}))
-    from train import corpus
+    from train.data import corpus
     read = []
     original = corpus.read_parallel
     monkeypatch.setattr(corpus, "read_parallel", lambda d, split, *a: read.append(split) or original(d, split, *a))
@@ -281,7 +281,7 @@ def test_sweep_scores_every_decoding_on_validation_only_and_continues(tiny_corpu
     trials = {"base": {}, "dropout-0.3": {"dropout": 0.3}, "elsewhere": {"run_dir": str(out / "runs" / "base")}}
     grid.write_text(json.dumps({"base": {"max_steps": 2}, "trials": trials, "decoding": {
         "checkpoint": ["last"], "beam": [1, 2], "length_penalty": [0.6, 1.0, 1.4]}}))
-    from train import trainer
+    from train.loop import trainer
     monkeypatch.setattr(trainer.Trainer, "fit", lambda self: pytest.fail("a sweep trained a finished trial again"))
     assert main(argv) == 0
     assert capsys.readouterr().out.count("scoring 2 more decodings") == 2

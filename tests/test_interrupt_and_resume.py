@@ -14,6 +14,7 @@ from conftest import fit_argv, make_corpus, without_timing
 from conftest import records as all_records
 
 import minitorch as mt
+from train.prog import PROG
 from train.__main__ import main
 
 LONG = ["--epochs", "40", "--save-every", "1"]   # far more steps than the tests wait for
@@ -49,7 +50,7 @@ def test_ctrl_c_or_sigterm_saves_last_and_exits_cleanly(tmp_path, sig, status):
     assert "Traceback" not in err
     step = mt.load(run_dir / "last.npz")["progress"]["step"]
     assert step >= 1
-    assert (f"stopped at step {step}; saved {run_dir / 'last.npz'}. Continue with: python -m train fit --preset tiny "
+    assert (f"stopped at step {step}; saved {run_dir / 'last.npz'}. Continue with: {PROG} fit --preset tiny "
             f"--run-dir {run_dir} --resume") in err
     assert not list(run_dir.glob(".tmp-*"))
 

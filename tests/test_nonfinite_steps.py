@@ -9,7 +9,8 @@ from cli_runner import run_cli
 
 import minitorch as mt
 from minitorch.autograd import Function
-from train import step
+from train.prog import PROG
+from train.loop import step
 
 
 class InfiniteGradient(Function):
@@ -68,7 +69,7 @@ def test_five_bad_steps_in_a_row_stop_the_run_and_keep_the_last_good_checkpoint(
     status, out, err = run_cli(fit_argv(data, run_dir, "--save-every", "1", "--epochs", "20"), capsys)
     assert status == 1
     message = err.strip().splitlines()[-1]
-    assert message == (f"python -m train fit: error: stopped: 5 batches in a row gave a non-finite loss or gradient "
+    assert message == (f"{PROG} fit: error: stopped: 5 batches in a row gave a non-finite loss or gradient "
                        f"norm (the last, epoch 2 batch 2: loss nan) after step 3; the model has diverged or the data "
                        f"is broken. {run_dir / 'last.npz'} is left as the last good checkpoint (step 3). Try a lower "
                        f"--lr in a new --run-dir")

@@ -4,7 +4,8 @@ import matplotlib
 import pytest
 
 from cli_runner import run_cli
-from train import plot, run
+from train.commands import plot
+from train import run
 
 matplotlib.use("Agg")
 pytestmark = pytest.mark.filterwarnings("error")

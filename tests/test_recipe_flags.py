@@ -12,7 +12,7 @@ import minitorch as mt
 from minitorch import backend
 from train import run
 from train.__main__ import main
-from train.step import make_optimizer
+from train.loop.step import make_optimizer
 from transformer import ModelConfig, Transformer
 from transformer.layers import FeedForward
 
@@ -68,7 +68,7 @@ def test_weight_decay_is_decoupled_and_zero_means_plain_adam(wd):
 def test_fit_flags_reach_the_model_loss_and_optimizer_and_are_recorded(tmp_path, monkeypatch, capsys):
     data = make_corpus(tmp_path / "corpus")
     seen = {}
-    from train import trainer as trainer_module
+    from train.loop import trainer as trainer_module
     original = trainer_module.Trainer.fit
 
     def keep(self):
@@ -143,7 +143,7 @@ def test_evaluate_and_translate_decode_as_the_runs_preset_chose_unless_flags_say
     config["settings"]["decoding"] = {"checkpoint": "avg", "beam": 2, "length_penalty": 1.0}
     config_path.write_text(json.dumps(config))
     seen = {}
-    from train import translate
+    from train.commands import translate
     monkeypatch.setattr(translate, "translate_lines", lambda model, tok, lines, **kw: seen.update(kw) or lines)
     monkeypatch.setattr(translate.run, "load_model",
                         lambda run_dir, config, name, device: seen.update(checkpoint=name))
@@ -152,3 +152,22 @@ def test_evaluate_and_translate_decode_as_the_runs_preset_chose_unless_flags_say
     capsys.readouterr()
     assert main(["translate", "--run-dir", str(run_dir)]) == 0
     assert (seen["checkpoint"], seen["beam"], seen["length_penalty"]) == ("avg", 2, 1.0)
+
+
+def test_resume_refuses_other_issue_22_regularisers(tmp_path, capsys):
+    """--bpe-dropout, --rdrop, --extra-source and --held-back are recorded and belong to the run."""
+    data = make_corpus(tmp_path / "corpus")
+    (data / "train.xf").write_text((data / "train.xs").read_text().upper())
+    assert main(fit_argv(data, tmp_path / "run", "--max-steps", "1", "--bpe-dropout", "0.1", "--rdrop", "0.5")) == 0
+    settings = json.loads((tmp_path / "run" / "config.json").read_text())["settings"]
+    assert {k: settings[k] for k in ("bpe_dropout", "rdrop", "extra_source", "held_back")} == {
+        "bpe_dropout": 0.1, "rdrop": 0.5, "extra_source": None, "held_back": 0}
+    capsys.readouterr()
+    for flag, value, has in [("--bpe-dropout", "0.2", "0.1"), ("--rdrop", "1.0", "0.5"),
+                             ("--extra-source", "xf", "None"), ("--held-back", "3", "0")]:
+        status, out, err = run_cli(fit_argv(data, tmp_path / "run", "--resume", flag, value), capsys)
+        assert status == 1
+        assert f"--resume: {flag} {value} differs from the run's {has}" in one_line_error(err)
+    assert main(fit_argv(data, tmp_path / "run", "--resume", "--max-steps", "2", "--bpe-dropout", "0.1")) == 0
+    status, _, err = run_cli(fit_argv(data, tmp_path / "bad", "--bpe-dropout", "1.0"), capsys)
+    assert status == 2 and "expected a number in [0, 1)" in err

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from train.batching import training_batch
-from train.bench import build_model, synthetic_batch
-from train.parallel import share_loss
+from train.data.batching import training_batch
+from train.commands.bench import build_model, synthetic_batch
+from train.loop.loss import share_loss
 from train.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,3 +81,30 @@ def test_same_loss_and_gradients_as_ours():
     grads = dict(model.named_parameters())
     for name, p in ours.named_parameters():
         np.testing.assert_allclose(grads[name].grad.numpy(), p.grad.numpy(), rtol=1e-3, atol=1e-6, err_msg=name)
+
+
+def test_count_kernels_splits_one_step_by_phase():
+    """--count-kernels (not run here without torch): the phases add up, and Adam and clipping in foreach form are a
+    few launches for all the parameters, not some per parameter tensor."""
+    pytest.importorskip("torch", reason=NO_TORCH)
+    done = run_script(["--preset", "tiny", "--steps", "1", "--warmup-steps", "1", "--batch-size", "4", "--seq-len", "8",
+                       "--json", "--count-kernels"])
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout)
+    n = r["kernel_launches"]
+    u = n["update"]
+    assert n["forward_loss"] > 0 and n["backward"] > 0 and u["optimizer"] > 0 and u["clip"] > 0
+    assert u["total"] == u["zero_grad"] + u["clip"] + u["optimizer"]
+    assert n["forward_loss"] + n["backward"] + u["total"] + n["read"] + n["other"] == n["total"]
+    n_tensors = len(list(build_model(PRESETS["tiny"], "cpu", 0).parameters()))
+    assert u["optimizer"] < n_tensors and u["zero_grad"] == 0   # set_to_none: no fill
+    assert n["host_reads"] >= 1
+
+
+def test_foreach_ops_map_onto_cuda_launches_by_chunks():
+    pytest.importorskip("torch", reason=NO_TORCH)
+    ref = load_script()
+    assert ref.foreach_launches([[[4, 4]] * 101]) == 1                   # one list: 110 tensors a launch
+    assert ref.foreach_launches([[[4, 4]] * 101] * 4) == 3               # four lists: 36 tensors a launch
+    assert ref.foreach_launches([[[65536 * 400]]]) == 2                  # 400 chunks: 320 blocks a launch
+    assert ref.foreach_launches([[[]] * 101, [[]] * 101]) == 0           # 0-d step counters: on the host

@@ -9,8 +9,8 @@ import pytest
 import minitorch as mt
 from minitorch import autograd, backend
 from minitorch.profiler import OpProfiler
-from train import bench
-from train.batching import training_batch
+from train.commands import bench
+from train.data.batching import training_batch
 from train.presets import PRESETS, Preset
 from cli_runner import run_cli
 from conftest import requires_standin
@@ -165,8 +165,8 @@ def test_the_phases_are_the_launches_of_the_steps_own_calls():
     """The bench's split against the launches of forward, zero_grad, backward, clipping and step counted one by
     one around the same calls, on two identical fresh models."""
     import cupy
-    from train.bench.launches import step_launches
-    from train.step import TrainStep, make_optimizer
+    from train.commands.bench.launches import step_launches
+    from train.loop.step import TrainStep, make_optimizer
     src, tgt = bench.synthetic_batch(4, 8, MICRO.vocab_size, 0)
     batch = training_batch(src, tgt)
     counted = step_launches(bench.BenchStep(MICRO, bench.build_model(MICRO, "cuda", 0), batch, "cuda"), "cuda")
@@ -195,3 +195,22 @@ def test_the_cpu_bench_has_no_launch_count(capsys):
     status, out, _ = run_cli(["bench", "--preset", MICRO.name, "--steps", "1", "--warmup-steps", "0", *SMALL_BATCH,
                               "--json"], capsys)
     assert status == 0 and "launches" not in json.loads(out)
+
+
+@pytest.mark.slow
+@requires_standin
+def test_a_small_training_step_launches_within_pytorchs_budget():
+    """Issue 20's budget, as the one-read budget is pinned: one `small` step on cuda (the bench's batch, 128 x 32
+    tokens, after a warm-up step) launches at most 800 kernels, at most 20 of them to zero, clip and update the
+    parameters, and reads the device once."""
+    import cupy
+    from train.commands.bench.launches import step_launches
+    preset = PRESETS["small"]
+    src, tgt = bench.synthetic_batch(128, 32, preset.vocab_size, 0)
+    step = bench.BenchStep(preset, bench.build_model(preset, "cuda", 0), training_batch(src, tgt), "cuda")
+    step()
+    syncs = len(cupy._standin.SYNCS)
+    n = step_launches(step, "cuda")
+    assert len(cupy._standin.SYNCS) - syncs == 1
+    assert n["update"]["total"] <= 20, n
+    assert n["total"] <= 800, n

@@ -6,7 +6,8 @@ import urllib.error
 
 import pytest
 
-from train import download
+from train.prog import PROG
+from train.data import download
 from train.__main__ import COMMANDS
 from cli_runner import run_cli
 
@@ -73,7 +74,7 @@ def test_check_gpu_without_cupy_says_what_to_install_and_exits_1(capsys, no_cupy
 def test_every_command_has_help(capsys):
     for name in COMMANDS:
         status, out, err = run_cli([name, "--help"], capsys)
-        assert status == 0 and out.startswith(f"usage: python -m train {name}") and err == ""
+        assert status == 0 and out.startswith(f"usage: {PROG} {name}") and err == ""
         if name in ("fit", "evaluate", "translate", "plot"):  # the commands that work on a run folder
             assert "--run-dir" in out
 

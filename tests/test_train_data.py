@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from train import batching, corpus, demo_corpus, download
+from train.data import batching, corpus, demo_corpus, download
 from train.errors import TrainError
-from train.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer, train_tokenizer
+from train.data.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer, train_tokenizer
 
 
 def write(path, lines, gz=False):

@@ -1,5 +1,6 @@
-"""The training pipeline end to end on tiny settings: overfitting to BLEU 100, exact resume after Ctrl-C or a crash,
-the demo preset's fit -> translate -> evaluate -> plot, and checkpoint averaging."""
+"""The training pipeline end to end on tiny settings: fit -> evaluate on a few steps, overfitting to BLEU 100 (slow),
+exact resume after Ctrl-C or a crash, the demo preset's fit -> translate -> evaluate -> plot, and checkpoint
+averaging."""
 import io
 import json
 
@@ -8,9 +9,26 @@ import pytest
 from conftest import PAIRS, final_weights, interrupt_at, records, tiny_fit, without_timing
 
 import minitorch as mt
-from train import checkpoint
+from train.loop import checkpoint
 from train.__main__ import main
 
+
+def test_fit_then_evaluate_write_and_read_a_run(tiny_corpus, tmp_path, capsys):
+    """The CLI's wiring on a few steps: fit's run folder is what evaluate reads, and evaluate's record and
+    hypotheses are written (the overfitting test below checks that the figures are right)."""
+    run_dir = tmp_path / "run"
+    assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "128", "--max-steps", "3")) == 0
+    assert "parameters: " in capsys.readouterr().out
+    assert [r["step"] for r in records(run_dir) if r["kind"] == "epoch"] == [3]
+    assert main(["evaluate", "--run-dir", str(run_dir), "--beam", "2"]) == 0   # the default split: test here
+    out = capsys.readouterr().out
+    assert "tok:13a" in out and "case:mixed" in out and "case:lc" in out
+    result = [json.loads(line) for line in (run_dir / "evaluations.jsonl").read_text().splitlines()][-1]
+    assert result["split"] == "test" and result["beam"] == 2 and 0 <= result["bleu"] <= 100
+    assert len((run_dir / result["hypotheses"]).read_text().splitlines()) == len(PAIRS)
+
+
+@pytest.mark.slow
 def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_path, capsys):
     run_dir = tmp_path / "run"
     assert main(tiny_fit(tiny_corpus, run_dir, "--batch-tokens", "128", "--epochs", "12", "--lr", "3e-3",
@@ -18,12 +36,8 @@ def test_tiny_model_overfits_a_handful_of_pairs_to_bleu_100(tiny_corpus, tmp_pat
     epochs = [r for r in records(run_dir) if r["kind"] == "epoch"]
     assert len(epochs) == 12 and epochs[-1]["val_bleu"] == pytest.approx(100.0)
     assert epochs[-1]["val_loss"] < epochs[0]["val_loss"] / 3
-    assert "parameters: " in capsys.readouterr().out
-    assert main(["evaluate", "--run-dir", str(run_dir), "--beam", "5"]) == 0   # the default split: test here
-    out = capsys.readouterr().out
-    assert "tok:13a" in out and "case:mixed" in out and "case:lc" in out
+    assert main(["evaluate", "--run-dir", str(run_dir), "--beam", "5"]) == 0
     result = [json.loads(line) for line in (run_dir / "evaluations.jsonl").read_text().splitlines()][-1]
-    assert result["split"] == "test" and result["beam"] == 5
     assert result["bleu"] == pytest.approx(100.0) and result["chrf"] == pytest.approx(100.0)
     hyps = (run_dir / result["hypotheses"]).read_text().splitlines()
     assert hyps == [p[1] for p in PAIRS]

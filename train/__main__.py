@@ -1,15 +1,17 @@
-"""The CLI: `python -m train <command> [options]`; `python -m train <command> --help` lists each command's options.
+"""The CLI: `python3 -m train <command> [options]`; `python3 -m train <command> --help` lists each command's options.
 
 Each command is a module with add_arguments(parser) and main(args) -> exit status, registered in COMMANDS.
 Bad input gives a one-line reason on stderr: exit status 2 for bad arguments (also flags that cannot work together, or
 --device cuda without a usable GPU), 1 for problems found while running, 130 after Ctrl-C.
 """
 import argparse
+import difflib
 import os
 import sys
 
-from . import bench, check_gpu, evaluate, experiments, fit, plot, translate
+from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate
 from .errors import TrainError, error_message
+from .prog import PROG
 
 COMMANDS = {
     "fit": fit,
@@ -23,18 +25,51 @@ COMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (no usage block), exit status 2."""
+    """An ArgumentParser whose errors are one line (no usage block), exit status 2; flags are never abbreviated
+    (`--epoch` is not taken for `--epochs`), and an unknown flag is reported by its command's parser, with the
+    nearest flag of that command."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **dict(kwargs, allow_abbrev=False))
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args=None, namespace=None):
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            command = command_parser(self, parsed)
+            command.error(f"unrecognized arguments: {' '.join(unknown)}{nearest_flag(command, unknown)}")
+        return parsed
+
+
+def command_parser(parser, parsed):
+    """The parser of the innermost (sub)command that parsed arguments chose (e.g. `experiment depth`'s)."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(parsed, sub.dest, None) if sub else None
+        if chosen not in getattr(sub, "choices", {}):
+            return parser
+        parser = sub.choices[chosen]
+
+
+def nearest_flag(parser, unknown):
+    """' (did you mean --epochs?)' for the first unknown flag close to one of the parser's flags, else ''."""
+    flags = [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+    for word in unknown:
+        close = difflib.get_close_matches(word.partition("=")[0], flags, n=1, cutoff=0.6) if word[:2] == "--" else []
+        if close:
+            return f" (did you mean {close[0]}?)"
+    return ""
+
 
 def build_parser():
-    parser = Parser(prog="python -m train", description="Train, evaluate and use translation models built on "
-                                                        "minitorch. `python -m train COMMAND --help` for each.")
+    parser = Parser(prog=PROG, description=f"Train, evaluate and use translation models built on minitorch. `{PROG} "
+                                           f"COMMAND --help` for each.")
     commands = parser.add_subparsers(dest="command", metavar="command", required=True, parser_class=Parser)
     for name, module in COMMANDS.items():
-        summary = module.__doc__.splitlines()[0].partition(": ")[2]
+        doc = module.__doc__ or ""   # none under python -OO, which strips docstrings
+        summary = doc.partition("\n")[0].partition(": ")[2] or None
         module.add_arguments(commands.add_parser(name, help=summary, description=module.__doc__,
                                                  formatter_class=argparse.RawDescriptionHelpFormatter))
     return parser
@@ -50,9 +85,9 @@ def main(argv=None):
     except (TrainError, KeyboardInterrupt, OSError, MemoryError) as e:
         message, status = error_message(args.command, e)
         if isinstance(e, KeyboardInterrupt):
-            print(f"python -m train {args.command}: {message}", file=sys.stderr)
+            print(f"{PROG} {args.command}: {message}", file=sys.stderr)
         else:
-            print(f"python -m train {args.command}: error: {message}", file=sys.stderr)
+            print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
         return status
 
 

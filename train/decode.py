@@ -3,8 +3,8 @@ import sys
 
 from minitorch import backend
 
-from . import corpus
-from .batching import source_batch, token_batches
+from .data import corpus
+from .data.batching import source_batch, token_batches
 from .progress import iterate
 
 MAX_LEN_A, MAX_LEN_B = 1.5, 10  # output length limit: a * source length + b
@@ -75,7 +75,7 @@ def translate_lines(model, tokenizer, lines, first_number=1, **kw):
     lines too long for the model by their numbers (the first being first_number) among all the lines given."""
     lines = list(lines)
     todo = [i for i, line in enumerate(lines) if line.strip()]
-    src_ids = tokenizer.encode([lines[i] for i in todo]) if todo else []
+    src_ids = tokenizer.encode_source([lines[i] for i in todo]) if todo else []
     cut = cut_sources(model, src_ids)[1]
     world = kw.get("world")
     if cut and (world is None or world.is_main):

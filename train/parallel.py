@@ -1,4 +1,4 @@
-"""The CLI side of data-parallel jobs (`mpirun -n N python -m train fit ... --distributed`).
+"""The CLI side of data-parallel jobs (`mpirun -n N python3 -m train fit ... --distributed`).
 
 Every rank runs the same command on the same data; rank 0 alone writes files and prints (the other ranks' stdout goes
 to /dev/null), and an error on any rank stops the whole job through MPI_Abort, so that no rank waits forever in a
@@ -8,16 +8,16 @@ import contextlib
 import os
 import sys
 
-import minitorch.functional as F
 from minitorch import distributed
 
 from .errors import TrainError, error_message
-from .tokenizer import PAD_ID
+from .prog import PROG
+
 
 def add_distributed_argument(parser, what="training"):
     parser.add_argument("--distributed", action="store_true",
-                        help=f"data-parallel {what} across the processes of an MPI job, e.g. `mpirun -n 2 python -m "
-                             f"train ... --distributed` (MPI on CPUs, NCCL on GPUs; needs mpi4py: pip install -e "
+                        help=f"data-parallel {what} across the processes of an MPI job, e.g. `mpirun -n 2 {PROG} "
+                             f"... --distributed` (MPI on CPUs, NCCL on GPUs; needs mpi4py: pip install -e "
                              f"'.[dist]'); with one process it changes nothing")
 
 
@@ -31,8 +31,12 @@ def init_world(enabled, device):
         return distributed.World()
     try:
         world = distributed.init(device)
+    except distributed.MPIUnavailable as e:
+        raise TrainError(f"--distributed needs mpi4py and an MPI library: {e}; install them with pip install -e "
+                         f"'.[dist]' (or your system's Open MPI, e.g. apt-get install openmpi-bin, plus pip install "
+                         f"mpi4py)") from None
     except (distributed.DistributedError, RuntimeError) as e:
-        raise TrainError(str(e)) from None
+        raise TrainError(f"--distributed on {device}: {e}") from None
     if not world.is_main:
         sys.stdout = open(os.devnull, "w")   # rank 0 speaks for the job
     return world
@@ -41,16 +45,6 @@ def init_world(enabled, device):
 def share(items, world):
     """This rank's share of a list: every size-th item from its rank on (similar lengths when items are sorted)."""
     return items[world.rank::world.size]
-
-
-def share_loss(logits, tgt_out, label_smoothing, n_tokens=None):
-    """The label-smoothed cross-entropy (a scalar tensor): the mean over tgt_out's tokens, or, for one rank's share
-    of a batch, their sum over n_tokens (the whole batch's token count), so the ranks' gradients add up to the
-    gradient of the batch's mean."""
-    if n_tokens is None:
-        return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=label_smoothing)
-    return F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, label_smoothing=label_smoothing,
-                           reduction="sum") / n_tokens
 
 
 def gather_shares(mine, world, n):
@@ -87,6 +81,6 @@ def stop_job_on_error(world, command):
             import traceback
             traceback.print_exception(e, file=sys.__stderr__)
             message, status = f"{type(e).__name__}: {e}", 1
-        print(f"python -m train {command}: error on rank {world.rank} of {world.size}: {message} (stopping all "
+        print(f"{PROG} {command}: error on rank {world.rank} of {world.size}: {message} (stopping all "
               f"ranks)", file=sys.__stderr__, flush=True)
         world.abort(status)

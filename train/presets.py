@@ -31,6 +31,10 @@ class Preset:
     val_bleu_sentences: int = 0                 # greedy BLEU on the first n validation sentences; 0 = all
     save_every: int = 0                         # also write `last` every n steps; 0 = only at the end of epochs
     log_every: int = 10                         # a train record in metrics.jsonl every n steps
+    bpe_dropout: float = 0.0                    # BPE-dropout of the training pairs, drawn anew each epoch; 0 = off
+    rdrop: float = 0.0                          # R-Drop's weight of the symmetric KL of two dropout passes; 0 = off
+    extra_source: str = None                    # a second source language of the training split (e.g. fr), tagged
+    held_back: int = 0                          # training pairs held back (the rarest words) and scored beside val
     decoding: dict = field(default_factory=lambda: dict(DECODING))   # evaluate's and translate's defaults
 
     def to_dict(self):
@@ -68,9 +72,3 @@ PRESETS = {p.name: p for p in [
            lstm=dict(d_embed=512, d_hidden=1024, n_layers=3, dropout=0.1, max_len=256),
            vocab_size=8000, batch_tokens=8192, epochs=30, lr=7e-4, warmup=1000, avg_last=5, save_every=200),
 ]}
-
-
-def noam_factor(lr, d_model, warmup):
-    """The factor of the warmup schedule lr(step) = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
-    that makes its peak, at step = warmup, equal lr."""
-    return lr * d_model ** 0.5 * warmup ** 0.5

@@ -3,6 +3,7 @@
 A bar redrawn in place means nothing in a log file, a pipe or a CI console, and tqdm draws nothing there; without
 these lines a run under nohup would print nothing for a whole epoch.
 """
+import math
 import sys
 import time
 
@@ -71,3 +72,18 @@ def _is_terminal(file):
         return file.isatty()
     except (AttributeError, ValueError):   # no isatty, or a closed file
         return False
+
+
+def training_postfix(window, steps_left):
+    """The recent loss (the mean of the steps since the last train record; the epoch line gives the epoch's mean),
+    learning rate, speed and the time left for the whole run (steps_left of them; the bar shows the epoch's).
+    window: the trainer's sums since the last record, with the last record's figures when it holds no step yet."""
+    w = window
+    loss = w["loss"] / w["steps"] if w["steps"] else w.get("last", float("nan"))
+    recent = w["steps"] or w.get("last_steps", 0)
+    speed = w["tokens"] / w["time"] if w["steps"] else w.get("speed", 0.0)
+    seconds = steps_left * (w["time"] / w["steps"] if w["steps"] else w.get("step_time", float("nan")))
+    eta = f"{int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}" \
+        if math.isfinite(seconds) else "?"
+    return (f"label-smoothed loss {loss:.3f} (last {recent} step{'s' if recent != 1 else ''}), lr "
+            f"{w.get('lr', 0):.2e}, {speed:,.0f} tok/s, run ETA {eta}")

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 from minitorch import backend
+from transformer import registry
 
-from . import checkpoint
+from .loop import checkpoint
 from .errors import TrainError
 from .presets import DECODING
-from .tokenizer import Tokenizer
-
-MODELS = ("transformer", "lstm", "lstm-attn")  # the choices of fit --model
+from .data.tokenizer import Tokenizer, source_tag_language
+from .prog import PROG
 
 
 def config_path(run_dir):
@@ -53,13 +53,13 @@ def load_config(run_dir):
     path = config_path(run_dir)
     blocker = file_in_the_way(run_dir)
     if blocker == Path(run_dir):
-        raise TrainError(f"--run-dir {run_dir}: a file, not a folder; give the run folder that `python -m train fit` "
+        raise TrainError(f"--run-dir {run_dir}: a file, not a folder; give the run folder that `{PROG} fit` "
                          f"made (it holds config.json)")
     if not Path(run_dir).is_dir():
         raise TrainError(f"--run-dir {run_dir}: no such folder" + (f" ({blocker} in its path is a file)" if blocker
                                                                    else ""))
     if not path.is_file():
-        raise TrainError(f"{path}: not found; is {run_dir} a run folder made by `python -m train fit`?")
+        raise TrainError(f"{path}: not found; is {run_dir} a run folder made by `{PROG} fit`?")
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -69,7 +69,7 @@ def load_config(run_dir):
         k for k in ("model", "preset", "src", "tgt") if isinstance(settings, dict) and k not in settings] + (
         [] if isinstance(config, dict) and isinstance(config.get("model_config"), dict) else ["model_config"])
     if missing:
-        raise TrainError(f"{path}: not a run configuration written by `python -m train fit` (no "
+        raise TrainError(f"{path}: not a run configuration written by `{PROG} fit` (no "
                          f"{', '.join(missing)})")
     return config
 
@@ -82,36 +82,12 @@ def check_device(device):
         raise TrainError(str(e)) from None
 
 
-def model_classes(kind):
-    """(configuration class, model class) of a model kind, one of MODELS."""
-    if kind not in MODELS:
-        raise TrainError(f"unknown model {kind!r}; this version has {', '.join(MODELS)}")
-    import transformer
-    if kind == "transformer":
-        return transformer.ModelConfig, transformer.Transformer
-    return transformer.LSTMConfig, transformer.LSTMSeq2Seq if kind == "lstm" else transformer.LSTMAttnSeq2Seq
-
-
-def model_config(kind, vocab_size, sizes):
-    """The validated configuration (ModelConfig or LSTMConfig) of a model kind, from the sizes a preset gives."""
-    config_class, _ = model_classes(kind)
-    try:
-        return config_class(vocab_size=vocab_size, **sizes).validate()
-    except (TypeError, ValueError) as e:
-        raise TrainError(f"bad model configuration: {e}") from None
-
-
-def new_model(kind, vocab_size, sizes):
-    """A freshly initialised model of a kind (transformer, lstm, lstm-attn) with the given sizes (a preset's)."""
-    return model_classes(kind)[1](model_config(kind, vocab_size, sizes))
-
-
 def build_model(config):
-    """A freshly initialised model from a run's config (model kind and its configuration)."""
-    config_class, model_class = model_classes(config["settings"]["model"])
+    """A freshly initialised model from a run's config (model kind and its configuration); TrainError naming what
+    is wrong."""
     try:
-        return model_class(config_class.from_dict(config["model_config"]))
-    except (ValueError, TypeError) as e:
+        return registry.build_model(config["settings"]["model"], config["model_config"])
+    except ValueError as e:
         raise TrainError(f"bad model configuration: {e}") from None
 
 
@@ -150,4 +126,5 @@ def load_model(run_dir, config, name="best", device="cpu"):
 
 
 def load_tokenizer(run_dir):
-    return Tokenizer(Path(run_dir) / "spm.model")
+    """The run's tokenizer, with its source-language tag when it was trained with --extra-source."""
+    return Tokenizer(Path(run_dir) / "spm.model", source_tag_language(load_config(run_dir)["settings"]))

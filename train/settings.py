@@ -1,19 +1,21 @@
-"""A run's settings: the preset, the flags on top of it, and what a resumed run may and may not change.
-
-Also where the corpus comes from (--data-dir, the generated demo corpus, or Multi30k) and why a folder that already
-holds a run is refused.
+"""A run's settings: the preset, the flags on top of it, and what a resumed run may and may not change; also why a
+folder that already holds a run is refused. Where the corpus comes from is data/prepare.py.
 """
 import math
 from pathlib import Path
 
-from . import checkpoint, corpus, demo_corpus, download, run
+from transformer import registry
+
+from .loop import checkpoint
+from . import run
 from .decode import MAX_LEN_A, MAX_LEN_B
 from .errors import TrainError, UsageError
 from .presets import PRESETS
 
 # Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
 OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "attention_dropout",
-             "activation_dropout", "label_smoothing", "weight_decay", "save_every")
+             "activation_dropout", "label_smoothing", "weight_decay", "save_every", "bpe_dropout", "rdrop",
+             "extra_source", "held_back")
 TRANSFORMER_DROPOUTS = ("attention_dropout", "activation_dropout")   # model fields that an LSTM does not have
 CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
 # Flags that override a preset's model size: flag -> the configuration fields it sets, for each model kind
@@ -63,6 +65,9 @@ def resolve_settings(args):
         if model != "transformer" and key in given:
             raise UsageError(f"--{key.replace('_', '-')} is a Transformer setting; --model {model} takes --dropout")
     settings = dict(fit_defaults(preset, model), **given)
+    if settings["extra_source"] in (settings["src"], settings["tgt"]):
+        raise UsageError(f"--extra-source {settings['extra_source']}: a second source language, other than --src "
+                         f"{settings['src']} and --tgt {settings['tgt']}")
     dropouts = {k: settings[k] for k in ("dropout", *TRANSFORMER_DROPOUTS) if k in settings}
     model_kw = dict(preset.sizes(model), **dropouts)
     model_kw.update(check_sizes(settings["model"], size_flags, model_kw, preset.name))
@@ -101,9 +106,9 @@ def check_sizes(kind, size_flags, model_kw, preset):
         raise UsageError(f"{origin('d_model')} is not divisible by {origin('n_heads')}: each head takes "
                          f"d_model / n_heads dimensions")
     try:
-        run.model_config(kind, 8, sizes)  # any vocabulary size: only the sizes are checked here
-    except TrainError as e:
-        raise UsageError(str(e)) from None
+        registry.model_config(kind, 8, sizes)  # any vocabulary size: only the sizes are checked here
+    except ValueError as e:
+        raise UsageError(f"bad model configuration: {e}") from None
     return out
 
 
@@ -121,23 +126,3 @@ def existing_run_message(run_dir):
                 f"{afresh}")
     return (f"{run_dir} already holds a run stopped at step {progress['step']} (epoch {progress['epoch'] + 1} of "
             f"{epochs}); add --resume to continue it, {afresh}")
-
-
-def prepare_corpus(settings, run_dir, data_dir):
-    """The corpus folder: --data-dir, the generated demo corpus (inside the run folder), or Multi30k."""
-    if "data_dir" in settings:  # a resumed run reads what it read before
-        if data_dir is not None and Path(data_dir).resolve() != Path(settings["data_dir"]):
-            raise TrainError(f"--resume: --data-dir {data_dir} differs from the run's {settings['data_dir']}")
-        return Path(settings["data_dir"])
-    src, tgt = settings["src"], settings["tgt"]
-    if data_dir is None and settings["corpus"] == "demo":
-        if (src, tgt) != (demo_corpus.SRC, demo_corpus.TGT):
-            raise TrainError(f"the demo corpus is {demo_corpus.SRC}->{demo_corpus.TGT}; drop --src/--tgt, or pass "
-                             f"--data-dir for another corpus")
-        folder = Path(run_dir) / "data"
-        if not corpus.has_splits(folder, src, tgt):
-            demo_corpus.write_demo_corpus(folder)
-            print(f"generated the demo corpus in {folder}: English and `toy`, a language invented for the demo "
-                  f"(see train/demo_corpus.py)")
-        return folder.resolve()
-    return corpus.find_corpus(data_dir, src, tgt, download=download.download_multi30k).resolve()

@@ -3,10 +3,10 @@ variant, the LSTM baselines it is compared with, and greedy / beam-search decodi
 from . import decoding
 from .config import ModelConfig
 from .decoder_only import DecoderOnly
-from .decoding import beam_search, greedy_decode
+from .decoding import Ensemble, beam_search, greedy_decode
 from .lstm_config import LSTMConfig
 from .lstm_models import LSTMAttnSeq2Seq, LSTMSeq2Seq
 from .model import Transformer
 
-__all__ = ["ModelConfig", "Transformer", "DecoderOnly", "decoding", "greedy_decode", "beam_search", "LSTMConfig",
-           "LSTMSeq2Seq", "LSTMAttnSeq2Seq"]
+__all__ = ["ModelConfig", "Transformer", "DecoderOnly", "decoding", "greedy_decode", "beam_search", "Ensemble",
+           "LSTMConfig", "LSTMSeq2Seq", "LSTMAttnSeq2Seq"]

@@ -27,7 +27,8 @@ class StoredConfig:
 
 @dataclass
 class ModelConfig(StoredConfig):
-    """Hyperparameters of the model, named as in the paper (defaults: the base model of Vaswani et al. 2017).
+    """Hyperparameters of the model, named as in the paper (defaults: the sizes of the base model of Vaswani et al.
+    2017, but pre-LN, where the paper normalises after each residual addition).
 
     norm: "pre" puts LayerNorm before each sub-layer plus a final LayerNorm (stable without long warm-up);
     "post" normalises after each residual addition, as in the 2017 original.

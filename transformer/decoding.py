@@ -4,15 +4,85 @@ Both use only the incremental-decoding interface, so any model that has it can b
     state = model.start_decoding(src)             encode the batch once
     logits, state = model.decode_step(prev, state)  prev (B,) -> next-token logits (B, vocab)
     state = model.reorder_state(state, index)     keep / repeat rows: finished sentences leave, beams are reordered
+A model may also have decode_log_probs(prev, state) -> (log-probabilities (B, vocab), state), which the decoders then
+use instead of decode_step's logits: an Ensemble (several models decoded as one, fairseq's `--path a:b`) has it.
 Both run in eval mode under no_grad, never produce pad or bos, and stop a sentence at eos or after
 max_len_a * (its source length without padding) + max_len_b tokens. They return token ids without bos/eos/pad.
 """
+from types import SimpleNamespace
+
 import numpy as np
 
 import minitorch.functional as F
 from minitorch import Tensor, backend
 
 from .inference import inference
+
+
+class Ensemble:
+    """Several models decoded as one: each step's next-token log-probabilities are the mean of the members'
+    log-softmax, log p(y) = (1/M) sum_m log p_m(y), so a hypothesis' score is the mean of the members' log p(Y).
+
+    Each member keeps its own incremental state (its caches); the members share the vocabulary and may differ in
+    everything else (sizes, architecture). An ensemble of one gives the single model's scores exactly.
+    """
+
+    def __init__(self, models):
+        self.models = list(models)
+        if not self.models:
+            raise ValueError("Ensemble: give at least one model")
+        sizes = [m.cfg.vocab_size for m in self.models]
+        if len(set(sizes)) > 1:
+            raise ValueError(f"Ensemble: the members' vocabularies differ in size ({sizes}); they must share one")
+        lengths = [getattr(m.cfg, "max_len", None) for m in self.models]
+        # the longest output every member can still place (cut_sources and the decoders' limits read it)
+        self.cfg = SimpleNamespace(vocab_size=sizes[0],
+                                   max_len=None if None in lengths else min(lengths))
+
+    def __len__(self):
+        return len(self.models)
+
+    @property
+    def training(self):
+        return any(m.training for m in self.models)
+
+    def train(self, mode=True):
+        for m in self.models:
+            m.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def start_decoding(self, src):
+        """src (B, S) -> the members' decoding states, a tuple."""
+        return tuple(m.start_decoding(src) for m in self.models)
+
+    def decode_log_probs(self, prev, state):
+        """prev (B,) -> the mean of the members' log-softmax (B, vocab) float64 Tensor, the new states."""
+        total, states = None, []
+        for m, s in zip(self.models, state):
+            logits, s = m.decode_step(prev, s)
+            log_p = F.log_softmax(logits.double(), dim=-1)
+            total = log_p if total is None else total + log_p
+            states.append(s)
+        return total / len(self.models), tuple(states)
+
+    def decode_step(self, prev, state):
+        """The interface's step: the mean log-probabilities stand for the logits (their argmax is the same)."""
+        return self.decode_log_probs(prev, state)
+
+    def reorder_state(self, state, index):
+        return tuple(m.reorder_state(s, index) for m, s in zip(self.models, state))
+
+
+def next_log_probs(model, prev, state):
+    """prev (B,) -> (next-token log-probabilities (B, vocab) float64 Tensor, the new state): the model's own
+    decode_log_probs if it has one (an Ensemble), else the log-softmax of its logits."""
+    if hasattr(model, "decode_log_probs"):
+        return model.decode_log_probs(prev, state)
+    logits, state = model.decode_step(prev, state)
+    return F.log_softmax(logits.double(), dim=-1), state
 
 
 def max_lengths(src, max_len_a, max_len_b, pad_id):
@@ -42,8 +112,11 @@ def greedy_decode(model, src, max_len_a=1.5, max_len_b=10, bos_id=2, eos_id=3, p
             state = model.reorder_state(state, rows)
         prev = np.full(len(rows), bos_id)
         for step in range(1, int(max_len.max(initial=0)) + 1):
-            logits, state = model.decode_step(prev, state)
-            prev = backend.to_numpy(_banned(logits.data.copy(), (pad_id, bos_id)).argmax(axis=1))
+            if hasattr(model, "decode_log_probs"):   # an ensemble: the argmax of its mean log-probabilities
+                scores, state = model.decode_log_probs(prev, state)
+            else:                                    # one model: the argmax of its logits (no softmax needed)
+                scores, state = model.decode_step(prev, state)
+            prev = backend.to_numpy(_banned(scores.data.copy(), (pad_id, bos_id)).argmax(axis=1))
             for r, token in zip(rows, prev):
                 if token != eos_id:
                     out[r].append(int(token))
@@ -85,8 +158,8 @@ def beam_search(model, src, beam_size=5, length_penalty=0.6, max_len_a=1.5, max_
         hyps = np.zeros((len(sents), K, 0), dtype=np.int64)
         prev = np.full(len(sents) * K, bos_id)
         for t in range(1, int(max_len.max(initial=0)) + 1):
-            logits, state = model.decode_step(prev, state)
-            log_p = _banned(F.log_softmax(logits.double(), dim=-1).data, (pad_id, bos_id))   # (n K, vocab)
+            log_p, state = next_log_probs(model, prev, state)
+            log_p = _banned(log_p.data, (pad_id, bos_id))   # (n K, vocab)
             xp, n, V = backend.xp_of(log_p), len(sents), log_p.shape[1]
             candidates = (xp.asarray(scores).reshape(-1, 1) + log_p).reshape(n, K * V)
             top = xp.argpartition(-candidates, 2 * K - 1, axis=1)[:, :2 * K]

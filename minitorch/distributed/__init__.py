@@ -5,6 +5,7 @@
     ... loss.backward(); sync() ...               # every rank now holds the sum of all ranks' gradients
 """
 from .gradient_sync import GradientSync, broadcast_parameters
-from .world import DistributedError, MPIWorld, World, init, launcher_size
+from .world import DistributedError, MPIUnavailable, MPIWorld, World, init, launcher_size
 
-__all__ = ["World", "MPIWorld", "DistributedError", "init", "launcher_size", "GradientSync", "broadcast_parameters"]
+__all__ = ["World", "MPIWorld", "DistributedError", "MPIUnavailable", "init", "launcher_size", "GradientSync",
+           "broadcast_parameters"]

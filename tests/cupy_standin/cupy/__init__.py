@@ -11,8 +11,8 @@ import types
 import numpy
 
 from . import _core
-from ._core import (NAMES, ndarray, ufunc, _has_host_data, _unwrap, _wrap, record_call, record_memcpy,
-                    record_sync)
+from ._core import (NAMES, check_signature, ndarray, ufunc, _has_host_data, _unwrap, _wrap, record_call,
+                    record_memcpy, record_sync)
 
 __version__ = NAMES["cupy_version"]
 _standin = _core  # tests read _standin.SYNCS; `hasattr(cupy, "_standin")` tells the stand-in from the real CuPy
@@ -24,6 +24,9 @@ _HOST_PARAMS = {"split": (1, "indices_or_sections"), "array_split": (1, "indices
                 "reshape": (1, "newshape"), "broadcast_to": (1, "shape"), "tile": (1, "reps"),
                 "repeat": (1, "repeats"), "pad": (1, "pad_width"), "take": (1, "indices"), "transpose": (1, "axes"),
                 "zeros": (0, "shape"), "ones": (0, "shape"), "empty": (0, "shape"), "full": (0, "shape")}
+# Reductions and scans: their kernels do not guard an out= that overlaps the input.
+_REDUCING = {"sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "var", "std",
+             "cumsum", "cumprod", "nansum", "nanprod", "nanmax", "nanmin", "nanmean"}
 # Functions whose output shape depends on the data: the host waits for the count.
 _DATA_SHAPED = {"nonzero", "argwhere", "flatnonzero", "unique", "extract", "compress", "setdiff1d", "intersect1d",
                 "union1d", "setxor1d", "trim_zeros"}
@@ -38,6 +41,9 @@ def _function(name, np_func):
         trace = getattr(_core.fusion_state, "trace", None)
         if trace is not None:
             return trace.function(name, args, kwargs)
+        check_signature(f"cupy.{name}", args, kwargs)
+        if name in _REDUCING:
+            _core.refuse_overlap(f"cupy.{name}", kwargs.get("out"), args[:1])
         if name in _DATA_SHAPED or (name == "where" and len(args) + len(kwargs) == 1):
             record_sync(name)
         raw_args = [_unwrap(a, host_ok or i == position) for i, a in enumerate(args)]
@@ -122,10 +128,10 @@ _OWN = {"ndarray": ndarray, "ufunc": ufunc, "asnumpy": asnumpy, "get_array_modul
         "is_available": is_available, "get_default_memory_pool": get_default_memory_pool,
         "get_default_pinned_memory_pool": get_default_pinned_memory_pool, "__version__": __version__}
 
-from . import cuda, random  # noqa: E402  (they import this module's ndarray)
+from . import cuda, linalg, random  # noqa: E402  (they import this module's ndarray)
 from ._fusion import fuse  # noqa: E402
 
-_OWN.update(cuda=cuda, random=random, fuse=fuse)
+_OWN.update(cuda=cuda, linalg=linalg, random=random, fuse=fuse)
 
 _module = sys.modules[__name__]
 for _name in NAMES["cupy"]:

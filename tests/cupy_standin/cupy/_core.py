@@ -129,6 +129,38 @@ def quiet():
         _quiet.depth -= 1
 
 
+def check_signature(qualname, args, kwargs):
+    """Refuse what CuPy 13.6's own definition of the function does not take (cupy_names.json's "signatures", read
+    from its source): keywords NumPy has and CuPy lacks (`where=`, `initial=`, ...) and extra positionals."""
+    sig = NAMES["signatures"].get(qualname)
+    if sig is None:
+        return
+    short = qualname.rsplit(".", 1)[1]
+    if not sig["varkw"]:
+        for key in kwargs:
+            if key not in sig["params"]:
+                raise TypeError(f"{short}() got an unexpected keyword argument '{key}' (CuPy 13.6's {qualname} "
+                                f"takes {', '.join(sig['params']) or 'no keywords'})")
+    if not sig["varargs"] and len(args) > len(sig["params"]):
+        raise TypeError(f"{short}() takes at most {len(sig['params'])} positional arguments but {len(args)} were "
+                        f"given (CuPy 13.6's {qualname})")
+
+
+def overlaps(a, b):
+    """True when two device arrays' memory bounds overlap (CuPy's may_share_bounds)."""
+    return numpy.may_share_memory(a._a, b._a)
+
+
+def refuse_overlap(what, out, inputs):
+    """Kernels that do not guard their output (reductions, scatters, fused kernels) refuse an output overlapping an
+    input: CuPy does not order such reads and writes, so the GPU's result would be undefined."""
+    for a in inputs:
+        if isinstance(a, ndarray) and isinstance(out, ndarray) and overlaps(a, out):
+            raise ValueError(f"{what}: the output overlaps an input; CuPy does not guarantee the result of such a "
+                             "kernel (its threads read and write the same memory in no fixed order): write to a new "
+                             "array")
+
+
 def _arrays(x):
     """The NumPy arrays (device memory) inside x: arrays, lists, tuples, dicts."""
     if isinstance(x, ndarray):
@@ -145,7 +177,7 @@ def _arrays(x):
 def _new_arrays(result, inputs):
     """The arrays of a result that are new memory, not views of the inputs (a view launches nothing)."""
     sources = [a for a in _arrays(inputs) if a.size]
-    return [r for r in _arrays(result) if not any(numpy.shares_memory(r, a) for a in sources)]
+    return [r for r in _arrays(result) if not any(numpy.may_share_memory(r, a) for a in sources)]
 
 
 def _has_host_data(x):
@@ -547,6 +579,10 @@ class ndarray:
 
 def _method(name):
     def method(self, *args, **kwargs):
+        check_signature(f"cupy.ndarray.{name}", args, kwargs)
+        if name in ("sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any", "var", "std", "cumsum",
+                    "cumprod"):
+            refuse_overlap(f"ndarray.{name}", kwargs.get("out"), [self])
         result = _wrap(getattr(self._a, name)(*_unwrap(args, host_ok=True), **_unwrap(kwargs, host_ok=True)))
         if name == "fill":
             for kind, n in _fill_launches(self, args[0] if args else kwargs["value"]).items():
@@ -600,6 +636,23 @@ ndarray.__abs__ = lambda self: sys.modules["cupy"].absolute(self)
 ndarray.__invert__ = lambda self: sys.modules["cupy"].invert(self)
 
 
+_KIND_SCORE = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _min_scalar_type(x, unsigned_arrays):
+    """CuPy's _min_scalar_type: numpy.min_scalar_type, but a non-negative int that fits the signed type may be either
+    (CuPy's loop search takes the first loop either casts to: the unsigned one beside unsigned arrays)."""
+    t = numpy.min_scalar_type(x)
+    if t.kind == "u" and not unsigned_arrays:
+        signed = numpy.dtype(t.char.lower())
+        if x <= numpy.iinfo(signed).max:
+            return signed
+    return t
+
+
+_SCATTER_UFUNCS = {"add", "subtract", "bitwise_and", "bitwise_or", "bitwise_xor"}  # with a scatter_op in 13.6
+
+
 class ufunc:
     """cupy.ufunc: an elementwise kernel; its operands must be device arrays or scalars."""
 
@@ -616,24 +669,49 @@ class ufunc:
         return self._f.types
 
     def __call__(self, *args, out=None, **kwargs):
+        if set(kwargs) - {"dtype", "casting"}:   # CuPy 13.6's ufunc.__call__ takes out, dtype and casting only
+            raise TypeError(f"Wrong arguments {kwargs}")
         trace = getattr(fusion_state, "trace", None)
         if trace is not None:
             return trace.ufunc(self._op, args, out, kwargs)
         operands = args
         args = [_kernel_arg(a) for a in args]
+        if kwargs.get("dtype") is None and self.__name__ != "matmul":
+            args = self._cupy_typed(args)
         if out is not None:
             kwargs["out"] = _kernel_arg(out) if not isinstance(out, tuple) else tuple(_kernel_arg(o) for o in out)
-        if "where" in kwargs:
-            kwargs["where"] = _kernel_arg(kwargs["where"])
         result = self._f(*args, **kwargs)
         if self.__name__ == "matmul":  # cupy.matmul is cuBLAS behind a ufunc's interface
             for kind, n in _matmul_launches(operands).items():
                 record_launch(kind, n)
         elif numpy.size(result[0] if isinstance(result, tuple) else result):
             record_launch("elementwise")
+            # CuPy copies an input that overlaps an output and is not that very array object first
+            outs = [o for o in (out if isinstance(out, tuple) else (out,)) if isinstance(o, ndarray)]
+            record_launch("copy", sum(1 for a in operands if isinstance(a, ndarray) and
+                                      any(a is not o and overlaps(a, o) for o in outs)))
         return out if out is not None and not isinstance(out, tuple) else _wrap(result)
 
+    def _cupy_typed(self, args):
+        """The scalar operands typed as CuPy 13.6 types them (_kernel.pyx guess_routine), as 0-d arrays, which NumPy
+        2 types by their dtype: mixed with arrays, a Python or NumPy scalar whose kind (bool < int < float < complex)
+        is not above the arrays' counts by its value (numpy.min_scalar_type; a non-negative int that fits the signed
+        type takes it), as in NumPy 1; otherwise by its own type (Python int -> int64, float -> float64). NumPy 2
+        instead types a NumPy scalar by its dtype and a Python scalar as the arrays' type."""
+        scalars = [a for a in args if not isinstance(a, numpy.ndarray)]
+        if not scalars or len(scalars) == len(args):
+            return args   # arrays only, or scalars only: CuPy and NumPy 2 agree
+        max_array = max(_KIND_SCORE[a.dtype.kind] for a in args if isinstance(a, numpy.ndarray))
+        by_value = max(_KIND_SCORE[numpy.asarray(a).dtype.kind] for a in scalars) <= max_array
+        unsigned = all(a.dtype.kind == "u" for a in args if isinstance(a, numpy.ndarray) and a.dtype.kind in "iu")
+        in_types = tuple(a.dtype if isinstance(a, numpy.ndarray) else _min_scalar_type(a, unsigned) if by_value
+                         else numpy.asarray(a).dtype for a in args)
+        loop = self._f.resolve_dtypes(in_types + (None,) * self.nout)   # the loop; the value keeps its precision
+        return [a if isinstance(a, numpy.ndarray) else numpy.asarray(a).astype(t) for a, t in zip(args, loop)]
+
     def at(self, a, indices, b=None):
+        if self.__name__ not in _SCATTER_UFUNCS:
+            raise NotImplementedError(f"`{self.__name__}.at` is not supported yet")
         if not isinstance(a, ndarray):
             raise _unsupported(a)
         self._f.at(a._a, _index(indices), *(() if b is None else (_kernel_arg(b),)))
@@ -645,6 +723,7 @@ class ufunc:
         return _ufunc_op(self._f)
 
     def _reduction(self, method, array, *args, **kwargs):
+        refuse_overlap(f"cupy.{self.__name__}.{method}", kwargs.get("out"), [array])
         if getattr(fusion_state, "trace", None) is not None:
             raise NotImplementedError(f"{self.__name__}.{method} cannot be used inside cupy.fuse: its reductions are "
                                       "cupy.sum, prod, max, min, all, any, nansum, nanprod")
@@ -657,12 +736,20 @@ class ufunc:
         return result
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False):
+        if self.__name__ not in ("add", "multiply"):   # CuPy 13.6's ufunc.reduce is sum or prod
+            raise NotImplementedError(f"`{self.__name__}.reduce` is not supported yet (CuPy 13.6: add and multiply "
+                                      "only; use cupy.max, cupy.min, ...)")
         return self._reduction("reduce", array, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
+        if self.__name__ not in ("add", "multiply"):   # CuPy 13.6's ufunc.accumulate is cumsum or cumprod
+            raise NotImplementedError(f"accumulate is not supported for ufunc '{self.__name__}' in CuPy 13.6 (only "
+                                      "add and multiply)")
         return self._reduction("accumulate", array, axis=axis, dtype=dtype, out=out)
 
     def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        if self.__name__ != "add":
+            raise NotImplementedError(f"reduceat is not supported for ufunc '{self.__name__}' in CuPy 13.6 (only add)")
         return self._reduction("reduceat", array, _unwrap(indices, host_ok=True), axis=axis, dtype=dtype, out=out)
 
     def outer(self, A, B, **kwargs):

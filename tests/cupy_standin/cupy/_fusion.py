@@ -154,6 +154,7 @@ class _Trace:
 
     def __init__(self, shape):
         self.shape, self.reduced, self.reduced_shape = shape, False, None
+        self.overlapping = set()   # ids of argument _Vars whose memory overlaps another argument's (not the same array)
 
     def var(self, x):
         """A body's operand as a _Var: constants become constant scalars; concrete arrays are refused."""
@@ -209,6 +210,10 @@ class _Trace:
             raise ValueError("invalid number of arguments")
         if not all(o._array for o in outs):
             raise TypeError("return arrays must be of ArrayType")
+        if any(id(o) in self.overlapping for o in outs):
+            raise ValueError("an argument of the fused kernel is written in place while its memory overlaps another "
+                             "argument's (a different view): the kernel's threads would read and write it in no "
+                             "fixed order")
         for v in ins + outs:
             self.check_stage(v)
         if any(o.ndim < max(v.ndim for v in ins) for o in outs):
@@ -314,6 +319,10 @@ class Fusion:
         trace = _Trace(numpy.broadcast_shapes(*(a.shape for a in arrays)))
         variables = [None if a is None else _Var(a._a, True, False) if isinstance(a, ndarray)
                      else _Var(numpy.dtype(type(a)).type(a), False, False) for a in args]
+        for i, a in enumerate(args):
+            if any(isinstance(b, ndarray) and b is not a and _core.overlaps(a, b) for b in arrays if
+                   isinstance(a, ndarray)):
+                trace.overlapping.add(id(variables[i]))
         _core.fusion_state.trace = trace
         try:
             with _core.quiet():   # the body's operations are the one kernel

@@ -1,0 +1,126 @@
+"""bench: time training steps or decoding of a preset's model on synthetic batches, and find where a step's time goes.
+
+Train mode times full training steps (forward, loss, backward, clipping, Adam, schedule: what `fit` does each step)
+on a synthetic batch of the preset's shape, after warm-up steps, and prints the median and minimum step time, target
+tokens per second, peak memory, bytes saved for backward, and the fraction of this machine's float32 matrix-product
+peak that the step reaches (the peak measured here, by timing one large matmul). `--profile` then runs more steps
+with every op timed and splits a step into matmul, fused ops, elementwise/shape ops, clipping, the optimizer and
+Python overhead (everything else: autograd bookkeeping, modules, graph walk), so that the next optimisation is chosen
+by measurement.
+
+`--distributed`, under `mpirun -n N`, measures data-parallel scaling: rank 0 first times the one-process step on the
+whole batch alone (the other ranks wait, idle), then all N ranks time the data-parallel step of `fit --distributed`,
+each on its share of the same batch, with the gradients summed over the ranks after backward (that allreduce is also
+timed on its own). It prints both step times and tokens per second, the speed-up, and the scaling efficiency:
+tokens/s of N processes over N x tokens/s of one.
+
+Decode mode times beam search (beam 5) and greedy decoding with the key/value cache, as `evaluate` runs them, on a
+freshly initialised model: such a model rarely emits eos, so each sentence runs to its length limit (1.5 x source
+length + 10), the slowest case; the output tokens per second carry over to real lengths.
+
+The batches are random token ids from a seeded generator: no corpus, tokenizer or --run-dir is needed. Figures
+only: compare runs made alternately in one time window, since a shared machine is noisy. The BLAS threads are
+chosen as `fit` chooses them (measured at start, a thread variable of the environment, or --threads N) and
+printed with the reason; `--threads 1` against `--threads 2` compares two counts on whole steps.
+"""
+import dataclasses
+import json
+
+from ... import parallel, run
+from ...arguments import add_device_argument, add_threads_argument, non_negative_int, positive_int
+from ...errors import UsageError
+from ...presets import PRESETS
+from ...prog import PROG
+from ...threads import setup as setup_blas_threads
+from .decode_mode import bench_decode
+from .machine import step_matmul_flops
+from .report import print_distributed, print_result
+from .train_mode import BenchStep, bench_distributed, bench_train
+from .workload import PADDING, SEQ_LEN, build_model, synthetic_batch
+
+__all__ = ["add_arguments", "main", "BenchStep", "bench_train", "bench_distributed", "bench_decode", "build_model",
+           "synthetic_batch", "step_matmul_flops", "print_result", "print_distributed", "SEQ_LEN", "PADDING"]
+
+def add_arguments(p):
+    p.add_argument("--preset", required=True, choices=sorted(PRESETS),
+                   help="the model (and batch size) to time: " + "; ".join(
+                       f"{name}: {preset.description}" for name, preset in PRESETS.items()))
+    p.add_argument("--mode", choices=("train", "decode"), default="train",
+                   help="train: time training steps (default); decode: time beam search and greedy decoding")
+    add_device_argument(p)
+    p.add_argument("--steps", type=positive_int,
+                   help="timed training steps (default 10), or timed repetitions of decoding (default 1)")
+    p.add_argument("--warmup-steps", type=non_negative_int, default=2,
+                   help="untimed steps first (default 2)")
+    p.add_argument("--batch-size", type=positive_int,
+                   help=f"sentences a batch (default: the preset's batch tokens / {SEQ_LEN}; 128 for small)")
+    p.add_argument("--seq-len", type=positive_int, default=SEQ_LEN,
+                   help=f"padded tokens a side, eos/bos included (default {SEQ_LEN}); about "
+                        f"{round(100 * PADDING)}%% of them are padding")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the batch, weights and dropout")
+    p.add_argument("--vocab-size", type=positive_int,
+                   help="the model's vocabulary (default: the preset's); to compare steps at one model size across "
+                        "presets' versions (the small preset's was 8000 before issue 13)")
+    p.add_argument("--profile", action="store_true",
+                   help="train mode: afterwards run --steps more steps with every op timed, and print where a step's "
+                        "time goes by op kind and by op")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    add_threads_argument(p)
+    p.add_argument("--distributed", action="store_true",
+                   help=f"train mode, under `mpirun -n N {PROG} bench ... --distributed`: time the "
+                        "data-parallel step of N processes, each on its share of the --batch-size sentences, against "
+                        "one process alone on all of them, and print the speed-up and scaling efficiency (needs "
+                        "mpi4py: pip install -e '.[dist]')")
+
+
+def main(args):
+    device = run.check_device(args.device)
+    preset = PRESETS[args.preset]
+    if args.vocab_size is not None:
+        preset = dataclasses.replace(preset, vocab_size=args.vocab_size)
+    batch_size = args.batch_size or max(preset.batch_tokens // args.seq_len, 1)
+    if args.seq_len < 2:
+        raise UsageError(f"--seq-len {args.seq_len}: needs at least 2 (one token and eos)")
+    if args.seq_len > preset.model["max_len"]:
+        raise UsageError(f"--seq-len {args.seq_len} is longer than the {preset.name} model's max_len "
+                         f"{preset.model['max_len']}")
+    if args.profile and args.mode != "train":
+        raise UsageError("--profile times the ops of training steps; drop it with --mode decode")
+    if args.distributed:
+        if args.mode != "train":
+            raise UsageError("--distributed times data-parallel training steps; drop it with --mode decode")
+        if args.profile:
+            raise UsageError("--profile times the ops of one process's steps; drop it with --distributed")
+        return main_distributed(args, preset, device, batch_size)
+    chosen_by = setup_blas_threads(preset.name, args.threads)[0]["chosen_by"]
+    if args.mode == "train":
+        result = bench_train(preset, device, batch_size, args.seq_len, args.steps or 10, args.warmup_steps,
+                             args.seed, args.profile, progress=not args.json)
+    else:
+        result = bench_decode(preset, device, batch_size, args.seq_len, args.steps or 1, args.seed,
+                              progress=not args.json)
+    result["blas_threads_chosen_by"] = chosen_by
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_result(result)
+    return 0
+
+
+def main_distributed(args, preset, device, batch_size):
+    """`bench --distributed`: every rank of the MPI job runs this; rank 0 prints."""
+    world = parallel.init_world(True, device)
+    with parallel.stop_job_on_error(world, "bench"):
+        setup_blas_threads(preset.name, args.threads, world)
+        if batch_size < world.size:
+            raise UsageError(f"--batch-size {batch_size} is smaller than the {world.size} processes: each needs at "
+                             f"least one sentence")
+        result = bench_distributed(preset, device, batch_size, args.seq_len, args.steps or 10, args.warmup_steps,
+                                   args.seed, world, progress=not args.json)
+        if not world.is_main:   # rank 0's result holds the figures of every rank
+            return 0
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print_distributed(result)
+    return 0

@@ -1,0 +1,238 @@
+"""Train mode: full training steps (fit's step) timed on one batch, alone or data-parallel, and profiled by op kind."""
+import statistics
+import time
+from collections import defaultdict
+
+import numpy as np
+
+from minitorch import backend, distributed
+from minitorch.graph_memory import saved_bytes
+from minitorch.profiler import OpProfiler, kind_of
+
+from ... import parallel
+from ...data.batching import training_batch
+from ...errors import TrainError
+from ...loop.step import TrainStep, make_optimizer
+from ...data.tokenizer import PAD_ID
+from .launches import GPU_HOW, step_launches
+from .machine import HostMemory, PEAK_N, PEAK_REPS, blas_threads, matmul_peak_gflops, step_matmul_flops
+from .report import progress_printer
+from .workload import build_model, synthetic_batch
+
+
+class BenchStep:
+    """The training step of `fit` (train/loop/step.py) on one fixed batch, with the bench's measurements around it.
+    Calling it returns the loss and the time at each phase boundary.
+
+    With `sync` (a GradientSync) it is the data-parallel step of `fit --distributed`: `batch` is this rank's share of a
+    batch of `batch_tokens` target tokens; `sync_s` is then the time of the sum over the ranks in the last step.
+    """
+
+    def __init__(self, preset, model, batch, device, sync=None, batch_tokens=None):
+        self.batch, self.batch_tokens, self.device = batch, batch_tokens, device   # host arrays, moved each step
+        self.timed_sync = None if sync is None else TimedSync(sync, device)
+        optimizer, schedule = make_optimizer(model.parameters(), preset.lr, preset.warmup, preset.model["d_model"])
+        self.step = TrainStep(model.train(), optimizer, schedule, preset.label_smoothing, preset.clip_norm, device,
+                              self.timed_sync)
+        self.saved = None
+
+    @property
+    def sync_s(self):
+        return self.timed_sync.seconds if self.timed_sync else 0.0
+
+    def __call__(self, measure_saved=False, sync_phases=False, on_mark=None):
+        """One update -> (loss, [start, after forward+loss, after backward (and the sum over ranks), after clipping,
+        end]); on_mark() (optional) is called at the three inner marks (the launch count's phases)."""
+        def mark():
+            if sync_phases:
+                backend.synchronize(self.device)
+            marks.append(time.perf_counter())
+            on_mark and on_mark()
+
+        marks = [time.perf_counter()]
+        loss = self.step.forward(self.batch, self.batch_tokens)
+        mark()
+        if measure_saved:
+            walk = time.perf_counter()
+            self.saved = saved_bytes(loss)
+            walk = time.perf_counter() - walk
+            marks = [m + walk for m in marks]  # the graph walk is the bench's, not the step's
+        result = self.step.update(loss, mark=mark)   # ends with the step's one read of the loss and gradient norm
+        marks.append(time.perf_counter())
+        if not result.applied:
+            raise TrainError(f"the loss became {result.loss} during the benchmark")
+        return result.loss, marks
+
+
+class TimedSync:
+    """A GradientSync that times itself: the device is waited for before (the backward is not the sum's time) and
+    after; these waits are the benchmark's, outside the step `fit` runs."""
+
+    def __init__(self, sync, device):
+        self.sync, self.device, self.seconds, self.buckets = sync, device, 0.0, sync.buckets
+
+    def __call__(self, extras):
+        backend.synchronize(self.device)
+        start = time.perf_counter()
+        out = self.sync(extras)
+        backend.synchronize(self.device)
+        self.seconds = time.perf_counter() - start
+        return out
+
+
+def profile_steps(step, device, n_steps):
+    """Run n_steps steps under an OpProfiler -> the per-step breakdown: by kind (rows of the table) and by op."""
+    phases = np.zeros(4)
+    with OpProfiler(device) as prof:
+        for _ in range(n_steps):
+            _, marks = step(sync_phases=True)
+            phases += np.diff(marks)
+    total = phases.sum() / n_steps
+    forward, backward, clip, optim = phases / n_steps
+    by_kind = defaultdict(float)
+    by_op = []
+    for (cls, name), seconds in prof.seconds.items():
+        by_kind[kind_of(cls)] += seconds / n_steps
+    for cls in {cls for cls, _ in prof.seconds}:
+        fwd, bwd = (prof.seconds.get((cls, name), 0.0) / n_steps for name in ("forward", "backward"))
+        calls = prof.calls.get((cls, "forward"), 0) / n_steps
+        by_op.append({"op": cls.__name__, "kind": kind_of(cls), "calls": calls, "forward_ms": 1e3 * fwd,
+                      "backward_ms": 1e3 * bwd, "percent": 100 * (fwd + bwd) / total})
+    by_op.sort(key=lambda r: -(r["forward_ms"] + r["backward_ms"]))
+    ops = sum(by_kind.values())
+    rows = [(kind, by_kind.get(kind, 0.0)) for kind in ("matmul", "fused", "elementwise/shape")]
+    rows += [("clipping", clip), ("optimizer (Adam, schedule)", optim), ("Python overhead", total - ops - clip - optim)]
+    matmul_s = by_kind.get("matmul", 0.0)
+    return {"steps": n_steps, "step_ms": 1e3 * total,
+            "phases_ms": {"forward_loss": 1e3 * forward, "backward": 1e3 * backward, "clipping": 1e3 * clip,
+                          "optimizer": 1e3 * optim},
+            "kinds": [{"kind": k, "ms": 1e3 * s, "percent": 100 * s / total} for k, s in rows],
+            "ops": by_op,
+            "matmul_op_gflops": prof.matmul_flops / n_steps / matmul_s / 1e9 if matmul_s else 0.0}
+
+
+def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, profile, progress=True):
+    """Time `steps` training steps after `warmup_steps` -> a dict of figures (see print_result)."""
+    say = progress_printer(progress)
+    memory = HostMemory()
+    src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
+    batch = training_batch(src_ids, tgt_ids)
+    model = build_model(preset, device, seed)
+    step = BenchStep(preset, model, batch, device)
+    say(f"{warmup_steps} warm-up step(s), then {steps} timed: {preset.name}, batch {batch[0].shape} -> "
+        f"{batch[1].shape}, {device}")
+    for i in range(warmup_steps):
+        step(measure_saved=i == 0)
+    backend.device_memory(device, release=True)
+    rss_before, peak_reset = memory.rss(), memory.reset_peak()
+    times, losses = [], []
+    for _ in range(steps):
+        loss, marks = step(measure_saved=step.saved is None)   # without warm-up, on the first timed step
+        times.append(marks[-1] - marks[0])
+        losses.append(loss)
+    _, device_peak = backend.device_memory(device)
+    step_peak = memory.peak_since_reset() if peak_reset else None
+    process_peak = memory.peak_rss()
+    say(f"measuring the float32 matmul peak ({PEAK_N}x{PEAK_N} @ {PEAK_N}x{PEAK_N}, best of {PEAK_REPS})")
+    peak = matmul_peak_gflops(device, PEAK_N, PEAK_REPS)
+
+    n_params = model.num_parameters()
+    target_tokens = int((batch[2] != PAD_ID).sum())
+    median, best = statistics.median(times), min(times)
+    flops = step_matmul_flops(dict(preset.model, vocab_size=preset.vocab_size), batch_size, batch[0].shape[1],
+                              batch[1].shape[1])
+    result = {
+        "mode": "train", "preset": preset.name, "device": device, "parameters": n_params,
+        "batch": {"sentences": batch_size, "src_len": int(batch[0].shape[1]), "tgt_len": int(batch[1].shape[1]),
+                  "target_tokens": target_tokens, "padding": float((batch[2] == PAD_ID).mean()),
+                  "vocab_size": preset.vocab_size, "seed": seed},
+        "warmup_steps": warmup_steps, "steps": steps, "step_s": times, "losses": losses,
+        "step_s_median": median, "step_s_min": best, "tokens_per_s": target_tokens / median,
+        "peak_rss_bytes": process_peak, "rss_before_steps_bytes": rss_before,
+        "step_peak_rss_bytes": step_peak, "step_rss_increase_bytes": step_peak - rss_before if step_peak else None,
+        "device_pool_peak_bytes": device_peak if device == "cuda" else None,
+        "saved_for_backward_bytes": step.saved,
+        "step_matmul_gflop": flops / 1e9, "matmul_peak_gflops": peak, "achieved_gflops": flops / median / 1e9,
+        "peak_fraction": flops / median / 1e9 / peak, "blas_threads": blas_threads(),
+        "other_threads": blas_threads(blas=False),
+    }
+    if device == "cuda":
+        launches = step_launches(step, device)   # one more step, counted (the stand-in is the only counter)
+        result["launches"] = launches if launches is not None else {"unavailable": GPU_HOW}
+    if profile:
+        say(f"{steps} profiled step(s)")
+        result["profile"] = profile_steps(step, device, steps)
+        result["profile"]["matmul_op_peak_fraction"] = result["profile"]["matmul_op_gflops"] / peak
+    return result
+
+
+def timed_steps(step, steps, warmup_steps, world=None):
+    """Run warmup_steps untimed steps, then `steps` timed ones -> {step_s, losses, allreduce_s: one per timed step}.
+    With a world, its ranks start the timed steps together."""
+    for _ in range(warmup_steps):
+        step()
+    if world is not None:
+        world.barrier()
+    out = {"step_s": [], "losses": [], "allreduce_s": []}
+    for _ in range(steps):
+        loss, marks = step()
+        out["step_s"].append(marks[-1] - marks[0])
+        out["losses"].append(loss)
+        out["allreduce_s"].append(step.sync_s)
+    return out
+
+
+def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, seed, world, progress=True):
+    """Time the one-process step on rank 0 alone, then the data-parallel step on every rank of `world`, each on its
+    share of the same batch -> on rank 0 a dict of figures (see print_distributed), None on the other ranks."""
+    say = progress_printer(progress and world.is_main)
+    src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
+    batch = training_batch(src_ids, tgt_ids)
+    target_tokens = int((batch[2] != PAD_ID).sum())
+    alone = None
+    if world.is_main:
+        say(f"one process alone: {warmup_steps} warm-up step(s), then {steps} timed: {preset.name}, batch "
+            f"{batch[0].shape} -> {batch[1].shape}, {device}")
+        alone = timed_steps(BenchStep(preset, build_model(preset, device, seed), batch, device), steps, warmup_steps)
+    world.barrier()   # it sleeps while it waits, leaving the cores to rank 0's timing
+
+    # every rank starts from the same fresh weights (the same seed), as fit's broadcast of rank 0's makes them
+    mine = parallel.share(list(range(batch_size)), world)
+    share = training_batch([src_ids[i] for i in mine], [tgt_ids[i] for i in mine])
+    model = build_model(preset, device, seed)
+    sync = distributed.GradientSync(model.parameters(), world)
+    step = BenchStep(preset, model, share, device, sync=sync, batch_tokens=target_tokens)
+    say(f"{world.size} process{'es' if world.size > 1 else ''} together: {warmup_steps} warm-up step(s), then "
+        f"{steps} timed, each on its share of the batch")
+    timed = timed_steps(step, steps, warmup_steps, world)
+    ranks = world.allgather_object(dict(timed, sentences=len(mine), target_tokens=int((share[2] != PAD_ID).sum()),
+                                        blas_threads=blas_threads()))
+    if not world.is_main:
+        return None
+
+    # a job's step lasts until its slowest rank is done; the last rank to reach the allreduce waits for no one, so
+    # the fastest rank's allreduce is the collective's own cost, the slowest's adds the wait for the other ranks
+    per_step = [list(column) for column in zip(*(r["step_s"] for r in ranks))]
+    job_s = [max(ranks_s) for ranks_s in per_step]
+    reduce_s = [list(column) for column in zip(*(r["allreduce_s"] for r in ranks))]
+    one_s, n_s = statistics.median(alone["step_s"]), statistics.median(job_s)
+    grad_bytes = sum(b.size * np.dtype(b.dtype).itemsize for b in sync.buckets) if world.size > 1 else 0
+    return {
+        "mode": "train", "distributed": True, "preset": preset.name, "device": device, "n_ranks": world.size,
+        "parameters": model.num_parameters(),
+        "batch": {"sentences": batch_size, "src_len": int(batch[0].shape[1]), "tgt_len": int(batch[1].shape[1]),
+                  "target_tokens": target_tokens, "padding": float((batch[2] == PAD_ID).mean()),
+                  "vocab_size": preset.vocab_size, "seed": seed,
+                  "rank_sentences": [r["sentences"] for r in ranks],
+                  "rank_target_tokens": [r["target_tokens"] for r in ranks]},
+        "warmup_steps": warmup_steps, "steps": steps,
+        "one_process": {"step_s": alone["step_s"], "losses": alone["losses"], "step_s_median": one_s,
+                        "step_s_min": min(alone["step_s"]), "tokens_per_s": target_tokens / one_s},
+        "data_parallel": {"step_s": job_s, "losses": timed["losses"], "step_s_median": n_s, "step_s_min": min(job_s),
+                          "tokens_per_s": target_tokens / n_s, "rank_step_s": [r["step_s"] for r in ranks]},
+        "speedup": one_s / n_s, "scaling_efficiency": one_s / n_s / world.size,
+        "allreduce_ms_median": 1e3 * statistics.median(min(s) for s in reduce_s),
+        "allreduce_with_wait_ms_median": 1e3 * statistics.median(max(s) for s in reduce_s),
+        "allreduce_bytes_per_step": grad_bytes, "allreduce_mb_per_step": grad_bytes / 2**20,
+        "blas_threads": [r["blas_threads"] for r in ranks],
+    }

@@ -1,0 +1,102 @@
+"""fit: train a model on a parallel corpus (teacher forcing, label smoothing, Adam with warmup, clipping).
+
+After each epoch: validation loss and greedy validation BLEU, a record in metrics.jsonl, checkpoints `last`, `best`
+(by validation BLEU) and `avg` (the average of the last k epochs). `--resume` continues a stopped run exactly where
+it stopped: step, optimizer, schedule, random state and the position in the epoch's batch order. Ctrl-C stops after
+the current step and saves `last` (so do SIGTERM and a file named STOP in the run folder: `touch RUN_DIR/STOP`, the
+way to stop a --distributed job, whose launcher kills its processes a moment after Ctrl-C). A step whose loss or
+gradient norm is nan or inf is skipped with a warning; 5 of them in a row stop the run, leaving the last checkpoint
+as it was.
+
+On a terminal a progress bar shows the epoch; elsewhere (a log file, a pipe, CI) a plain progress line goes to
+stdout every 30 seconds and at the end of each epoch. The BLAS threads are chosen for the preset (see --threads),
+printed first and recorded in config.json.
+"""
+import sys
+
+from transformer import registry
+
+from .. import parallel, run, threads
+from ..arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
+                         positive_float, positive_int, probability)
+from ..presets import PRESETS
+from ..data.prepare import prepare_corpus
+from ..settings import MIN_MAX_LEN, resolve_settings
+from ..loop.trainer import MAX_BAD_STEPS, Trainer
+from ..loop.validation import epoch_line
+
+__all__ = ["add_arguments", "main", "resolve_settings", "prepare_corpus", "Trainer", "MAX_BAD_STEPS", "epoch_line"]
+
+
+def add_arguments(p):
+    p.add_argument("--preset", required=True, choices=sorted(PRESETS),
+                   help="; ".join(f"{name}: {preset.description}" for name, preset in PRESETS.items()))
+    p.add_argument("--model", choices=registry.MODELS, default=None, help="the architecture (default: transformer)")
+    p.add_argument("--src", help="source language: the file suffix, e.g. de (default: the preset's)")
+    p.add_argument("--tgt", help="target language, e.g. en (default: the preset's)")
+    p.add_argument("--data-dir", help="a corpus folder with train.SRC, train.TGT, val.SRC, val.TGT (plain or .gz); "
+                                      "default: Multi30k from $MINITORCH_DATA/multi30k or ~/.cache/minitorch/multi30k")
+    p.add_argument("--run-dir", help="where config, tokenizer, metrics and checkpoints go "
+                                     "(default: runs/PRESET-SRC-TGT)")
+    add_device_argument(p)
+    p.add_argument("--epochs", type=positive_int, help="number of epochs (default: the preset's)")
+    p.add_argument("--max-steps", type=positive_int, help="stop after this many steps in all, validating at the end")
+    p.add_argument("--batch-tokens", type=positive_int, help="padded tokens per batch (default: the preset's)")
+    p.add_argument("--seed", type=non_negative_int, help="seed of initialisation, dropout and data order (default 0)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
+    vocab = ", ".join(f"{name} {preset.vocab_size:,}" for name, preset in PRESETS.items())
+    p.add_argument("--vocab-size", type=positive_int, help=f"joint SentencePiece vocabulary size, at most (default: "
+                                                            f"the preset's: {vocab})")
+    p.add_argument("--lr", type=positive_float, help="peak learning rate, reached at the end of warmup")
+    p.add_argument("--warmup", type=positive_int, help="warmup steps of the learning-rate schedule")
+    p.add_argument("--dropout", type=probability, help="dropout rate (default: the preset's)")
+    p.add_argument("--attention-dropout", type=probability, help="Transformer: dropout on the attention weights "
+                                                                 "(default: the preset's)")
+    p.add_argument("--activation-dropout", type=probability, help="Transformer: dropout on the feed-forward "
+                                                                  "network's hidden units (default: the preset's)")
+    p.add_argument("--label-smoothing", type=probability, help="label smoothing of the loss (default: the "
+                                                               "preset's)")
+    p.add_argument("--weight-decay", type=non_negative_float, help="decoupled weight decay (AdamW) of every weight "
+                                                                   "(default: the preset's)")
+    p.add_argument("--bpe-dropout", type=probability, metavar="ALPHA",
+                   help="BPE-dropout (subword regularisation): the training pairs are segmented anew each epoch, "
+                        "each candidate merge left out with probability ALPHA; validation and decoding stay "
+                        "deterministic (default: the preset's, 0 = off)")
+    p.add_argument("--rdrop", type=non_negative_float, metavar="ALPHA",
+                   help="R-Drop: each batch twice through the model (two dropout masks) and ALPHA times the "
+                        "symmetric KL of the two output distributions added to the loss; a step costs about "
+                        "twice (default: the preset's, 0 = off)")
+    p.add_argument("--extra-source", metavar="LANG",
+                   help="a second source language whose training file (train.LANG, aligned with train.SRC) joins "
+                        "training as LANG->TGT pairs: one shared vocabulary, each source after a language tag "
+                        "(<de>, <fr>); validation and decoding stay SRC->TGT (e.g. fr for Multi30k)")
+    p.add_argument("--held-back", type=non_negative_int, metavar="N",
+                   help="take the N training pairs with the highest rare-word rate out of training and score "
+                        "them beside validation after each epoch (see train/held_back.py; default 0)")
+    p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
+                                                                "end of each epoch)")
+    parallel.add_distributed_argument(p)
+    add_threads_argument(p)
+    sizes = p.add_argument_group("model size (default: the preset's)")
+    sizes.add_argument("--d-model", type=positive_int, help="Transformer width; a multiple of --n-heads")
+    sizes.add_argument("--n-heads", type=positive_int, help="Transformer attention heads")
+    sizes.add_argument("--d-ff", type=positive_int, help="Transformer feed-forward width")
+    sizes.add_argument("--layers", type=positive_int, help="encoder and decoder layers each (LSTM: layers)")
+    sizes.add_argument("--max-len", type=positive_int, help=f"longest sentence in tokens, at least {MIN_MAX_LEN}; "
+                                                            f"longer training pairs are left out")
+
+
+def main(args):
+    if hasattr(sys.stdout, "reconfigure"):   # in a log file each line as it comes, in order with stderr's progress
+        sys.stdout.reconfigure(line_buffering=True)
+    device = run.check_device(args.device)
+    world = parallel.init_world(args.distributed, device)
+    with parallel.stop_job_on_error(world, "fit"):
+        settings, model_kw, run_dir = resolve_settings(args)
+        blas, line = threads.setup(args.preset, args.threads, world)
+        print(line)
+        world.barrier()   # every rank has checked the run folder before rank 0 writes into it
+        data_dir = parallel.main_first(world, lambda: prepare_corpus(settings, run_dir, args.data_dir))
+        trainer = Trainer(settings, model_kw, run_dir, data_dir, device, resume=args.resume, world=world,
+                          blas_threads=blas)
+        return trainer.fit()

@@ -1,0 +1,88 @@
+"""One training step, for `fit`, `bench` and the experiments: forward, loss, backward, the sum over ranks, clipping,
+the non-finite check, Adam and the learning-rate schedule.
+
+The step reads one thing from the device: the loss, the gradient norm and the ranks' stop votes, stacked into one
+small array after clipping. Everything before it (the ids' checks, the clipping scale) happens on the host before
+the batch moves, or on the device without being read; on a GPU the host then queues the next step's work while the
+device is still busy, and waits once.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+import minitorch as mt
+from minitorch import backend
+from minitorch.optim.schedule import noam_factor
+
+from .loss import share_loss
+
+QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}  # non-finite values are handled in update()
+
+
+def make_optimizer(params, lr, warmup, d_model, weight_decay=0.0):
+    """Adam (0.9, 0.98, 1e-9) and the warm-up schedule of "Attention Is All You Need", peaking at lr after warmup
+    steps; a model without a d_model (an LSTM) passes 1 and gets the same curve. weight_decay > 0: AdamW's
+    decoupled decay, p <- p (1 - lr wd), scheduled with the learning rate."""
+    adam = mt.optim.AdamW if weight_decay else mt.optim.Adam
+    optimizer = adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay)
+    return optimizer, mt.optim.WarmupSchedule(optimizer, d_model, warmup, noam_factor(lr, d_model, warmup))
+
+
+class StepResult(NamedTuple):
+    loss: float          # the batch's label-smoothed loss (summed over the ranks in a job of several)
+    grad_norm: float     # the gradients' joint norm before clipping
+    stop_votes: int      # how many ranks had been asked to stop (0 in one process)
+    applied: bool        # False: the loss or the norm was nan or inf, and nothing was changed
+
+
+class TrainStep:
+    """step(batch) -> StepResult: one update of model on a batch of host arrays (src, tgt_in, tgt_out).
+
+    schedule may be None (the caller sets optimizer.lr itself). With sync (a distributed.GradientSync) the batch is
+    this rank's share (None for an empty one) and n_tokens the whole batch's target-token count: the share's loss is
+    its token sum over n_tokens, so the summed gradients are those of the batch's mean loss.
+    """
+
+    def __init__(self, model, optimizer, schedule, label_smoothing, clip_norm, device, sync=None):
+        self.model, self.optimizer, self.schedule, self.device, self.sync = model, optimizer, schedule, device, sync
+        self.label_smoothing, self.clip_norm = label_smoothing, clip_norm
+        self.params = list(model.parameters())
+
+    def forward(self, batch, n_tokens=None):
+        """The loss of batch (a 0-d Tensor on the device; None for an empty share): ids move to the device here."""
+        if batch is None:
+            return None
+        src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in batch)
+        with np.errstate(**QUIET):
+            return share_loss(self.model(src, tgt_in), tgt_out, self.label_smoothing, n_tokens)
+
+    def update(self, loss, stop_vote=False, mark=None):
+        """Backward from loss, then sum, clip, check and step; mark() (optional) is called after backward (and the
+        sum) and after clipping, for the bench's phase times."""
+        self.optimizer.zero_grad()
+        xp = backend.xp_of_device(self.device)
+        with np.errstate(**QUIET):
+            if loss is not None:
+                loss.backward()
+                loss = loss.data
+            else:
+                loss = xp.zeros((), dtype=np.float32)
+            extras = [loss, float(stop_vote)]
+            if self.sync is not None:
+                extras = self.sync(extras)
+            mark and mark()
+            norm = mt.nn.utils.clip_grad_norm_(self.params, self.clip_norm).data
+            mark and mark()
+            # the step's one read from the device: loss, norm and votes together
+            loss, norm, votes = backend.to_numpy(xp.stack([xp.asarray(v, dtype=np.float64)
+                                                           for v in (extras[0], norm, extras[1])])).tolist()
+        if not (np.isfinite(loss) and np.isfinite(norm)):
+            self.optimizer.zero_grad()
+            return StepResult(loss, norm, int(votes), False)
+        self.optimizer.step()
+        if self.schedule is not None:
+            self.schedule.step()
+        return StepResult(loss, norm, int(votes), True)
+
+    def __call__(self, batch, n_tokens=None, stop_vote=False):
+        return self.update(self.forward(batch, n_tokens), stop_vote)

@@ -1,0 +1,98 @@
+"""Validation after each epoch: loss (label-smoothed and plain NLL) over the validation split, and greedy BLEU and
+chrF of its first sentences (the same of the held-back slice, fit --held-back); the line printed for an epoch and the
+example translations."""
+import math
+
+import numpy as np
+
+import minitorch as mt
+import minitorch.functional as F
+from minitorch import backend
+
+from .. import metrics, parallel
+from ..data.batching import token_batches, training_batch
+from ..decode import translate_ids
+from ..data.tokenizer import PAD_ID
+from ..prog import PROG
+
+N_EXAMPLES = 3
+
+
+def validate(trainer, stop):
+    """Validation loss (label-smoothed and plain NLL) and greedy BLEU/chrF, and the same of the held-back slice
+    (keys held_*) when the run has one; None if stopped by Ctrl-C.
+
+    In a job of several ranks each takes a share of the batches and sentences, and the sums and translations are
+    gathered, so that every rank gets the same figures; a Ctrl-C then takes effect at the end of validation."""
+    trainer.model.eval()
+    try:
+        slice_ = getattr(trainer, "held", None)
+        val = score(trainer, trainer.val_pairs, trainer.val_bleu_ids, stop)
+        held = slice_ and val and score(trainer, slice_["pairs"], slice_["bleu_ids"], stop)
+        if val is None or (slice_ and held is None):
+            return None
+    finally:
+        trainer.model.train()
+    n = trainer.n_bleu
+    (total, nll, tokens), hyp_ids = val
+    hyps, refs = trainer.tok.decode(hyp_ids), trainer.val_tgt[:n]
+    trainer.examples = list(zip(trainer.val_src[:N_EXAMPLES], refs[:N_EXAMPLES], hyps[:N_EXAMPLES]))
+    bleu, bleu_sig = metrics.bleu(hyps, refs)
+    chrf, chrf_sig = metrics.chrf(hyps, refs)
+    record = {"val_loss": total / tokens, "val_nll": nll / tokens, "val_ppl": math.exp(min(nll / tokens, 50)),
+              "val_bleu": bleu, "val_chrf": chrf, "val_bleu_sentences": n, "decoding": "greedy",
+              "bleu_signature": bleu_sig, "chrf_signature": chrf_sig}
+    if held:
+        (total, nll, tokens), hyp_ids = held
+        hyps, refs = trainer.tok.decode(hyp_ids), slice_["tgt"][:slice_["n_bleu"]]
+        record.update(held_loss=total / tokens, held_nll=nll / tokens, held_ppl=math.exp(min(nll / tokens, 50)),
+                      held_bleu=metrics.bleu(hyps, refs)[0], held_chrf=metrics.chrf(hyps, refs)[0],
+                      held_bleu_sentences=slice_["n_bleu"])
+    return record
+
+
+def score(trainer, pairs, bleu_ids, stop):
+    """((label-smoothed loss sum, NLL sum, target tokens), greedy translations of bleu_ids) of encoded pairs, in
+    eval mode; None if stopped by Ctrl-C."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverged model: nan, no noise
+        losses, tokens = 0.0, 0   # the loss sums stay on the device, read once after the loop
+        src_ids, tgt_ids = pairs
+        lens = [len(x) + 1 for x in src_ids], [len(y) + 1 for y in tgt_ids]
+        with mt.no_grad():
+            batches = token_batches(*lens, trainer.s["batch_tokens"], shuffle=False)
+            for index in parallel.share(batches, trainer.world):
+                if stop.requested and trainer.world.size == 1:
+                    return None
+                batch = training_batch([src_ids[i] for i in index], [tgt_ids[i] for i in index])
+                tokens += int((batch[2] != PAD_ID).sum())
+                src, tgt_in, tgt_out = (backend.to_device(a, trainer.device) for a in batch)
+                logits = trainer.model(src, tgt_in)
+                smoothed, nll = (F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum",
+                                                 label_smoothing=e) for e in (trainer.s["label_smoothing"], 0.0))
+                losses = losses + mt.stack([smoothed, nll]).double()
+        host = backend.to_numpy(losses.data) if isinstance(losses, mt.Tensor) else np.zeros(2)
+        sums = trainer.world.allreduce_sum_(np.array([*host, tokens], dtype=np.float64))
+        hyp_ids = translate_ids(trainer.model, bleu_ids, beam=1, batch_tokens=trainer.s["batch_tokens"],
+                                device=trainer.device, progress=trainer.main, world=trainer.world)
+        if trainer.world.any(stop.requested):
+            return None
+    return (float(sums[0]), float(sums[1]), int(sums[2])), hyp_ids
+
+
+def print_examples(trainer):
+    """The last validation's example translations, and how to translate more."""
+    for src, ref, hyp in getattr(trainer, "examples", []):
+        print(f"\n  source:     {src}\n  reference:  {ref}\n  hypothesis: {hyp}")
+    if getattr(trainer, "examples", None):
+        print(f"\ntranslate more with: {PROG} translate --run-dir {trainer.run_dir} < {trainer.s['src']}.txt")
+
+
+def epoch_line(record, number, partial=False):
+    """The line printed after an epoch: each loss named (train: the mean over the epoch's steps, where the progress
+    bar shows the last few steps'), the perplexity beside the NLL it is the exponential of."""
+    return (f"epoch {number}{' (partial)' if partial else ''}, step {record['step']}: label-smoothed loss: train "
+            f"{record['train_loss']:.3f} (epoch mean), val {record['val_loss']:.3f}; val nll {record['val_nll']:.3f} "
+            f"(ppl {record['val_ppl']:.2f}); greedy val BLEU {record['val_bleu']:.2f}, chrF {record['val_chrf']:.2f} "
+            f"on {record['val_bleu_sentences']} sentences" + (
+                f"; held-back nll {record['held_nll']:.3f}, greedy BLEU {record['held_bleu']:.2f} on "
+                f"{record['held_bleu_sentences']}" if "held_bleu" in record else ""))
