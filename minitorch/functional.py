@@ -3,11 +3,15 @@
 The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention, self_attention,
 lstm_cell) live in `minitorch/fused/`, each one Function with a hand-written backward; this module re-exports them.
 """
+import math
+
 import numpy as np
 
 from . import backend
-from .ops import BiasRelu, Dropout, DropoutAdd, Embedding
-from .tensor import Tensor
+from .fused import (cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention, self_attention,
+                    softmax)
+from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf
+from .tensor import Tensor, stack, zeros_like
 
 
 def relu(x):
@@ -20,9 +24,14 @@ def bias_relu(x, bias):
     return BiasRelu.apply(x, bias)
 
 
-def gelu(x):
-    """GELU (tanh approximation), any shape."""
-    return x.gelu()
+def gelu(x, approximate="tanh"):
+    """GELU, any shape: approximate="tanh" (the default here, and the Transformer's) or "none", the exact
+    x Phi(x) = 0.5 x (1 + erf(x / sqrt(2))) that is PyTorch's default."""
+    if approximate == "tanh":
+        return x.gelu()
+    if approximate == "none":
+        return 0.5 * x * (1 + Erf.apply(x * (1 / math.sqrt(2))))
+    raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
 
 
 def dropout(x, p=0.5, training=True):
@@ -68,8 +77,70 @@ def embedding(ids, weight, padding_idx=None):
     return Embedding.apply(backend.to_device(ids_data, weight.device), weight, padding_idx=padding_idx)
 
 
-from .fused import (cross_entropy, layer_norm, log_softmax, lstm_cell,  # noqa: E402
-                    scaled_dot_product_attention, self_attention, softmax)
+# ----- PyTorch's everyday activations and losses, with its names and defaults (but gelu's: see gelu) -----
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), any shape."""
+    return x.sigmoid()
+
+
+def tanh(x):
+    """tanh(x), any shape."""
+    return x.tanh()
+
+
+def _reduce(loss, reduction, who):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{who}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+
+
+def _same_shape(input, target, who):
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError(f"{who}: input and target must be Tensors, got {type(input).__name__} and "
+                        f"{type(target).__name__}")
+    if input.shape != target.shape:
+        raise ValueError(f"{who}: target of shape {target.shape} for input of shape {input.shape}; they must be "
+                         f"the same (PyTorch would broadcast them, usually by mistake)")
+
+
+def mse_loss(input, target, reduction="mean"):
+    """(input - target)^2 elementwise, then averaged ("mean"), summed ("sum") or not ("none"); one shape for both."""
+    _same_shape(input, target, "mse_loss")
+    d = input - target
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """-(t log p + (1 - t) log(1 - p)) for probabilities p = input in [0, 1] and targets t of its shape, each log at
+    least -100 as in PyTorch (so p = 0 or 1 gives a finite loss); weight rescales each element."""
+    _same_shape(input, target, "binary_cross_entropy")
+    tiny = math.exp(-100)   # log(p) >= -100 by clamping p, which leaves the gradient finite too
+    loss = -(target * input.clamp(min=tiny).log() + (1 - target) * (1 - input).clamp(min=tiny).log())
+    return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+    """binary_cross_entropy(sigmoid(input), target) computed from the logits without overflow: log sigmoid(x) and
+    log sigmoid(-x) are the two entries of log_softmax([0, x]); pos_weight scales the positive term."""
+    _same_shape(input, target, "binary_cross_entropy_with_logits")
+    log_q = log_softmax(stack([zeros_like(input), input], dim=-1), dim=-1)   # [log sigmoid(-x), log sigmoid(x)]
+    positive = target * log_q[..., 1]
+    if pos_weight is not None:
+        positive = positive * pos_weight
+    loss = -(positive + (1 - target) * log_q[..., 0])
+    return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy_with_logits")
 
 __all__ = ["relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
-           "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "lstm_cell"]
+           "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "lstm_cell", "sigmoid", "tanh",
+           "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+
+
+def __dir__():  # dir(F) and tab completion list the API, not the modules this file imports (np, backend, ...)
+    return __all__

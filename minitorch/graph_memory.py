@@ -32,8 +32,10 @@ def op_saved_bytes(op):
     return sum({id(b): b.nbytes for b in map(_buffer, _saved_arrays(op))}.values())
 
 
-def saved_bytes(output):
-    """Bytes of the distinct buffers saved for backward by every Function in the graph that produced `output`."""
+def saved_bytes(output, exclude=()):
+    """Bytes of the distinct buffers saved for backward by every Function in the graph that produced `output`;
+    buffers of the tensors in `exclude` (the parameters, say, which exist anyway) are not counted."""
+    excluded = {id(_buffer(t.data)) for t in exclude}
     buffers, seen_ops, stack = {}, set(), [output]
     while stack:
         t = stack.pop()
@@ -43,7 +45,8 @@ def saved_bytes(output):
         seen_ops.add(id(op))
         for array in _saved_arrays(op):
             base = _buffer(array)
-            buffers[id(base)] = base.nbytes
+            if id(base) not in excluded:
+                buffers[id(base)] = base.nbytes
         stack.extend(p for p in getattr(op, "parents", ()) if isinstance(p, Tensor))
     return sum(buffers.values())
 

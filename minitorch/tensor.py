@@ -1,8 +1,12 @@
 """Tensor: an array (NumPy or CuPy) plus the graph edge that produced it, and the factories that make tensors."""
+import itertools
+
 import numpy as np
 
 from . import backend, ops
-from .autograd import initial_grad, is_grad_enabled, no_grad, run_backward
+from .autograd import engine
+from .autograd.grad_mode import is_grad_enabled, no_grad
+from .autograd.versions import VersionCounter
 
 float32, float64 = np.float32, np.float64
 int64, bool_ = np.int64, np.bool_
@@ -23,7 +27,9 @@ class Tensor:
 
     # _cut_by names the non-differentiable op (argmax, a comparison, ...) that this tensor's value came through while
     # some input required grad; backward() names it when asked for a gradient that cannot flow
-    __slots__ = ("data", "requires_grad", "grad", "_op", "_retains_grad", "_cut_by", "__weakref__")
+    # _version_counter counts in-place changes (autograd/versions.py); _hooks: id -> fn, from register_hook
+    __slots__ = ("data", "requires_grad", "grad", "_op", "_retains_grad", "_cut_by", "_version_counter", "_hooks",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy_array + tensor calls Tensor.__radd__, not NumPy's elementwise loop
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
@@ -32,6 +38,8 @@ class Tensor:
         self._op = None
         self._retains_grad = False
         self._cut_by = None
+        self._version_counter = VersionCounter()
+        self._hooks = None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -39,9 +47,10 @@ class Tensor:
     @classmethod
     def _make(cls, array, requires_grad=False):
         """Wrap an array as is (internal: no dtype conversion, no copy)."""
-        t = object.__new__(Tensor)
+        t = object.__new__(cls)
         t.data, t.requires_grad, t.grad, t._op, t._retains_grad = array, requires_grad, None, None, False
-        t._cut_by = None
+        t._cut_by = t._hooks = None
+        t._version_counter = VersionCounter()
         return t
 
     def _cut(self, array, op, *others):
@@ -79,6 +88,11 @@ class Tensor:
     def is_leaf(self):
         return self._op is None
 
+    @property
+    def _version(self):
+        """How many in-place changes this tensor's memory has seen (PyTorch's t._version)."""
+        return self._version_counter.value
+
     def numel(self):
         return int(self.data.size)
 
@@ -95,6 +109,16 @@ class Tensor:
 
     def __hash__(self):  # == is elementwise, so hash by identity like PyTorch
         return id(self)
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(t) for a CPU tensor without grad; for others an error saying what to use (as PyTorch)."""
+        if self.requires_grad:
+            raise TypeError("a Tensor that requires grad was handed to NumPy (np.exp(t), np.asarray(t), ...), which "
+                            "would cut it from the graph: use its methods (t.exp()) or minitorch.autograd.array_ops, "
+                            "or t.detach().numpy() for the values")
+        if self.device != "cpu":
+            raise TypeError("a CUDA Tensor was handed to NumPy: use t.cpu() or t.numpy() (a copy on the host)")
+        return self.data if dtype is None else self.data.astype(dtype, copy=False)
 
     def __bool__(self):
         if self.size != 1:
@@ -119,16 +143,108 @@ class Tensor:
         create_graph=True records the backward pass too, so that the gradients (Tensors in a graph) can be
         differentiated again; retain_graph (keep the saved arrays for another backward) defaults to create_graph.
         """
-        g = initial_grad(self, grad, create_graph)
-        run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
-                     create_graph=create_graph)
+        g = engine.initial_grad(self, grad, create_graph)
+        engine.run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
+                            create_graph=create_graph)
 
     def detach(self):
-        """The same data, cut from the graph."""
-        return self._cut(self.data, "detach()")
+        """The same data, cut from the graph (and sharing the version counter: an in-place change shows in both)."""
+        out = self._cut(self.data, "detach()")
+        out._version_counter = self._version_counter
+        return out
+
+    def register_hook(self, hook):
+        """Call hook(grad) with this tensor's gradient (a Tensor) during backward; a Tensor it returns replaces the
+        gradient. On a leaf, before the gradient is added to .grad. Returns a handle whose remove() unregisters it."""
+        if not self.requires_grad:
+            raise RuntimeError("register_hook: cannot register a hook on a tensor that does not require grad")
+        if not callable(hook):
+            raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+        if self._hooks is None:
+            self._hooks = {}
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = hook
+        return handle
 
     def zero_grad(self):
         self.grad = None
+
+    # ----- in-place ops -----
+    # They change the memory and bump the version counter, so that a backward that needs the old values raises
+    # instead of using the new ones. minitorch does not record them in a graph: on a tensor that requires grad they
+    # are refused outside no_grad() (PyTorch refuses them on such leaves and records them on other tensors).
+    def _inplace(self, name, fn, other=None):
+        if is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
+            kind = "a leaf" if self.is_leaf else "a tensor in the graph"
+            raise RuntimeError(f"{name}: an in-place op on {kind} that requires grad (or with such an operand) is not "
+                               f"recorded by minitorch: use the out-of-place form (x = x * 2, not x.mul_(2)), or "
+                               f"do it inside `with mt.no_grad():` if no gradient should flow through it")
+        if isinstance(other, Tensor):
+            if other.device != self.device:
+                raise RuntimeError(f"{name}: operand on {other.device} for a tensor on {self.device}")
+            other = other.data
+        elif backend.is_array(other) and backend.device_of(other) != self.device:
+            other = backend.to_device(other, self.device)
+        if not getattr(getattr(self.data, "flags", None), "writeable", True):
+            raise RuntimeError(f"{name}: this tensor is a read-only view (a broadcast, or a read-only array); "
+                               f"change a copy: t = t.clone()")
+        try:
+            fn(self.data, other)
+        except ValueError:
+            raise ValueError(f"{name}: an operand of shape {tuple(getattr(other, 'shape', ()))} cannot be "
+                             f"broadcast to the tensor's shape {self.shape}") from None
+        except TypeError:   # NumPy's casting rule: a float result cannot be written into an integer tensor
+            raise TypeError(f"{name}: the result of dtype {backend.xp_of(self.data).result_type(self.data, other)} "
+                            f"cannot be written into this tensor of dtype {self.dtype}") from None
+        self._version_counter.value += 1
+        return self
+
+    def zero_(self):
+        """Fill with zeros, in place."""
+        return self._inplace("zero_", lambda a, _: a.fill(0))
+
+    def fill_(self, value):
+        """Fill with value, in place."""
+        return self._inplace("fill_", lambda a, v: a.fill(v), value)
+
+    def copy_(self, src):
+        """Copy src's values (broadcast to this tensor's shape) into this tensor, in place."""
+        return self._inplace("copy_", lambda a, b: backend.xp_of(a).copyto(a, b, casting="unsafe"), src)
+
+    def add_(self, other, alpha=1):
+        """self += alpha * other, in place."""
+        return self._inplace("add_", lambda a, b: a.__iadd__(b if alpha == 1 else alpha * b), other)
+
+    def sub_(self, other, alpha=1):
+        """self -= alpha * other, in place."""
+        return self._inplace("sub_", lambda a, b: a.__isub__(b if alpha == 1 else alpha * b), other)
+
+    def mul_(self, other):
+        """self *= other, in place."""
+        return self._inplace("mul_", lambda a, b: a.__imul__(b), other)
+
+    def div_(self, other):
+        """self /= other, in place."""
+        return self._inplace("div_", lambda a, b: a.__itruediv__(b), other)
+
+    # x += y and the like: in place where no graph is recorded (PyTorch's meaning: the manual update
+    # `with no_grad(): w -= lr * w.grad` changes w itself); on a tensor in the graph, a new tensor (the in-place op
+    # would be refused); on a leaf that requires grad, outside no_grad(), the in-place op's error, as PyTorch
+    def _augmented(self, inplace, op, other):
+        in_graph = is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
+        if in_graph and not (self.is_leaf and self.requires_grad):
+            return self._binary(op, other)
+        return inplace(other)
+
+    def __iadd__(self, other): return self._augmented(self.add_, ops.Add, other)
+    def __isub__(self, other): return self._augmented(self.sub_, ops.Sub, other)
+    def __imul__(self, other): return self._augmented(self.mul_, ops.Mul, other)
+    def __itruediv__(self, other): return self._augmented(self.div_, ops.Div, other)
+
+    def clamp_(self, min=None, max=None):
+        """Limit to [min, max], in place (either bound may be None)."""
+        _check_bounds("clamp_", min, max)
+        return self._inplace("clamp_", lambda a, _: backend.xp_of(a).clip(a, min, max, out=a))
 
     # ----- conversion -----
     def numpy(self):
@@ -151,6 +267,10 @@ class Tensor:
         if dtype is not None and resolve_dtype(dtype) != self.dtype:
             out = ops.Cast.apply(out, dtype=resolve_dtype(dtype))
         return out
+
+    def clone(self):
+        """A copy of the data, recorded in the graph (its gradient passes through unchanged)."""
+        return ops.Cast.apply(self, dtype=self.dtype)
 
     def float(self):
         return self.to(dtype=np.float32)
@@ -233,6 +353,19 @@ class Tensor:
     def gelu(self): return ops.Gelu.apply(self)
     def abs(self): return ops.Abs.apply(self)
 
+    def clamp(self, min=None, max=None):
+        """Values limited to [min, max] (numbers or tensors; either may be None). As in PyTorch the gradient is 1
+        where min <= x <= max, bounds included, and 0 outside."""
+        _check_bounds("clamp", min, max)
+        out = self
+        if min is not None:
+            out = where(out < min, min, out)
+        if max is not None:
+            out = where(out > max, max, out)
+        return out
+
+    clip = clamp
+
     def masked_fill(self, mask, value):
         """Replace the elements where mask (bool, broadcastable to self) is True by value."""
         # as a Tensor, the mask goes through apply's device check
@@ -280,6 +413,12 @@ class Tensor:
         dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
         return ops.Permute.apply(self, dims=tuple(dims))
 
+    def t(self):
+        """The transpose of a 2-D tensor (0-D and 1-D tensors are returned as they are), as torch.Tensor.t."""
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dims, got shape {self.shape}; use transpose(d0, d1)")
+        return self.T if self.ndim == 2 else self
+
     @property
     def T(self):
         """All dims reversed (the matrix transpose for 2-D)."""
@@ -310,6 +449,25 @@ class Tensor:
         if isinstance(index, list):
             index = np.asarray(index) if backend.device_of(self.data) == "cpu" else backend.to_device(index, "cuda")
         return ops.GetItem.apply(self, index=index)
+
+
+engine.Tensor = Tensor  # the engine makes and recognises Tensors, and cannot import this module, which imports it
+
+
+class RemovableHandle:
+    """What register_hook returns: remove() unregisters the hook (torch.utils.hooks.RemovableHandle)."""
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self.hooks, self.id = hooks, next(RemovableHandle._ids)
+
+    def remove(self):
+        self.hooks.pop(self.id, None)
+
+
+def _check_bounds(name, low, high):
+    if low is None and high is None:
+        raise ValueError(f"{name}: at least one of min and max must be given")
 
 
 def _to_array(data, dtype, device):
@@ -404,6 +562,11 @@ def where(cond, a, b):
         raise ValueError(f"where: shapes {shapes} cannot be broadcast together") from None
 
 
+def matmul(a, b):
+    """a @ b with NumPy's (and torch.matmul's) rules: batched, broadcast batch dims, 1-D operands."""
+    return a @ b if isinstance(a, Tensor) else Tensor.__rmatmul__(b, a)
+
+
 def cat(tensors, dim=0):
     """Join tensors along an existing dim."""
     if not tensors:
@@ -419,4 +582,4 @@ def stack(tensors, dim=0):
 
 
 __all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "randn", "rand", "arange", "zeros_like",
-           "ones_like", "where", "cat", "stack", "no_grad", "float32", "float64", "int64", "bool_"]
+           "ones_like", "where", "matmul", "cat", "stack", "no_grad", "float32", "float64", "int64", "bool_"]

@@ -9,6 +9,7 @@ part in them):
   - along w, d/dw <vjp, v> = J v: central differences of f along v.
 mt.gradgradcheck is then checked to agree, and to catch a backward whose first derivative is right but second wrong.
 """
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -146,6 +147,7 @@ OPS["relu"] = Op(unary(away_from_zero), lambda a: a.relu(), lambda a: np.maximum
 OPS["bias_relu"] = Op(broadcast_pair(left=lambda s: arrays(s, -3.0, 3.0), right=lambda s: arrays(s, -3.0, 3.0)).filter(
     lambda c: np.abs(c[0][0] + c[0][1]).min() > 0.1), F.bias_relu, lambda a, b: np.maximum(a + b, 0.0), ops.BiasRelu)
 OPS["gelu"] = Op(unary(), lambda a: a.gelu(), _gelu, ops.Gelu)
+OPS["erf"] = Op(unary(), lambda a: ops.Erf.apply(a), np.vectorize(math.erf), ops.Erf)
 OPS["abs"] = Op(unary(away_from_zero), lambda a: a.abs(), np.abs, ops.Abs)
 OPS["cast"] = Op(unary(), lambda a: ops.Cast.apply(a, dtype=np.float64) * a, lambda a: a * a, ops.Cast)
 

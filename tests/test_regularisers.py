@@ -39,7 +39,8 @@ def test_bpe_dropout_is_seeded_spells_the_same_text_and_at_alpha_0_is_sentencepi
     assert tok.decode(first) == tok.decode(plain)           # another segmentation of the same text
     assert sum(map(len, first)) > sum(map(len, plain))     # merges left out: more, shorter pieces
     # the same in another process: no hidden per-process entropy (SentencePiece's own sampling has some)
-    code = ("import json, sys; from train.data.tokenizer import Tokenizer; from train.data.bpe_dropout import BPEDropout; "
+    code = ("import json, sys; from train.data.tokenizer import Tokenizer; "
+            "from train.data.bpe_dropout import BPEDropout; "
             "t = Tokenizer(sys.argv[1]); print(json.dumps(BPEDropout(t)(json.loads(sys.argv[2]), 0.3, 7, 0)))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "spm.model"), json.dumps(plain)], cwd=REPO,
                          capture_output=True, text=True, check=True).stdout
@@ -70,11 +71,11 @@ def trainer_of(tmp_path, monkeypatch, *flags):
 def test_bpe_dropout_resegments_the_training_pairs_each_epoch_only(tmp_path, monkeypatch):
     t = trainer_of(tmp_path, monkeypatch, "--bpe-dropout", "0.3")
     assert json.loads((tmp_path / "run" / "config.json").read_text())["settings"]["bpe_dropout"] == 0.3
-    e0 = [list(map(list, side)) for side in t.epoch_pairs(0)]
-    e1 = t.epoch_pairs(1)
+    e0 = [list(map(list, side)) for side in t.training_pairs.of_epoch(0)]
+    e1 = t.training_pairs.of_epoch(1)
     assert e0 != [list(map(list, side)) for side in e1]
-    t.sampled = None                                        # drawn again: the same
-    assert [list(map(list, side)) for side in t.epoch_pairs(0)] == e0
+    t.training_pairs.sampled = None                                        # drawn again: the same
+    assert [list(map(list, side)) for side in t.training_pairs.of_epoch(0)] == e0
     assert e0 != [t.train_src, t.train_tgt]                 # the deterministic segmentation
     assert t.tok.decode(e0[0]) == t.tok.decode(t.train_src)
     # validation keeps the one segmentation
@@ -84,7 +85,7 @@ def test_bpe_dropout_resegments_the_training_pairs_each_epoch_only(tmp_path, mon
 
 def test_without_bpe_dropout_every_epoch_has_the_one_segmentation(tmp_path, monkeypatch):
     t = trainer_of(tmp_path, monkeypatch)
-    assert t.epoch_pairs(0) == t.epoch_pairs(3) == (t.train_src, t.train_tgt)
+    assert t.training_pairs.of_epoch(0) == t.training_pairs.of_epoch(3) == (t.train_src, t.train_tgt)
 
 
 def test_resume_with_bpe_dropout_and_rdrop_gives_the_uninterrupted_run(tiny_corpus, tmp_path, monkeypatch):

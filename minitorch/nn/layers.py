@@ -1,4 +1,4 @@
-"""The basic layers: Linear, Embedding, LayerNorm, Dropout."""
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout, and the activations ReLU, GELU, Tanh, Sigmoid."""
 import math
 
 from .. import functional as F
@@ -88,7 +88,30 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    """GELU (tanh approximation) as a module, for Sequential."""
+    """GELU as a module, for Sequential: approximate="tanh" (the default here) or "none" (PyTorch's default, erf)."""
+
+    def __init__(self, approximate="tanh"):
+        super().__init__()
+        if approximate not in ("tanh", "none"):
+            raise ValueError(f"GELU: approximate must be 'tanh' or 'none', got {approximate!r}")
+        self.approximate = approximate
 
     def forward(self, x):
-        return F.gelu(x)
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class Tanh(Module):
+    """tanh(x) as a module, for Sequential."""
+
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x)) as a module, for Sequential."""
+
+    def forward(self, x):
+        return F.sigmoid(x)

@@ -1,6 +1,6 @@
 """The few array functions that backward passes call, for an array or a Tensor alike.
 
-A backward pass gets arrays on the fast path and Tensors under create_graph=True (autograd.py). Operators (+ - * /
+A backward pass gets arrays on the fast path and Tensors under create_graph=True (autograd). Operators (+ - * /
 ** @, indexing, reshape, .T) already work on both; these functions cover the rest, so that each op keeps one backward.
 An array gives an array (the NumPy/CuPy call), a Tensor gives a Tensor (through a differentiable op).
 """

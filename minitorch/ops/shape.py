@@ -8,6 +8,8 @@ from . import generic
 
 
 class Reshape(Function):
+    is_view = True  # shares its input's version counter when NumPy returns a view
+
     def forward(self, a, *, shape):
         self.in_shape = a.shape
         try:
@@ -21,6 +23,8 @@ class Reshape(Function):
 
 
 class Permute(Function):
+    is_view = True  # shares its input's version counter when NumPy returns a view
+
     def forward(self, a, *, dims):
         if sorted(d + a.ndim if d < 0 else d for d in dims) != list(range(a.ndim)):
             raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {a.ndim} dims of {tuple(a.shape)}")
@@ -42,6 +46,7 @@ def _is_advanced(index):
 
 class GetItem(Function):
     """a[index] for basic (ints, slices, None, Ellipsis) and integer-array or bool-mask indexing."""
+    is_view = True  # basic indexing gives a view (apply checks the memory: other indexing copies)
 
     def forward(self, a, *, index):
         self.in_shape, self.index = a.shape, index
@@ -88,6 +93,8 @@ class IndexAdd(Function):
 
 
 class Expand(Function):
+    is_view = True  # shares its input's version counter when NumPy returns a view
+
     """x broadcast to a larger shape (a read-only view): the backward of sum and mean as an op (create_graph=True)."""
 
     def forward(self, a, *, shape):

@@ -1,5 +1,6 @@
 """Optimizer base: holds the parameters, per-parameter state arrays, and (de)serialises them."""
 from .. import backend
+from ..autograd import increment_version
 from ..tensor import Tensor
 
 
@@ -25,6 +26,7 @@ class Optimizer:
     def step(self):
         """Apply one update to every parameter that has a gradient."""
         self.step_count += 1
+        increment_version(self.params)  # a graph that saved a parameter now refuses to backward (autograd/versions.py)
         for p, state in zip(self.params, self.state):
             if p.grad is not None:
                 self.update(p.data, p.grad.data, state)

@@ -72,7 +72,7 @@ def add_arguments(p):
                         "(<de>, <fr>); validation and decoding stay SRC->TGT (e.g. fr for Multi30k)")
     p.add_argument("--held-back", type=non_negative_int, metavar="N",
                    help="take the N training pairs with the highest rare-word rate out of training and score "
-                        "them beside validation after each epoch (see train/held_back.py; default 0)")
+                        "them beside validation after each epoch (see train/data/held_back.py; default 0)")
     p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
                                                                 "end of each epoch)")
     parallel.add_distributed_argument(p)

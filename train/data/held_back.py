@@ -75,3 +75,9 @@ def read_slice(run_dir, settings):
     numbers = [int(row.split("\t", 1)[0]) for row in path.read_text(encoding="utf-8").splitlines()[1:]]
     src, tgt = corpus.read_parallel(settings["data_dir"], "train", settings["src"], settings["tgt"])
     return [src[n - 1] for n in numbers], [tgt[n - 1] for n in numbers]
+
+
+def held_back_summary(held, path):
+    """The line fit prints for a held-back slice (what read_training returned as held) listed in path."""
+    return (f"held back {len(held[0])} training pairs with the highest rare-word rates ({max(held[3]):.2f} to "
+            f"{min(held[3]):.2f}; see train/data/held_back.py), scored beside validation; listed in {path}")

@@ -17,9 +17,9 @@ from transformer import registry
 from . import checkpoint, training_state, validation
 from .. import parallel, progress, run
 from ..data.batching import token_batches, training_batch
-from ..data.bpe_dropout import BPEDropout
-from ..data.held_back import HELD_BACK_FILE, write_held_back
-from ..data.pairs import encode_pairs, read_split, read_training
+from ..data.held_back import HELD_BACK_FILE, held_back_summary, write_held_back
+from ..data.pairs import read_split, read_training
+from .training_pairs import TrainingPairs
 from ..data.tokenizer import Tokenizer, source_tag_language, train_tokenizer
 from ..errors import TrainError
 from ..prog import PROG
@@ -43,17 +43,14 @@ class Trainer:
             raise TrainError(f"--run-dir {run_dir}: cannot make the folder ({e.strerror})") from None
         self.metrics_path = self.run_dir / "metrics.jsonl"
         saved = self.saved_state() if resume else None   # a run with nothing left to do stops before it prints
-        src, tgt = settings["src"], settings["tgt"]
-        extra = settings.get("extra_source")   # older runs: none of these four
+        src, tgt, extra = settings["src"], settings["tgt"], settings.get("extra_source")   # older runs: no extra
         parts, held = read_training(data_dir, src, tgt, extra, settings.get("held_back", 0))
         self.val_src, self.val_tgt = read_split(data_dir, "val", src, tgt)
         print(f"corpus {data_dir} ({src}->{tgt}): {len(parts[0][1])} training and {len(self.val_src)} validation "
               f"pairs" + (f", and {len(parts[1][1])} {extra}->{tgt} training pairs (source tags <{src}>, <{extra}>)"
                           if extra else ""))
         if held:
-            print(f"held back {len(held[0])} training pairs with the highest rare-word rates ({max(held[3]):.2f} to "
-                  f"{min(held[3]):.2f}; see train/held_back.py), scored beside validation; listed in "
-                  f"{self.run_dir / HELD_BACK_FILE}")
+            print(held_back_summary(held, self.run_dir / HELD_BACK_FILE))
         text = [line for _, s_lines, t_lines in parts for line in s_lines] + parts[0][2]
 
         if resume:
@@ -82,27 +79,9 @@ class Trainer:
                     write_held_back(self.run_dir / HELD_BACK_FILE, held)
 
         max_len = self.config["model_config"]["max_len"]
-        self.train_src, self.train_tgt = [], []   # BPE-dropout re-segments these each epoch
-        for lang, s_lines, t_lines in parts:
-            x, y = encode_pairs(self.tok, s_lines, t_lines, max_len, "training" if lang == src else
-                                f"{lang}->{tgt} training", lang)
-            self.train_src += x
-            self.train_tgt += y
-        self.val_pairs = encode_pairs(self.tok, self.val_src, self.val_tgt, max_len, "validation")
-        for split, pairs in (("train", self.train_src), ("val", self.val_pairs[0])):
-            if not pairs:
-                raise TrainError(f"{data_dir}: the {split} split has no sentence pair of at most {max_len - 1} "
-                                 f"tokens (max_len {max_len}) on both sides")
-        self.n_bleu = min(settings["val_bleu_sentences"] or len(self.val_src), len(self.val_src))
-        self.val_bleu_ids = self.tok.encode_source(self.val_src[:self.n_bleu])
-        self.held = None   # the held-back slice, scored like validation: its lines, pairs and BLEU sources
-        if held:
-            pairs = encode_pairs(self.tok, held[0], held[1], max_len, "held-back")
-            n = min(settings["val_bleu_sentences"] or len(held[0]), len(held[0]))
-            self.held = {"src": held[0], "tgt": held[1], "pairs": pairs, "n_bleu": n,
-                         "bleu_ids": self.tok.encode_source(held[0][:n])}
-        self.sampled = None   # (epoch, source ids, target ids): that epoch's BPE-dropout segmentation
-        self.bpe_dropout = BPEDropout(self.tok) if settings.get("bpe_dropout") else None
+        self.training_pairs = TrainingPairs(self.tok, parts, src, tgt, max_len, settings, world)
+        self.train_src, self.train_tgt = self.training_pairs.src, self.training_pairs.tgt
+        validation.prepare(self, held, max_len, data_dir)
 
         mt.manual_seed(settings["seed"])
         self.model = run.build_model(self.config).to(device)
@@ -190,27 +169,9 @@ class Trainer:
         return 0
 
     def batches(self, epoch):
-        src, tgt = self.epoch_pairs(epoch)
+        src, tgt = self.training_pairs.of_epoch(epoch)
         return token_batches([len(x) + 1 for x in src], [len(y) + 1 for y in tgt], self.s["batch_tokens"],
                              self.s["seed"], epoch)
-
-    def epoch_pairs(self, epoch):
-        """(source ids, target ids) of the training pairs in an epoch: their one segmentation, or with BPE-dropout
-        one drawn for the epoch from (seed, epoch) (the same on every rank and after a resume); a pair whose drawn
-        segmentation is too long for the model keeps its deterministic one."""
-        if self.bpe_dropout is None:
-            return self.train_src, self.train_tgt
-        if self.sampled is None or self.sampled[0] != epoch:
-            n = len(self.train_src)
-            both = self.bpe_dropout(self.train_src + self.train_tgt, self.s["bpe_dropout"], self.s["seed"], epoch,
-                                    self.world)
-            src, tgt = both[:n], both[n:]
-            max_len = self.config["model_config"]["max_len"]
-            for i, (x, y) in enumerate(zip(src, tgt)):
-                if len(x) >= max_len or len(y) >= max_len:
-                    src[i], tgt[i] = self.train_src[i], self.train_tgt[i]
-            self.sampled = (epoch, src, tgt)
-        return self.sampled[1:]
 
     def stop_wanted(self, stop):
         """Has this process been asked to stop: by a signal, or (rank 0, which owns the run folder) a STOP file?"""
@@ -231,7 +192,7 @@ class Trainer:
         # each rank takes its share of the batch; its loss is its tokens' sum over the whole batch's token count,
         # so that the ranks' gradients add up to the gradient of the batch's mean loss
         mine = parallel.share(index, self.world)
-        train_src, train_tgt = self.epoch_pairs(self.epoch)
+        train_src, train_tgt = self.training_pairs.of_epoch(self.epoch)
         n_tokens = sum(len(train_tgt[i]) + 1 for i in index)
         batch = (training_batch([train_src[i] for i in mine], [train_tgt[i] for i in mine])
                  if len(mine) else None)

@@ -12,10 +12,31 @@ from minitorch import backend
 from .. import metrics, parallel
 from ..data.batching import token_batches, training_batch
 from ..decode import translate_ids
+from ..data.pairs import encode_pairs
 from ..data.tokenizer import PAD_ID
+from ..errors import TrainError
 from ..prog import PROG
 
 N_EXAMPLES = 3
+
+
+def prepare(trainer, held, max_len, data_dir):
+    """Encode what validation scores on the trainer: the validation pairs and the sources of its BLEU sentences,
+    and the held-back slice's (held: its source and target lines, or None); TrainError when a split has no pair
+    that fits the model."""
+    settings, tok = trainer.s, trainer.tok
+    trainer.val_pairs = encode_pairs(tok, trainer.val_src, trainer.val_tgt, max_len, "validation")
+    for split, pairs in (("train", trainer.train_src), ("val", trainer.val_pairs[0])):
+        if not pairs:
+            raise TrainError(f"{data_dir}: the {split} split has no sentence pair of at most {max_len - 1} "
+                             f"tokens (max_len {max_len}) on both sides")
+    trainer.n_bleu = min(settings["val_bleu_sentences"] or len(trainer.val_src), len(trainer.val_src))
+    trainer.val_bleu_ids = tok.encode_source(trainer.val_src[:trainer.n_bleu])
+    trainer.held = None   # the held-back slice, scored like validation: its lines, pairs and BLEU sources
+    if held:
+        n = min(settings["val_bleu_sentences"] or len(held[0]), len(held[0]))
+        trainer.held = {"src": held[0], "tgt": held[1], "n_bleu": n, "bleu_ids": tok.encode_source(held[0][:n]),
+                        "pairs": encode_pairs(tok, held[0], held[1], max_len, "held-back")}
 
 
 def validate(trainer, stop):

@@ -9,7 +9,7 @@ preset's model; no corpus needed).
 
 The two sides of each comparison are timed alternately (a shared machine is noisy) and the medians compared. Writes
 costs.md and costs.json into --out. BPE-dropout's cost is the re-segmentation of the training pairs once an epoch
-(train/bpe_dropout.py; about 14 s an epoch on Multi30k in one process) and --extra-source doubles the pairs of an
+(train/data/bpe_dropout.py; about 14 s an epoch on Multi30k in one process) and --extra-source doubles the pairs of an
 epoch: neither changes a step.
 """
 import json

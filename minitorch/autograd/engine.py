@@ -10,62 +10,23 @@ input's shape with `unbroadcast`, the one place where broadcasting is undone.
 
 Higher order (create_graph=True): the walk hands each backward Tensors instead of arrays, on a copy of the op whose
 saved inputs and output are the graph's Tensors, so the same formulas record a graph that can be differentiated
-again. Backward passes therefore use operators and the array-or-Tensor helpers of `ops/generic.py`. A fused op
+again. Backward passes therefore use operators and the array-or-Tensor helpers of `array_ops.py`. A fused op
 (one that defines `composed`) is differentiated through its composed form instead (docs/backprop.md, "Second order").
 """
-import contextlib
 import copy
-import threading
 
 import numpy as np
 
-from . import backend
+from .. import backend
+from . import anomaly_mode, versions
+from .grad_mode import enable_grad, state
 
-_state = threading.local()
+# minitorch.tensor.Tensor, which the engine makes and recognises: set by tensor.py as it defines the class (tensor.py
+# imports this module, and ops/ import it too, so this one imports neither)
+Tensor = None
 
-
-def is_grad_enabled():
-    return getattr(_state, "grad_enabled", True)
-
-
-@contextlib.contextmanager
-def no_grad():
-    """Inside this block ops record no graph (inference, optimizer updates)."""
-    previous = is_grad_enabled()
-    _state.grad_enabled = False
-    try:
-        yield
-    finally:
-        _state.grad_enabled = previous
-
-
-@contextlib.contextmanager
-def enable_grad():
-    previous = is_grad_enabled()
-    _state.grad_enabled = True
-    try:
-        yield
-    finally:
-        _state.grad_enabled = previous
-
-
-# A function (op, "forward" | "backward", args, options) -> the result of op.forward(*args, **options) or
-# op.backward(*args), which it must call itself; None when no one watches (the fast path pays one comparison).
-_op_hook = None
-
-
-@contextlib.contextmanager
-def op_hook(hook):
-    """Inside the block every op's forward and backward (on arrays; not the create_graph walk) goes through hook,
-    which calls the method and may time it or look at its arguments (minitorch.profiler). One hook at a time."""
-    global _op_hook
-    if _op_hook is not None:
-        raise RuntimeError("op_hook: another hook is active (one at a time)")
-    _op_hook = hook
-    try:
-        yield
-    finally:
-        _op_hook = None
+RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
+            "backward; call backward(retain_graph=True) the first time")
 
 
 def unbroadcast(grad, shape):
@@ -102,12 +63,13 @@ class Function:
     # Saved float arrays that are neither an input nor the output but depend on the inputs only piecewise-constantly
     # (a sign, the share of a tie): create_graph=True treats them as constants, their derivative being 0.
     constants = ()
+    # True for an op whose output may be a view of its first input's memory (reshape, permute, basic indexing): the
+    # output then shares the input's version counter, so that an in-place change through either is seen by both
+    is_view = False
 
     @classmethod
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain arrays or numbers); record it in the graph if a gradient is needed."""
-        from .tensor import Tensor  # tensor imports autograd; import here to avoid a cycle
-
         tensors = [x for x in inputs if isinstance(x, Tensor)]
         device = tensors[0].device if tensors else "cpu"
         for t in tensors[1:]:
@@ -120,16 +82,23 @@ class Function:
                     raise TypeError(f"{cls.__name__} needs a floating-point tensor, got dtype {t.dtype}; "
                                     f"convert with .float() or .double()")
         op = cls()
-        requires_grad = is_grad_enabled() and any(t.requires_grad for t in tensors)
+        grad_enabled = state.grad_enabled
+        requires_grad = grad_enabled and any(t.requires_grad for t in tensors)
         if requires_grad:
             op.needs_input_grad = tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs)
         arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
-        result = op.forward(*arrays, **options) if _op_hook is None else _op_hook(op, "forward", arrays, options)
+        hook = state.op_hook
+        result = op.forward(*arrays, **options) if hook is None else hook(op, "forward", arrays, options)
         out = Tensor._make(result, requires_grad=requires_grad)
+        if cls.is_view and versions.same_buffer(result, arrays[0]):
+            out._version_counter = tensors[0]._version_counter
         if requires_grad:
             op.parents = inputs
+            op._saved_versions = versions.record(tensors, out)
+            if state.anomaly:
+                anomaly_mode.record_stack(op)
             out._op = op
-        elif is_grad_enabled():  # carry the name of a non-differentiable op that cut the graph, for backward's error
+        elif grad_enabled:  # carry the name of a non-differentiable op that cut the graph, for backward's error
             out._cut_by = next((t._cut_by for t in tensors if t._cut_by), None)
         return out
 
@@ -144,13 +113,9 @@ class Function:
         is differentiated too. Ops that save such arrays (e.g. Gelu's tanh) override this; the output is handled."""
 
 
-class _Freed(Function):
+class _Freed:
     """Stands in for a Function whose saved arrays were released by backward (retain_graph=False)."""
     parents = ()
-
-    def backward(self, grad):
-        raise RuntimeError("trying to backward through a graph a second time: its saved arrays were released "
-                           "after the first backward; call backward(retain_graph=True) the first time")
 
 
 FREED = _Freed()
@@ -158,7 +123,6 @@ FREED = _Freed()
 
 def _topological_order(roots):
     """Nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit)."""
-    from .tensor import Tensor
     order, visited = [], set()
     stack = [(root, False) for root in reversed(roots)]
     while stack:
@@ -180,7 +144,6 @@ def _topological_order(roots):
 def _leading_to(order, targets):
     """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad), and those
     whose graph was released (so that the walk reports it)."""
-    from .tensor import Tensor
     needed = {id(t) for t in targets}
     for node in reversed(order):  # parents before the nodes that use them
         if id(node) not in needed and node._op is not None and (node._op is FREED or any(
@@ -203,7 +166,6 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 
 def _walk(roots, root_grads, retain_graph, create_graph, inputs):
-    from .tensor import Tensor
     grads = {}
     for root, g in zip(roots, root_grads):
         grads[id(root)] = g if id(root) not in grads else grads[id(root)] + g
@@ -215,6 +177,8 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
         g = grads.pop(id(node), None)
         if g is None:
             continue
+        if node._hooks:
+            g = _run_hooks(node, g)
         op = node._op
         if found is not None:
             if id(node) in found:
@@ -224,14 +188,20 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
         if op is None:
             continue
         if op is FREED:
-            FREED.backward(g)
+            raise RuntimeError(RELEASED)
+        parents = [p for p in op.parents if isinstance(p, Tensor)]
+        if op._saved_versions != versions.record(parents, node):
+            versions.check(op, parents, node)
         op.retain_graph = retain_graph
         if create_graph:
             input_grads = _backward_recorded(op, node, g)
         else:
-            input_grads = op.backward(g) if _op_hook is None else _op_hook(op, "backward", (g,), {})
+            hook = state.op_hook
+            input_grads = op.backward(g) if hook is None else hook(op, "backward", (g,), {})
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
+        if state.anomaly:
+            anomaly_mode.check_gradients(op, input_grads)
         for parent, pg in zip(op.parents, input_grads):
             if pg is None or not isinstance(parent, Tensor) or not parent.requires_grad:
                 continue
@@ -245,10 +215,9 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
 
 def _accumulate(node, g, create_graph):
     """Add g to node.grad: in place on the fast path; as a new Tensor in the graph under create_graph."""
-    from .tensor import Tensor
     if create_graph:
-        from .ops import Cast  # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
-        g = Cast.apply(g, dtype=node.dtype)
+        # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
+        g = g.clone() if g.dtype == node.dtype else g.to(dtype=node.dtype)
         node.grad = g if node.grad is None else node.grad + g
     elif node.grad is None:
         # own the array: g may be shared with another node (Add returns the same g to both sides)
@@ -261,7 +230,6 @@ def _accumulate(node, g, create_graph):
 
 def _backward_recorded(op, node, g):
     """op's gradients as Tensors recorded in the graph (create_graph=True). g is a Tensor; node is op's output."""
-    from .tensor import Tensor
     name = type(op).__name__
     if getattr(op, "composed", None) is not None:  # a fused op: differentiate the same op built from primitives
         targets = [p for p in op.parents if isinstance(p, Tensor) and p.requires_grad]
@@ -284,7 +252,9 @@ def _backward_recorded(op, node, g):
                 raise RuntimeError(f"{name}: create_graph=True cannot differentiate its backward: it saved "
                                    f"`{attr}`, an array computed from its inputs; rebuild it from the input Tensors in "
                                    f"{name}.recompute, or list it in {name}.constants if its derivative is 0")
-    hint = "to be differentiated twice, its backward must use operators and ops.generic, or the op a `composed` form"
+    hint = ("to be differentiated twice, a backward is written with operators, Tensor methods and "
+            "minitorch.autograd.array_ops (exp, log, sigmoid, tanh, erf, where, ...), which take an array or a Tensor, "
+            "not NumPy functions; or the op has a `composed` form (CONTRIBUTING.md)")
     try:
         input_grads = twin.backward(g)
     except Exception as e:  # e.g. a NumPy function handed a Tensor
@@ -304,7 +274,6 @@ def grad(outputs, inputs, grad_outputs=None, *, create_graph=False, retain_graph
     create_graph=True records the computation, so the result can be differentiated again; retain_graph defaults to
     create_graph. allow_unused=True gives None for an input that the outputs do not depend on.
     """
-    from .tensor import Tensor
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single_input = isinstance(inputs, Tensor)
     inputs = [inputs] if single_input else list(inputs)
@@ -336,7 +305,6 @@ def grad(outputs, inputs, grad_outputs=None, *, create_graph=False, retain_graph
 
 def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)"):
     """The gradient that starts a backward from t: an array (a Tensor under create_graph) shaped like t."""
-    from .tensor import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
     if not t.requires_grad:
@@ -359,4 +327,19 @@ def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)")
     return Tensor._make(g) if create_graph and backend.is_array(g) else g
 
 
-__all__ = ["Function", "no_grad", "enable_grad", "is_grad_enabled", "unbroadcast", "run_backward", "grad", "backend"]
+def _run_hooks(node, g):
+    """g after node's hooks (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one."""
+    for hook in list(node._hooks.values()):
+        seen = g if isinstance(g, Tensor) else Tensor._make(g)
+        new = hook(seen)
+        if new is None:
+            continue
+        if not isinstance(new, Tensor) or new.shape != node.shape:
+            raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned "
+                               f"{getattr(new, 'shape', type(new).__name__)} for a gradient of shape {node.shape}: "
+                               f"a hook returns None or a Tensor of the gradient's shape")
+        g = new if isinstance(g, Tensor) else new.data
+    return g
+
+
+__all__ = ["Function", "unbroadcast", "run_backward", "grad", "initial_grad"]

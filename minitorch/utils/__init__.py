@@ -1,0 +1,4 @@
+"""minitorch.utils, as torch.utils: checkpoint (activation checkpointing)."""
+from . import checkpoint
+
+__all__ = ["checkpoint"]

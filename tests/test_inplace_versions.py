@@ -1,0 +1,181 @@
+"""In-place safety (autograd/versions.py): an optimizer step or an in-place op between forward and backward makes the
+backward of an op that saved the changed tensor raise PyTorch's error; what was not saved, or changed through .data,
+does not."""
+import numpy as np
+import pytest
+
+import minitorch as mt
+from minitorch import nn, optim
+
+
+def leaf(values):
+    return mt.tensor(values, dtype=mt.float64, requires_grad=True)
+
+
+def test_an_optimizer_step_between_forward_and_backward_raises(device):
+    w = nn.Parameter(mt.tensor([1.0, 2.0], dtype=mt.float64, device=device))
+    y = (w * w).sum()
+    optim.SGD([w], lr=0.1).step()   # w has no grad yet: the step changes nothing, but it writes: the version moves
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*Mul.*\(2,\).*version 1; expected "
+                                           r"version 0.*Hint"):
+        y.backward()
+
+
+def test_a_step_after_backward_is_fine_and_the_next_forward_sees_the_new_weights():
+    w = nn.Parameter(mt.tensor([1.0, 2.0], dtype=mt.float64))
+    opt = optim.SGD([w], lr=0.5)
+    (w * w).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(w.numpy(), [0.0, 0.0])
+    opt.zero_grad()
+    (w * w).sum().backward()    # a new graph, recorded after the step
+    np.testing.assert_allclose(w.grad.numpy(), [0.0, 0.0])
+
+
+def test_a_linear_layer_saves_a_view_of_its_weight_and_still_sees_the_step():
+    """F.linear multiplies by weight.T (a view): the view shares the weight's counter."""
+    layer = nn.Linear(3, 2, dtype=mt.float64)
+    x = mt.tensor(np.ones((4, 3)), dtype=mt.float64, requires_grad=True)
+    loss = layer(x).sum()
+    optim.Adam(layer.parameters()).step()
+    with pytest.raises(RuntimeError, match="MatMul"):
+        loss.backward()
+
+
+def test_scaling_a_saved_output_in_place_raises_naming_the_op():
+    x = leaf([0.5, 1.0, 1.5])
+    y = x.exp()
+    z = y.sum()          # Sum saves no array: the error comes from Exp, which saved y
+    with mt.no_grad():
+        y.mul_(2)
+    assert y._version == 1
+    with pytest.raises(RuntimeError, match=r"the output of Exp, a tensor of shape \(3,\) \(float64\), is at "
+                                           r"version 1; expected version 0"):
+        z.backward()
+
+
+def test_detach_shares_the_counter():
+    x = leaf([0.5, 1.0])
+    y = x.exp()
+    loss = y.sum()
+    y.detach().add_(1.0)
+    with pytest.raises(RuntimeError, match="Exp"):
+        loss.backward()
+
+
+def test_a_changed_tensor_that_no_op_saved_needs_no_error():
+    """Add saves nothing: changing its input in place leaves its backward right (as in PyTorch)."""
+    x = leaf([1.0, 2.0])
+    c = mt.tensor([5.0, 6.0], dtype=mt.float64)
+    loss = (x + c).sum()
+    c.zero_()
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_writes_through_data_are_the_escape_hatch():
+    x = leaf([1.0, 2.0])
+    loss = (x * x).sum()
+    x.data *= 10                   # not counted: the gradient uses the new values, as documented
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 40.0])
+
+
+def test_in_place_ops_compute_what_the_out_of_place_ones_do():
+    a = np.array([[1.0, -2.0], [3.0, 4.0]])
+    b = np.array([0.5, 2.0])
+    for name, args, expected in [("add_", (mt.tensor(b),), a + b), ("sub_", (mt.tensor(b),), a - b),
+                                 ("mul_", (3.0,), a * 3), ("div_", (mt.tensor(b),), a / b),
+                                 ("fill_", (7.0,), np.full_like(a, 7.0)), ("zero_", (), np.zeros_like(a)),
+                                 ("copy_", (mt.tensor(b),), np.broadcast_to(b, a.shape)),
+                                 ("clamp_", (-1.0, 3.5), np.clip(a, -1.0, 3.5))]:
+        t = mt.tensor(a, dtype=mt.float64)
+        out = getattr(t, name)(*args)
+        assert out is t and t._version == 1, name
+        np.testing.assert_array_equal(t.numpy(), expected, err_msg=name)
+    t = mt.tensor(a, dtype=mt.float64)
+    t.add_(mt.tensor(b), alpha=-2)
+    np.testing.assert_array_equal(t.numpy(), a - 2 * b)
+
+
+def test_in_place_on_a_tensor_that_requires_grad_is_refused_outside_no_grad():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="add_: an in-place op on a leaf that requires grad"):
+        x.add_(1.0)
+    with pytest.raises(RuntimeError, match="mul_: an in-place op on a tensor in the graph"):
+        (x * 2).mul_(2)
+    with mt.no_grad():
+        x.add_(1.0)
+    np.testing.assert_array_equal(x.numpy(), [2.0, 3.0])
+    with pytest.raises(ValueError, match=r"add_: an operand of shape \(3,\) cannot be broadcast to the tensor's "
+                                         r"shape \(2,\)"):
+        mt.zeros(2).add_(mt.zeros(3))
+
+
+def test_views_share_the_counter_of_their_base_and_copies_do_not():
+    x = mt.tensor(np.arange(6.0).reshape(2, 3))
+    for view in (x.reshape(3, 2), x.T, x[0], x.t()):
+        assert view._version_counter is x._version_counter
+    picked = x[mt.tensor([0, 0])]          # integer-array indexing copies
+    assert picked._version_counter is not x._version_counter
+    x.T.mul_(2)
+    assert x._version == 1 and np.array_equal(x.numpy(), 2 * np.arange(6.0).reshape(2, 3))
+
+
+def test_increment_version_takes_a_tensor_or_an_iterable():
+    a, b = mt.zeros(2), mt.zeros(3)
+    mt.autograd.increment_version(a)
+    mt.autograd.increment_version([a, b])
+    assert (a._version, b._version) == (2, 1)
+
+
+def test_a_shared_counter_covers_every_tensor_that_holds_it():
+    """Tensors that are views of one buffer may hold one counter (as a flat parameter buffer's views do)."""
+    a, b = mt.zeros(2, dtype=mt.float64, requires_grad=True), mt.zeros(2, dtype=mt.float64, requires_grad=True)
+    b._version_counter = a._version_counter
+    loss = (b * b).sum()
+    mt.autograd.increment_version(a)
+    with pytest.raises(RuntimeError, match="Mul"):
+        loss.backward()
+
+
+def test_augmented_assignment_is_in_place_where_no_graph_is_recorded_as_in_pytorch():
+    """The manual update `with no_grad(): w -= lr * w.grad` changes the parameter itself."""
+    w = mt.tensor([1.0, 2.0], dtype=mt.float64, requires_grad=True)
+    same = w
+    (w * w).sum().backward()
+    with mt.no_grad():
+        w -= 0.25 * w.grad
+        w *= 2
+        w /= 4
+        w += 1
+    assert w is same and w._version == 4 and w.requires_grad
+    np.testing.assert_allclose(w.numpy(), (np.array([1.0, 2.0]) * 0.5 * 2) / 4 + 1)
+    with pytest.raises(RuntimeError, match="in-place op on a leaf that requires grad"):
+        w += 1
+
+
+def test_augmented_assignment_in_the_graph_makes_a_new_tensor_with_the_right_gradient():
+    x = mt.tensor([1.0, 2.0], dtype=mt.float64, requires_grad=True)
+    y = x * 3
+    before = y
+    y += x * x                      # y = 3x + x^2, a new node: y's old value is untouched
+    assert y is not before and np.array_equal(before.numpy(), [3.0, 6.0])
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 + 2 * x.numpy())
+
+
+def test_an_in_place_op_that_cannot_keep_the_dtype_is_named():
+    with pytest.raises(TypeError, match="add_: the result of dtype float64 cannot be written into this tensor of "
+                                        "dtype int64"):
+        mt.tensor([1, 2]).add_(0.5)
+
+
+def test_in_place_on_a_read_only_view_and_from_a_host_array_on_a_device(device):
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.raises(RuntimeError, match="read-only view"):
+        mt.from_numpy(ro).add_(1.0)
+    t = mt.zeros(3, device=device)
+    t.copy_(np.array([1.0, 2.0, 3.0]))     # a host array enters the tensor's device first
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0, 3.0])
