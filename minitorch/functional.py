@@ -138,8 +138,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy_with_logits")
 
 __all__ = ["relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
-           "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "lstm_cell", "sigmoid", "tanh",
-           "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+           "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "lstm_cell", "sigmoid",
+           "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
 def __dir__():  # dir(F) and tab completion list the API, not the modules this file imports (np, backend, ...)
