@@ -228,3 +228,19 @@ def test_fused_attention_fully_masked_rows_give_zeros_and_zero_gradients(dtype, 
     for t in (out, q.grad, k.grad, v.grad):
         assert np.isfinite(t.numpy()).all()
     assert np.abs(out.numpy()[0, 0]).sum() > 0
+
+
+@pytest.mark.parametrize("name", list(OPS) + ["cross_entropy", "dropout", "dropout_add", "attention (dropout)"])
+def test_fused_path_keeps_float32(name, path):
+    """Scalars reach the kernels as NumPy scalars of the arrays' dtype: under CuPy's fusion a Python float argument
+    would make a float32 kernel compute and return float64."""
+    fn, arrays = OPS.get(name, (None, [X]))
+    fn = fn or {"cross_entropy": lambda x: F.cross_entropy(x, np.zeros(x.shape[:-1], int), label_smoothing=0.1),
+                "dropout": lambda x: F.dropout(x, 0.1), "dropout_add": lambda x: F.dropout_add(x, x * 2, 0.1),
+                "attention (dropout)": lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.1)}[name]
+    leaves = [mt.tensor(a, dtype=np.float32, device=path, requires_grad=True) for a in arrays]
+    out = fn(*leaves)
+    grads = out._op.backward(backend.xp_of(out.data).ones(out.shape, dtype=np.float32))
+    assert out.dtype == np.float32
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    assert {g.dtype for g in grads if g is not None} == {np.dtype(np.float32)}
