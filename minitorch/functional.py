@@ -1,15 +1,16 @@
 """minitorch.functional (imported as F): activations, dropout, linear, embedding, and the fused ops.
 
 The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention, self_attention,
-lstm_cell) live in `minitorch/fused/`, each one Function with a hand-written backward; this module re-exports them.
+cross_attention, lstm_cell) live in `minitorch/fused/`, each one Function with a hand-written backward; this module
+re-exports them.
 """
 import math
 
 import numpy as np
 
 from . import backend
-from .fused import (cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention, self_attention,
-                    softmax)
+from .fused import (cross_attention, cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention,
+                    self_attention, softmax)
 from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf
 from .tensor import Tensor, stack, zeros_like
 
@@ -138,8 +139,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy_with_logits")
 
 __all__ = ["relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
-           "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "lstm_cell", "sigmoid",
-           "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+           "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "cross_attention",
+           "lstm_cell", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
 def __dir__():  # dir(F) and tab completion list the API, not the modules this file imports (np, backend, ...)

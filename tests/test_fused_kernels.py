@@ -62,6 +62,7 @@ X = rng.standard_normal((4, 3, 8))
 W, B = rng.standard_normal(8), rng.standard_normal(8)
 Q, K, V = (rng.standard_normal((2, 3, 5, 4)) for _ in range(3))
 QKV = rng.standard_normal((3, 2, 3, 5, 4))
+KV = rng.standard_normal((2, 2, 3, 6, 4))
 RANDOM_MASK = rng.random((2, 3, 5, 5)) < 0.6
 RANDOM_MASK[0, 1, 2] = False                                    # a query with nothing to attend to
 MASKS = {"none": None, "padding": np.arange(5) < np.array([5, 2])[:, None, None, None],
@@ -78,6 +79,7 @@ OPS = {
     "bias_relu": (lambda x, b: F.bias_relu(x, b), [X, B]),
     "gelu (beyond the clip too)": (lambda x: F.gelu(x), [X * 6]),
     "self_attention": (lambda qkv: F.self_attention(qkv, RANDOM_MASK), [QKV]),
+    "cross_attention": (lambda q, kv: F.cross_attention(q, kv, np.arange(6) < 4), [Q, KV]),
     "attention (broadcast batch)": (lambda q, k, v: F.scaled_dot_product_attention(q, k[0], v[0]), [Q, K, V]),
 }
 OPS.update({f"attention ({name} mask)": ((lambda mask: lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask))(
@@ -122,11 +124,15 @@ def test_fused_dropout_and_dropout_add_use_keep_masks_draw(p, path):
     assert_agree(run(lambda x, y: F.dropout_add(x, y, p), [X, y], path, seed=7), run(expected, [X, y], path))
 
 
-@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("packed", ["no", "qkv", "kv"])
 def test_fused_attention_dropout_uses_keep_masks_draw(packed, path):
     p, mask = 0.3, MASKS["random"]
     device_mask = backend.to_device(mask, path)   # the composed form's masked_fill takes it on the device
-    if packed:
+    if packed == "kv":
+        fused = (lambda q, kv: F.cross_attention(q, kv, mask[..., :4], dropout_p=p), [Q, KV[:, :, :, :4]])
+        expected = with_mask(lambda keep, q, kv: composed.scaled_dot_product_attention(
+            q, kv[0], kv[1], device_mask[..., :4], p, keep=keep), mask.shape[:-1] + (4,), p, path, 3)
+    elif packed == "qkv":
         fused = (lambda qkv: F.self_attention(qkv, mask, dropout_p=p), [QKV])
         expected = with_mask(lambda keep, qkv: composed.scaled_dot_product_attention(
             qkv[0], qkv[1], qkv[2], device_mask, p, keep=keep), mask.shape, p, path, 3)
@@ -142,6 +148,37 @@ def test_numpy_path_and_fused_path_draw_the_same_dropout_mask_on_the_cpu(monkeyp
     plain = run(lambda x, y: F.dropout_add(x, y, 0.4), [X, y], "cpu", seed=5)
     monkeypatch.setattr(backend, "fused_path", lambda array: True)
     assert_agree(run(lambda x, y: F.dropout_add(x, y, 0.4), [X, y], "cpu", seed=5), plain)
+
+
+def test_packed_attention_differentiates_twice_as_the_unpacked_one():
+    """create_graph=True goes through the composed form for the packed inputs too: the gradient of a gradient equals
+    the one through scaled_dot_product_attention of the parts."""
+    mask = MASKS["causal"]
+    packed = {"self": (lambda qkv: F.self_attention(qkv, mask), lambda qkv: F.scaled_dot_product_attention(
+        qkv[0], qkv[1], qkv[2], mask), QKV[:, :1]),
+              "cross": (lambda kv: F.cross_attention(mt.tensor(Q[:1]), kv, mask[:, :5]),
+                        lambda kv: F.scaled_dot_product_attention(mt.tensor(Q[:1]), kv[0], kv[1], mask[:, :5]),
+                        KV[:, :1, :, :5])}
+    for name, (fused, plain, array) in packed.items():
+        results = []
+        for fn in (fused, plain):
+            x = mt.tensor(array, dtype=np.float64, requires_grad=True)
+            out = fn(x)
+            (g,) = mt.grad((out * out).sum(), [x], create_graph=True)
+            (gg,) = mt.grad((g * g).sum(), [x])
+            results.append((g.numpy(), gg.numpy()))
+        for a, b in zip(*results):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
+        assert np.abs(results[0][1]).max() > 1e-3
+
+
+def test_packed_attention_errors_name_the_argument():
+    with pytest.raises(ValueError, match="self_attention: expected qkv"):
+        F.self_attention(mt.tensor(KV))
+    with pytest.raises(ValueError, match="cross_attention: expected q"):
+        F.cross_attention(mt.tensor(Q), mt.tensor(QKV))
+    with pytest.raises(ValueError, match="cross_attention: mask of shape"):
+        F.cross_attention(mt.tensor(Q), mt.tensor(KV), np.ones((5, 5), bool))
 
 
 # ----- launches per op on the stand-in -----

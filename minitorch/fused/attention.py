@@ -25,27 +25,29 @@ class ScaledDotProductAttention(Function):
         ds = w * (dw - sum(dw * w, -1))                       (the softmax backward; 0 where w is 0)
         dq = ds k / sqrt(d),   dk = ds^T q / sqrt(d)
     Saves q, k, v (the inputs, no copies), w and the bool mask m.
-    q may be qkv (3, ..., T, d), with k and v None (self_attention): then the products of the backward write dq, dk,
-    dv into the three parts of one gradient array, where three inputs would each get a zero-padded gradient of qkv's
-    shape for the engine to add up (8 launches more on a GPU).
+    Packed inputs: q may be qkv (3, ..., T, d) with k and v None (self_attention), or k may be kv (2, ..., Tk, d) with
+    v None (cross_attention); the products of the backward then write the parts' gradients into one gradient array,
+    where each part would get a zero-padded gradient of the packed shape for the engine to add up (a memset, a copy
+    and an add a part on a GPU).
     On the GPU the softmax with its scale and mask is three kernels (row max, sum of exponentials, weights written over
     s) and the backward's two (<dw, w>, then ds with the scale folded in); dropout adds one after its random draw.
     """
     needs_float = True
 
     def composed(self, q, k, v, mask):  # what create_graph=True differentiates (docs/backprop.md)
-        if self.packed:
-            q, k, v = q[0], q[1], q[2]
+        q, k, v = _unpacked(q, k, v)
         return composed.scaled_dot_product_attention(q, k, v, mask, self.dropout_p, keep=self.keep)
 
     def forward(self, q, k, v, mask, dropout_p):
         xp = backend.xp_of(q)
-        self.fused, self.packed = backend.fused_path(q), k is None  # packed: q is qkv (self_attention)
+        self.fused = backend.fused_path(q)
+        # which input holds each of q, k, v's gradients: (input, part) for a packed one, (input, None) otherwise
+        self.parts = ((0, 0), (0, 1), (0, 2)) if k is None else ((0, None), (1, 0), (1, 1)) if v is None else \
+            ((0, None), (1, None), (2, None))
+        self.shapes = [a.shape for a in (q, k, v) if a is not None]
         if self.fused:  # CuPy copies each batched matmul operand that is not C-contiguous: copy q, k, v once, here
-            q = xp.ascontiguousarray(q)
-            k, v = (None, None) if self.packed else (xp.ascontiguousarray(k), xp.ascontiguousarray(v))
-        if self.packed:
-            self.qkv_shape, (q, k, v) = q.shape, (q[0], q[1], q[2])
+            q, k, v = (None if a is None else xp.ascontiguousarray(a) for a in (q, k, v))
+        q, k, v = _unpacked(q, k, v)
         self.scale = 1.0 / math.sqrt(q.shape[-1])
         if self.fused:
             return self.forward_fused(q, k, v, mask, dropout_p)
@@ -75,11 +77,13 @@ class ScaledDotProductAttention(Function):
         return a @ v
 
     def backward(self, g):
-        if self.packed:  # the products write the three parts of one gradient array (product)
-            self.grads = backend.xp_of(g).empty(self.qkv_shape, g.dtype)
-            self.backward_fused(g) if self.fused else self.backward_arrays(g)
-            return self.grads, None, None, None
-        return self.backward_fused(g) if self.fused else self.backward_arrays(g)
+        xp = backend.xp_of(g)
+        # a packed input's gradient is one array whose parts the products write (product)
+        packed = {i for i, part in self.parts if part is not None and self.needs_input_grad[i]}
+        self.grads = [xp.empty(shape, g.dtype) if n in packed else None for n, shape in enumerate(self.shapes)]
+        dq, dk, dv, _ = self.backward_fused(g) if self.fused else self.backward_arrays(g)
+        grads = [grad if grad is not None else d for grad, d in zip(self.grads, (dq, dk, dv))]
+        return tuple(grads + [None] * (4 - len(grads)))
 
     def backward_arrays(self, g):
         xp = backend.xp_of(g)
@@ -145,11 +149,19 @@ class ScaledDotProductAttention(Function):
         return dq, dk, dv, None
 
     def needs_qkv_grad(self):
-        return (self.needs_input_grad[0],) * 3 if self.packed else self.needs_input_grad[:3]
+        return tuple(self.needs_input_grad[i] for i, _ in self.parts)
 
-    def product(self, a, b, part):
-        """a @ b, the gradient of q, k or v (part 0, 1, 2): written into that part of self.grads when q is packed."""
-        return backend.xp_of(a).matmul(a, b, out=self.grads[part] if self.packed else None)
+    def product(self, a, b, which):
+        """a @ b, the gradient of q, k or v (which 0, 1, 2): written into its part of a packed input's gradient."""
+        i, part = self.parts[which]
+        return backend.xp_of(a).matmul(a, b, out=None if part is None else self.grads[i][part])
+
+
+def _unpacked(q, k, v):
+    """(q, k, v) from qkv (3, ...) with k and v None, or from q and kv (2, ...) with v None."""
+    if k is None:
+        return q[0], q[1], q[2]
+    return (q, k[0], k[1]) if v is None else (q, k, v)
 
 
 # ----- the GPU kernels (backend.fuse): s, w, da (..., Tq, Tk); mask True or bool broadcastable to them -----
@@ -220,6 +232,21 @@ def self_attention(qkv, mask=None, dropout_p=0.0, training=True):
     if qkv.shape[-2] == 0:
         return scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask, dropout_p, training)
     return ScaledDotProductAttention.apply(qkv, None, None, mask, dropout_p=dropout_p if training else 0.0)
+
+
+def cross_attention(q, kv, mask=None, dropout_p=0.0, training=True):
+    """q (..., Tq, d), kv (2, ..., Tk, d): keys and values stacked, as one projection of the memory makes them ->
+    (..., Tq, d): scaled_dot_product_attention(q, kv[0], kv[1], mask, dropout_p, training), with one gradient array
+    for kv."""
+    if not isinstance(kv, Tensor) or kv.ndim < 3 or kv.shape[0] != 2 or q.ndim < 2 or q.shape[-1] != kv.shape[-1] \
+            or q.shape[:-2] != kv.shape[1:-2]:
+        raise ValueError(f"cross_attention: expected q (..., Tq, d) and kv (2, ..., Tk, d) with the same batch dims; "
+                         f"got q {getattr(q, 'shape', type(q))}, kv {getattr(kv, 'shape', type(kv))}")
+    scores_shape = q.shape[:-1] + kv.shape[-2:-1]
+    mask = _checked(mask, dropout_p, scores_shape, q.device, "cross_attention")
+    if kv.shape[-2] == 0:
+        return scaled_dot_product_attention(q, kv[0], kv[1], mask, dropout_p, training)
+    return ScaledDotProductAttention.apply(q, kv, None, mask, dropout_p=dropout_p if training else 0.0)
 
 
 def _checked(mask, dropout_p, scores_shape, device, who):
