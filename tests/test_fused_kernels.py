@@ -216,12 +216,25 @@ def test_launches_per_op(name):
     assert launches(fn, *tensors) == (forward, backward)
 
 
+ATTENTION = {  # (forward, backward): one kernel copies q, k, v, k^T, v^T, three the softmax; the backward's two,
+    # and no copies for the matmuls (CuPy copies an operand that is not C-contiguous)
+    "scaled_dot_product_attention": ({"fused": 4, "matmul": 2}, {"fused": 2, "matmul": 4}),
+    "self_attention": ({"fused": 4, "matmul": 2}, {"fused": 2, "matmul": 4}),
+    "self_attention (dropout)": ({"fused": 5, "matmul": 2, "random": 1}, {"fused": 3, "matmul": 4}),
+    "cross_attention": ({"fused": 4, "matmul": 2}, {"fused": 2, "matmul": 4}),
+}
+
+
 @pytest.mark.skipif(not CUPY_STANDIN, reason="counts launches, which only the CuPy stand-in does")
-def test_attentions_softmax_is_three_kernels_and_its_backward_two():
-    q, k, v = (mt.tensor(a, device="cuda", requires_grad=True) for a in (Q, K, V))
-    forward, backward = launches(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, RANDOM_MASK), q, k, v)
-    assert forward["fused"] == 3 and forward["matmul"] == 2
-    assert backward["fused"] == 2 and backward["matmul"] == 4
+@pytest.mark.parametrize("name", list(ATTENTION))
+def test_attention_launches(name):
+    q, k, v, qkv, kv = (mt.tensor(a, device="cuda", requires_grad=True) for a in (Q, K, V, QKV, KV))
+    fn, inputs = {"scaled_dot_product_attention": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, RANDOM_MASK), (q, k, v)),
+        "self_attention": (lambda x: F.self_attention(x, RANDOM_MASK), (qkv,)),
+        "self_attention (dropout)": (lambda x: F.self_attention(x, RANDOM_MASK, 0.2), (qkv,)),
+        "cross_attention": (lambda q, kv: F.cross_attention(q, kv), (q, kv))}[name]
+    assert launches(fn, *inputs) == ATTENTION[name]
 
 
 # ----- numerics of the fused softmax, log-softmax and attention -----

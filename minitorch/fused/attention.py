@@ -45,12 +45,10 @@ class ScaledDotProductAttention(Function):
         self.parts = ((0, 0), (0, 1), (0, 2)) if k is None else ((0, None), (1, 0), (1, 1)) if v is None else \
             ((0, None), (1, None), (2, None))
         self.shapes = [a.shape for a in (q, k, v) if a is not None]
-        if self.fused:  # CuPy copies each batched matmul operand that is not C-contiguous: copy q, k, v once, here
-            q, k, v = (None if a is None else xp.ascontiguousarray(a) for a in (q, k, v))
         q, k, v = _unpacked(q, k, v)
         self.scale = 1.0 / math.sqrt(q.shape[-1])
         if self.fused:
-            return self.forward_fused(q, k, v, mask, dropout_p)
+            return self.forward_fused(*_contiguous_parts(xp, q, k, v), mask, dropout_p)
         s = q @ _swap(k)
         s *= self.scale                                      # s = q k^T / sqrt(d)
         if mask is not None:
@@ -113,15 +111,18 @@ class ScaledDotProductAttention(Function):
             dk *= self.scale
         return dq, dk, dv, None
 
-    def forward_fused(self, q, k, v, mask, dropout_p):
+    def forward_fused(self, q, k, v, k_t, v_t, mask, dropout_p):
+        """CuPy copies each batched matmul operand that is not C-contiguous, transposes included: so q, k, v, k^T, v^T
+        come C-contiguous from one kernel (_contiguous_parts), and the softmax writes w^T beside w for the backward."""
         scale = q.dtype.type(self.scale)
         mask = True if mask is None else mask                                # where(True, ...) keeps every score
-        s = q @ _swap(k)
+        s = q @ k_t
         row_max = _masked_row_max(s, mask, scale)[..., None]
         total = _masked_exp_sum(s, mask, scale, row_max)[..., None]
-        _masked_softmax(s, mask, scale, row_max, total)                      # written over s (returning it would
+        self.w_t = _transposed_buffer(s)
+        _masked_softmax(s, mask, scale, row_max, total, _swap(self.w_t))     # written over s (returning it would
         w = s                                                                # make CuPy copy it): w = softmax(s)
-        self.q, self.k, self.v, self.w = q, k, v, w
+        self.q, self.k, self.v_t, self.w = q, k, v_t, w
         self.keep, self.dropout_p, self.dropout_scale = None, dropout_p, q.dtype.type(1)
         a = w
         if dropout_p > 0.0:  # the words keep_mask compares, so a fixed seed gives the NumPy path's mask
@@ -133,19 +134,20 @@ class ScaledDotProductAttention(Function):
 
     def backward_fused(self, g):
         g = backend.xp_of(g).ascontiguousarray(g)                            # one copy for its two products
-        q, k, v, w = self.q, self.k, self.v, self.w
+        q, k, w = self.q, self.k, self.w
         need_q, need_k, need_v = self.needs_qkv_grad()
         keep = True if self.keep is None else self.keep
-        a = w if self.keep is None else scale_by_mask(w, keep, self.dropout_scale)
-        dv = self.product(_swap(a), g, 2) if need_v else None
+        a_t = self.w_t if self.keep is None else scale_by_mask(self.w_t, _swap(self.keep), self.dropout_scale)
+        dv = self.product(a_t, g, 2) if need_v else None                     # dv = a^T g
         if not (need_q or need_k):
             return None, None, dv, None
-        da = g @ _swap(v)                                                    # da = g v^T
+        da = g @ self.v_t                                                    # da = g v^T
         dw_dot_w = _dropped_dot(da, keep, self.dropout_scale, w)[..., None]  # <dw, w>
-        _softmax_grad(da, keep, self.dropout_scale, w, dw_dot_w, q.dtype.type(self.scale))  # written over da:
-        ds = da
+        ds_t = _transposed_buffer(da)
+        _softmax_grad(da, keep, self.dropout_scale, w, dw_dot_w, q.dtype.type(self.scale), _swap(ds_t))
+        ds = da                                                              # written over da, and ds^T beside it
         dq = self.product(ds, k, 0) if need_q else None                      # ds carries the 1 / sqrt(d)
-        dk = self.product(_swap(ds), q, 1) if need_k else None
+        dk = self.product(ds_t, q, 1) if need_k else None
         return dq, dk, dv, None
 
     def needs_qkv_grad(self):
@@ -164,7 +166,44 @@ def _unpacked(q, k, v):
     return (q, k[0], k[1]) if v is None else (q, k, v)
 
 
+def _transposed_buffer(a):
+    """An empty C-contiguous array shaped like a with its last two axes swapped: a kernel writes a^T into its
+    swapped view, which a matmul then reads without a copy."""
+    return backend.xp_of(a).empty(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+
+
+def _contiguous_parts(xp, q, k, v):
+    """q, k, v, k^T and v^T, C-contiguous, copied from q, k, v (views of a projection) by one kernel when q, k, v have
+    one shape (self-attention) or k and v do (with q's own copy), else by a copy each."""
+    k_t, v_t = _transposed_buffer(k), _transposed_buffer(v)
+    if q.shape == k.shape == v.shape:
+        out = xp.empty((3,) + q.shape, q.dtype)
+        _copy_parts(q, k, v, out[0], out[1], out[2], _swap(k_t), _swap(v_t))
+        return out[0], out[1], out[2], k_t, v_t
+    if k.shape == v.shape:
+        out = xp.empty((2,) + k.shape, k.dtype)
+        _copy_keys_values(k, v, out[0], out[1], _swap(k_t), _swap(v_t))
+        return xp.ascontiguousarray(q), out[0], out[1], k_t, v_t
+    k_t[...], v_t[...] = _swap(k), _swap(v)
+    return xp.ascontiguousarray(q), xp.ascontiguousarray(k), xp.ascontiguousarray(v), k_t, v_t
+
+
 # ----- the GPU kernels (backend.fuse): s, w, da (..., Tq, Tk); mask True or bool broadcastable to them -----
+@backend.fuse
+def _copy_parts(xp, q, k, v, q_out, k_out, v_out, k_t_out, v_t_out):
+    """q, k, v copied into the outputs, and k, v into k^T's and v^T's swapped views, in one kernel."""
+    q_out[...] = q
+    _copy_keys_values.body(xp, k, v, k_out, v_out, k_t_out, v_t_out)
+
+
+@backend.fuse
+def _copy_keys_values(xp, k, v, k_out, v_out, k_t_out, v_t_out):
+    """k, v copied into the outputs, and into k^T's and v^T's swapped views, in one kernel."""
+    k_out[...] = k
+    v_out[...] = v
+    k_t_out[...] = k
+    v_t_out[...] = v
+
 def _safe_max(xp, row_max):
     """A fully masked row's max, -inf, as 0: exp(-inf - 0) = 0 keeps its weights 0, not nan."""
     return xp.where(row_max == -math.inf, 0.0, row_max)
@@ -188,9 +227,12 @@ def _masked_exp_sum(xp, s, mask, scale, row_max):
 
 
 @backend.fuse
-def _masked_softmax(xp, s, mask, scale, row_max, total):
-    """w = softmax(s * scale) with 0 where masked, written into s (a fully masked row: sum 0, divided by 1)."""
-    s[...] = _masked_exp(xp, s, mask, scale, row_max) / xp.where(total == 0, 1.0, total)
+def _masked_softmax(xp, s, mask, scale, row_max, total, w_t):
+    """w = softmax(s * scale) with 0 where masked, written into s and into w^T's swapped view (a fully masked row:
+    sum 0, divided by 1)."""
+    w = _masked_exp(xp, s, mask, scale, row_max) / xp.where(total == 0, 1.0, total)
+    w_t[...] = w
+    s[...] = w
 
 
 @backend.fuse
@@ -200,9 +242,11 @@ def _dropped_dot(xp, da, keep, dropout_scale, w):
 
 
 @backend.fuse
-def _softmax_grad(xp, da, keep, dropout_scale, w, dw_dot_w, scale):
-    """ds = w * (dw - <dw, w>) / sqrt(d), written into da."""
-    da[...] = w * (da * keep * dropout_scale - dw_dot_w) * scale
+def _softmax_grad(xp, da, keep, dropout_scale, w, dw_dot_w, scale, ds_t):
+    """ds = w * (dw - <dw, w>) / sqrt(d), written into da and into ds^T's swapped view."""
+    ds = w * (da * keep * dropout_scale - dw_dot_w) * scale
+    ds_t[...] = ds
+    da[...] = ds
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=True):
