@@ -31,6 +31,7 @@ class ScaledDotProductAttention(Function):
     and an add a part on a GPU).
     On the GPU the softmax with its scale and mask is three kernels (row max, sum of exponentials, weights written over
     s) and the backward's two (<dw, w>, then ds with the scale folded in); dropout adds one after its random draw.
+    There it saves C-contiguous copies (q, k, v^T, and w^T beside w) that its matmuls read without copying them.
     """
     needs_float = True
 
