@@ -1,21 +1,28 @@
 """minitorch.functional (imported as F): activations, dropout, linear, embedding, and the fused ops.
 
-The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention, lstm_cell) live in
-`minitorch/fused/`, each one Function with a hand-written backward; this module re-exports them.
+The fused ops (softmax, log_softmax, cross_entropy, layer_norm, scaled_dot_product_attention, self_attention,
+cross_attention, lstm_cell) live in `minitorch/fused/`, each one Function with a hand-written backward; this module
+re-exports them.
 """
 import math
 
 import numpy as np
 
 from . import backend
-from .fused import cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention, softmax
-from .ops import Dropout, Embedding, Erf
+from .fused import (cross_attention, cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention,
+                    self_attention, softmax)
+from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf
 from .tensor import Tensor, stack, zeros_like
 
 
 def relu(x):
     """max(x, 0), any shape."""
     return x.relu()
+
+
+def bias_relu(x, bias):
+    """max(x + bias, 0), bias broadcast against x (..., n) (a Linear's bias, added here): one op, one GPU kernel."""
+    return BiasRelu.apply(x, bias)
 
 
 def gelu(x, approximate="tanh"):
@@ -35,6 +42,18 @@ def dropout(x, p=0.5, training=True):
     if not training or p == 0.0:
         return x
     return Dropout.apply(x, p=p)
+
+
+def dropout_add(x, y, p=0.5, training=True):
+    """x + dropout(y, p, training) for x, y of one shape and dtype (a residual connection): one op, one GPU kernel."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout_add: p must be in [0, 1), got {p}")
+    if x.shape != y.shape or x.dtype != y.dtype:
+        raise ValueError(f"dropout_add: x and y must have one shape and dtype, got {x.shape} {x.dtype} and "
+                         f"{y.shape} {y.dtype}")
+    if not training or p == 0.0:
+        return x + y
+    return DropoutAdd.apply(x, y, p=p)
 
 
 def linear(x, weight, bias=None):
@@ -119,9 +138,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     loss = -(positive + (1 - target) * log_q[..., 0])
     return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy_with_logits")
 
-__all__ = ["relu", "gelu", "dropout", "linear", "embedding", "softmax", "log_softmax", "cross_entropy", "layer_norm",
-           "scaled_dot_product_attention", "lstm_cell", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits"]
+__all__ = ["relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
+           "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "cross_attention",
+           "lstm_cell", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
 def __dir__():  # dir(F) and tab completion list the API, not the modules this file imports (np, backend, ...)

@@ -144,6 +144,8 @@ OPS["sqrt"] = Op(unary(positive), lambda a: a.sqrt(), np.sqrt, ops.Sqrt)
 OPS["tanh"] = Op(unary(), lambda a: a.tanh(), np.tanh, ops.Tanh)
 OPS["sigmoid"] = Op(unary(), lambda a: a.sigmoid(), _sigmoid, ops.Sigmoid)
 OPS["relu"] = Op(unary(away_from_zero), lambda a: a.relu(), lambda a: np.maximum(a, 0.0), ops.Relu)
+OPS["bias_relu"] = Op(broadcast_pair(left=lambda s: arrays(s, -3.0, 3.0), right=lambda s: arrays(s, -3.0, 3.0)).filter(
+    lambda c: np.abs(c[0][0] + c[0][1]).min() > 0.1), F.bias_relu, lambda a, b: np.maximum(a + b, 0.0), ops.BiasRelu)
 OPS["gelu"] = Op(unary(), lambda a: a.gelu(), _gelu, ops.Gelu)
 OPS["erf"] = Op(unary(), lambda a: ops.Erf.apply(a), np.vectorize(math.erf), ops.Erf)
 OPS["abs"] = Op(unary(away_from_zero), lambda a: a.abs(), np.abs, ops.Abs)
@@ -301,6 +303,17 @@ def dropout_cases(draw):
 OPS["dropout"] = Op(dropout_cases(),
                     lambda x, seed, p, keep: (mt.manual_seed(seed), F.dropout(x, p))[1] ** 2,
                     lambda x, seed, p, keep: (x * keep / (1.0 - p)) ** 2, ops.Dropout)
+
+
+@st.composite
+def dropout_add_cases(draw):
+    (x,), options = draw(dropout_cases())
+    return (x, draw(arrays(x.shape))), options
+
+
+OPS["dropout_add"] = Op(dropout_add_cases(),
+                        lambda x, y, seed, p, keep: (mt.manual_seed(seed), F.dropout_add(x, y, p))[1] ** 2,
+                        lambda x, y, seed, p, keep: (x + y * keep / (1.0 - p)) ** 2, ops.DropoutAdd)
 
 
 @st.composite

@@ -33,31 +33,40 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.shape
         return x.reshape(B, T, n, self.n_heads, self.d_k).permute(2, 0, 3, 1, 4)
 
-    def memory_kv(self, memory):
-        """memory (B, S, d_model) -> keys, values (B, n_heads, S, d_k) for cross-attention."""
+    def memory_kv(self, memory, packed=False):
+        """memory (B, S, d_model) -> keys, values (B, n_heads, S, d_k) for cross-attention; packed=True: the two
+        stacked, (2, B, n_heads, S, d_k), which forward takes with one gradient array (F.cross_attention)."""
         kv = self.split_heads(self.w_kv(memory), 2)
-        return kv[0], kv[1]
+        return kv if packed else (kv[0], kv[1])
 
     def forward(self, x, mask=None, kv=None, cache=None, weights=None):
         """x (B, T, d_model) -> (B, T, d_model).
 
         mask: bool array broadcastable to (B, n_heads, T, T_keys), True = may attend.
-        kv: cross-attention only: (keys, values) from memory_kv.
+        kv: cross-attention only: (keys, values) from memory_kv, or both packed (memory_kv(memory, packed=True)).
         cache: self-attention only: a dict with the keys and values of the earlier positions (incremental
             decoding); this call's keys and values are appended to them, and the dict is updated.
         weights: a list; when given, the attention weights (B, n_heads, T, T_keys) are appended to it (plots).
         """
+        qkv = packed_kv = None
         if self.cross:
-            q = self.split_heads(self.w_q(x))[0]
-            k, v = kv
+            B, T, _ = x.shape
+            q = self.w_q(x).reshape(B, T, self.n_heads, self.d_k).permute(0, 2, 1, 3)  # split_heads without [0]
+            packed_kv = kv if isinstance(kv, mt.Tensor) else None
+            k, v = kv if packed_kv is None else (packed_kv[0], packed_kv[1])
         else:
             qkv = self.split_heads(self.w_qkv(x), 3)
             q, k, v = qkv[0], qkv[1], qkv[2]
             if cache is not None:
                 if "k" in cache:
                     k, v = mt.cat([cache["k"], k], dim=2), mt.cat([cache["v"], v], dim=2)
-                cache["k"], cache["v"] = k, v
-        out = F.scaled_dot_product_attention(q, k, v, mask, self.dropout, self.training)  # (B, n_heads, T, d_k)
+                cache["k"], cache["v"], qkv = k, v, None
+        if qkv is not None:  # one gradient array for the three parts (see F.self_attention)
+            out = F.self_attention(qkv, mask, self.dropout, self.training)
+        elif packed_kv is not None:
+            out = F.cross_attention(q, packed_kv, mask, self.dropout, self.training)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, mask, self.dropout, self.training)  # (B, n_heads, T, d_k)
         if weights is not None:  # the weights are what attention does to identity values: w @ I = w
             eye = mt.tensor(np.eye(k.shape[2]), dtype=q.dtype, device=q.device)
             weights.append(F.scaled_dot_product_attention(q, k, eye, mask))

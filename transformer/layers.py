@@ -82,8 +82,9 @@ class FeedForward(nn.Module):
         self.w_2 = xavier_linear_(nn.Linear(d_ff, d_model))
         self.dropout = dropout
 
-    def forward(self, x):
-        return self.w_2(F.dropout(F.relu(self.w_1(x)), self.dropout, self.training))
+    def forward(self, x):  # w_1's bias and the ReLU in one op (one GPU kernel): F.bias_relu
+        hidden = F.bias_relu(F.linear(x, self.w_1.weight), self.w_1.bias)
+        return self.w_2(F.dropout(hidden, self.dropout, self.training))
 
 
 class Residual(nn.Module):
@@ -98,10 +99,10 @@ class Residual(nn.Module):
         self.norm = nn.LayerNorm(d_model)
         self.dropout, self.pre = dropout, norm == "pre"
 
-    def forward(self, x, sublayer):
+    def forward(self, x, sublayer):  # F.dropout_add: x + F.dropout(y) as one op (one kernel on a GPU)
         if self.pre:
-            return x + F.dropout(sublayer(self.norm(x)), self.dropout, self.training)
-        return self.norm(x + F.dropout(sublayer(x), self.dropout, self.training))
+            return F.dropout_add(x, sublayer(self.norm(x)), self.dropout, self.training)
+        return self.norm(F.dropout_add(x, sublayer(x), self.dropout, self.training))
 
 
 class EncoderLayer(nn.Module):

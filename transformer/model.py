@@ -41,7 +41,7 @@ class Decoder(nn.Module):
         for i, layer in enumerate(self.layers):
             kv = None
             if layer.cross_attn is not None:
-                kv = memory_kv[i] if memory_kv is not None else layer.cross_attn.memory_kv(memory)
+                kv = memory_kv[i] if memory_kv is not None else layer.cross_attn.memory_kv(memory, packed=True)
             x = layer(x, tgt_mask, kv, src_mask, caches[i] if caches is not None else None, weights)
         return self.norm(x) if self.norm is not None else x
 

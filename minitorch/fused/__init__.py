@@ -3,11 +3,11 @@
 `composed.py` holds the same ops built from primitive ops (autograd derives their backward): the reference that
 tests and `python -m minitorch.bench_ops` compare these against. docs/backprop.md walks through the derivations.
 """
-from .attention import scaled_dot_product_attention
+from .attention import cross_attention, scaled_dot_product_attention, self_attention
 from .cross_entropy import cross_entropy
 from .layer_norm import layer_norm
 from .lstm_cell import lstm_cell
 from .softmax import log_softmax, softmax
 
-__all__ = ["softmax", "log_softmax", "cross_entropy", "layer_norm", "scaled_dot_product_attention",
-           "lstm_cell"]
+__all__ = ["softmax", "log_softmax", "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention",
+           "cross_attention", "lstm_cell"]

@@ -6,6 +6,7 @@ from ..autograd import Function
 from ..tensor import Tensor
 from . import composed
 from .rows import grad_buffer, row_blocks, row_sum
+from .softmax import exp_sum_of_rows, max_of_rows
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -22,6 +23,8 @@ class CrossEntropy(Function):
     Only E (M, C) in the logits' dtype and S (M,) are saved: the division by S happens on the (M, 1) side, and
     the backward writes dx into E when no second backward follows (rows.grad_buffer). Row sums and cache-sized row
     blocks: rows.py.
+    On the GPU (kernels below) the forward is three row reductions (max, S, sum_c q_c z_c with q built from a column
+    index) and the loss's sum, and the backward one kernel, dx = s * (exp(z) / S - q); x, the row max and S are saved.
     """
     needs_float = True
 
@@ -33,6 +36,9 @@ class CrossEntropy(Function):
         xp = backend.xp_of(x)
         n_rows, n_classes = x.shape
         e = label_smoothing
+        self.fused = backend.fused_path(x)
+        if self.fused:
+            return self.forward_fused(x, target, ignore_index, e, reduction)
         valid = target != ignore_index
         safe_target = xp.where(valid, target, 0)  # any class will do for an ignored row; its loss is zeroed
         E = xp.empty_like(x)
@@ -63,6 +69,8 @@ class CrossEntropy(Function):
         return xp.asarray(loss.sum() / self.n_valid)
 
     def backward(self, g):
+        if self.fused:
+            return self.backward_fused(g)
         xp = backend.xp_of(g)
         E, S, e = self.E, self.S, self.e
         n_rows, n_classes = E.shape
@@ -77,6 +85,78 @@ class CrossEntropy(Function):
                 dx[r] -= (e / n_classes) * s[r, None]                   # - s e / C
         dx[xp.arange(n_rows), self.target] -= (1.0 - e) * s             # - s (1 - e) one_hot(t)
         return dx, None
+
+    def forward_fused(self, x, target, ignore_index, e, reduction):
+        xp, n_classes, kind = backend.xp_of(x), x.shape[1], x.dtype.type
+        self.x, self.target, self.ignore_index, self.e, self.reduction = x, target[:, None], ignore_index, e, reduction
+        self.columns = xp.arange(n_classes)                               # the class id of each column: q without
+        self.q_on, self.q_off = kind(1.0 - e + e / n_classes), kind(e / n_classes)           # a one-hot array
+        self.row_max = max_of_rows(x)[:, None]
+        self.S = exp_sum_of_rows(x, self.row_max)[:, None]                                    # S
+        q_z = _target_dot(x, self.row_max, self.columns, self.target, self.q_on, self.q_off)  # sum_c q_c z_c
+        loss_args = (self.S, q_z[:, None], self.target, ignore_index)
+        if reduction == "none":
+            return _row_loss(*loss_args)[:, 0]
+        total = _loss_sum(*loss_args)
+        if reduction == "sum":
+            return total
+        self.n_valid = _valid_count(target, ignore_index, kind(0))        # on the device, as in forward
+        return _per_valid(total, self.n_valid)
+
+    def backward_fused(self, g):
+        if self.reduction == "none":
+            g = g[:, None]
+        elif self.reduction == "mean":
+            g = _per_valid(g, self.n_valid)
+        return _ce_grad(g, self.x, self.row_max, self.S, self.columns, self.target, self.ignore_index, self.q_on,
+                        self.q_off), None
+
+
+# ----- the GPU kernels (backend.fuse): x (M, C); row_max, S, target (M, 1); columns (C,) -----
+def _q(xp, columns, target, q_on, q_off):
+    """The smoothed target distribution q inside a kernel body: q_on at the target's column, q_off elsewhere."""
+    return xp.where(columns == target, q_on, q_off)
+
+
+@backend.fuse
+def _target_dot(xp, x, row_max, columns, target, q_on, q_off):
+    """(M,) sum_c q_c z_c, z = x - max."""
+    return xp.sum(_q(xp, columns, target, q_on, q_off) * (x - row_max), axis=1)
+
+
+def _loss(xp, S, q_z, target, ignore_index):
+    """(log S - sum_c q_c z_c) on the rows whose target is not ignored, 0 on the others."""
+    return (xp.log(S) - q_z) * (target != ignore_index)
+
+
+@backend.fuse
+def _row_loss(xp, S, q_z, target, ignore_index):
+    """(M, 1) loss of each row."""
+    return _loss(xp, S, q_z, target, ignore_index)
+
+
+@backend.fuse
+def _loss_sum(xp, S, q_z, target, ignore_index):
+    """() the sum of the rows' losses."""
+    return xp.sum(_loss(xp, S, q_z, target, ignore_index))
+
+
+@backend.fuse
+def _valid_count(xp, target, ignore_index, zero):
+    """() the count of targets not ignored, in the logits' dtype (zero)."""
+    return xp.sum((target != ignore_index) + zero)
+
+
+@backend.fuse
+def _per_valid(xp, value, n_valid):
+    """value / max(n_valid, 1): with every row ignored the mean loss is 0 (PyTorch gives nan)."""
+    return value / xp.maximum(n_valid, 1)
+
+
+@backend.fuse
+def _ce_grad(xp, s, x, row_max, S, columns, target, ignore_index, q_on, q_off):
+    """dx = s (p - q) on the rows whose target is not ignored, p = exp(x - max) / S."""
+    return (s * (target != ignore_index)) * (xp.exp(x - row_max) / S - _q(xp, columns, target, q_on, q_off))
 
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

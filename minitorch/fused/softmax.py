@@ -1,4 +1,6 @@
 """Softmax and log-softmax along one dim, each one Function whose backward needs only the saved output."""
+import math
+
 from .. import backend
 from ..autograd import Function
 from ..ops import normalize_dims
@@ -26,6 +28,75 @@ def _one_dim(dim, ndim, op):
     return normalize_dims(dim, ndim)[0]
 
 
+# ----- the GPU kernels (backend.fuse): x, y, g (..., n) with the softmax's dim moved last; m, total (..., 1) -----
+def _safe(xp, m):
+    """A row max of -inf (a row all -inf) as 0, so that the row's exponentials are exp(-inf) = 0, not nan."""
+    return xp.where(m == -math.inf, 0.0, m)
+
+
+@backend.fuse
+def max_of_rows(xp, x):
+    """(...,) max of each row."""
+    return xp.max(x, axis=-1)
+
+
+@backend.fuse
+def exp_sum_of_rows(xp, x, m):
+    """(...,) sum of exp(x - max) of each row."""
+    return xp.sum(xp.exp(x - _safe(xp, m)), axis=-1)
+
+
+@backend.fuse
+def _softmax_out(xp, x, m, total):
+    """y = exp(x - max) / sum, dividing an all -inf row's zero sum by 1."""
+    return xp.exp(x - _safe(xp, m)) / xp.where(total == 0, 1.0, total)
+
+
+@backend.fuse
+def _log_softmax_out(xp, x, m, total):
+    """y = x - max - log(sum) (an all -inf row: -inf)."""
+    return x - _safe(xp, m) - xp.log(xp.where(total == 0, 1.0, total))
+
+
+@backend.fuse
+def _row_dot(xp, g, y):
+    """(...,) <g, y> of each row."""
+    return xp.sum(g * y, axis=-1)
+
+
+@backend.fuse
+def _row_sum(xp, g, y):
+    """(...,) sum(g) of each row (y is not read; the signature is _row_dot's)."""
+    return xp.sum(g, axis=-1)
+
+
+@backend.fuse
+def _softmax_grad(xp, g, y, g_dot_y):
+    """dx = y * (g - <g, y>)."""
+    return y * (g - g_dot_y)
+
+
+@backend.fuse
+def _log_softmax_grad(xp, g, y, g_sum):
+    """dx = g - exp(y) * sum(g)."""
+    return g - xp.exp(y) * g_sum
+
+
+def _fused_forward(x, dim, out_kernel):
+    """out_kernel(x, max, sum) along dim, on x with dim moved last (a view), and the result moved back (a view)."""
+    xp = backend.xp_of(x)
+    x = xp.moveaxis(x, dim, -1)
+    m = max_of_rows(x)[..., None]
+    return xp.moveaxis(out_kernel(x, m, exp_sum_of_rows(x, m)[..., None]), -1, dim)
+
+
+def _fused_backward(g, y, dim, reduce_kernel, grad_kernel):
+    """grad_kernel(g, y, reduce_kernel(g, y)) with dim moved last, as _fused_forward."""
+    xp = backend.xp_of(g)
+    g, y = xp.moveaxis(g, dim, -1), xp.moveaxis(y, dim, -1)
+    return xp.moveaxis(grad_kernel(g, y, reduce_kernel(g, y)[..., None]), -1, dim)
+
+
 class Softmax(Function):
     """y = exp(x - max(x)) / sum(exp(x - max(x))) along dim; x any shape, y the same shape.
 
@@ -34,6 +105,7 @@ class Softmax(Function):
     Backward (docs/backprop.md section 1), with <a, b> summed along dim:
         d y_i / d x_j = y_i ([i = j] - y_j)
         dx = y * (g - <g, y>)                            (dx_j = sum_i g_i d y_i / d x_j)
+    On the GPU: three kernels forward, two backward (below).
     """
     needs_float = True
 
@@ -41,6 +113,10 @@ class Softmax(Function):
         return composed.softmax(x, self.dim)
 
     def forward(self, x, dim):
+        self.fused = backend.fused_path(x)
+        if self.fused:  # three kernels: max, sum of exponentials, y (and two backward)
+            self.y, self.dim = _fused_forward(x, dim, _softmax_out), dim
+            return self.y
         y = _shift_by_max(x, dim)
         backend.xp_of(x).exp(y, out=y)
         y /= _row_sums(y, dim)
@@ -48,6 +124,8 @@ class Softmax(Function):
         return y
 
     def backward(self, g):
+        if self.fused:
+            return _fused_backward(g, self.y, self.dim, _row_dot, _softmax_grad)
         y = self.y
         gy = g * y
         g_dot_y = gy.sum(axis=self.dim, keepdims=True)            # <g, y>
@@ -63,6 +141,7 @@ class LogSoftmax(Function):
     Backward (docs/backprop.md section 2), with p = softmax(x) = exp(y) and sums along dim:
         d y_i / d x_j = [i = j] - p_j
         dx = g - p * sum(g)
+    On the GPU: three kernels forward, two backward (below).
     """
     needs_float = True
 
@@ -71,12 +150,18 @@ class LogSoftmax(Function):
 
     def forward(self, x, dim):
         xp = backend.xp_of(x)
+        self.fused = backend.fused_path(x)
+        if self.fused:  # three kernels: max, sum of exponentials, y (and two backward)
+            self.y, self.dim = _fused_forward(x, dim, _log_softmax_out), dim
+            return self.y
         y = _shift_by_max(x, dim)
         y -= xp.log(_row_sums(xp.exp(y), dim))
         self.y, self.dim = y, dim
         return y
 
     def backward(self, g):
+        if self.fused:
+            return _fused_backward(g, self.y, self.dim, _row_sum, _log_softmax_grad)
         xp = backend.xp_of(g)
         p = xp.exp(self.y)
         p_sum_g = p                                      # the buffer of p goes on to hold p * sum(g), then dx

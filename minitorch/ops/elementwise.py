@@ -129,13 +129,75 @@ class Sigmoid(Function):
         return g * self.out * (1 - self.out)
 
 
+@backend.fuse
+def _relu_grad(xp, g, out):
+    """g * [out > 0]: relu's backward from its output, in one kernel (out > 0 exactly where a > 0)."""
+    return g * (out > 0)
+
+
 class Relu(Function):
+    """On the GPU the mask is rebuilt from the output in the backward's one kernel, not made by a second forward
+    kernel; on the CPU the bool mask is saved (smaller than the output, and the backward one multiply)."""
+    positive = None
+
     def forward(self, a):
-        self.positive = a > 0
-        return backend.xp_of(a).maximum(a, 0)  # not a * positive: -inf * 0 is nan
+        out = backend.xp_of(a).maximum(a, 0)  # not a * positive: -inf * 0 is nan
+        if backend.fused_path(a):
+            self.out = out
+        else:
+            self.positive = a > 0
+        return out
 
     def backward(self, g):  # d relu(a) = [a > 0] da  (0 at a = 0)
-        return g * self.positive
+        return g * self.positive if self.positive is not None else _relu_grad(g, self.out)
+
+
+@backend.fuse
+def _bias_relu(xp, a, b):
+    """max(a + b, 0) in one kernel."""
+    return xp.maximum(a + b, 0)
+
+
+class BiasRelu(Function):
+    """out = relu(a + b), b broadcast against a (a Linear's bias): d out = [a + b > 0] (da + db), the engine summing
+    db back to b's shape. On the GPU one kernel forward (the backward's mask comes from the output, as in Relu);
+    on the CPU the sum is computed once and clamped in place."""
+
+    def forward(self, a, b):
+        self.fused = backend.fused_path(a)
+        if self.fused:
+            self.out = _bias_relu(a, b)
+            return self.out
+        z = a + b
+        self.positive = z > 0
+        return backend.xp_of(z).maximum(z, 0, out=z if z.ndim else None)  # (0-d: a + b is a NumPy scalar)
+
+    def backward(self, g):
+        dz = _relu_grad(g, self.out) if self.fused else g * self.positive
+        return dz, dz
+
+
+GELU_C = math.sqrt(2.0 / math.pi)
+
+
+def _gelu_t(xp, a):
+    """(clipped a, tanh(u)) of Gelu, inside a kernel body."""
+    c = xp.minimum(xp.maximum(a, -10.0), 10.0)
+    return c, xp.tanh(GELU_C * (c + 0.044715 * c * c * c))
+
+
+@backend.fuse
+def _gelu(xp, a):
+    """0.5 a (1 + t) in one kernel."""
+    _, t = _gelu_t(xp, a)
+    return 0.5 * a * (1 + t)
+
+
+@backend.fuse
+def _gelu_grad(xp, g, a):
+    """g dy/da in one kernel (the formula of Gelu's docstring)."""
+    c, t = _gelu_t(xp, a)
+    return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * c * c))
 
 
 class Gelu(Function):
@@ -145,12 +207,15 @@ class Gelu(Function):
     dy/da = 0.5 (1 + t) + 0.5 a (1 - t^2) c (1 + 3 * 0.044715 a^2)
     For |a| >= 10, t is +-1 and 1 - t^2 is 0 to the last bit in float32 and float64, so a is clipped to [-10, 10]
     inside u and the a^2 factor: the same values, and no overflow of a^3 for huge inputs.
+    On the GPU the forward and the backward are one kernel each (_gelu, _gelu_grad), which recompute t from a.
     """
     needs_float = True
-    C = math.sqrt(2.0 / math.pi)
+    C = GELU_C
 
     def forward(self, a):
-        self.a = a
+        self.a, self.fused = a, backend.fused_path(a)
+        if self.fused:
+            return _gelu(a)
         self.recompute(a)
         return 0.5 * a * (1 + self.t)
 
@@ -159,6 +224,8 @@ class Gelu(Function):
         self.t = generic.tanh(self.C * (c + 0.044715 * c * c * c))
 
     def backward(self, g):
+        if self.fused and generic.is_array(g):  # (Tensors under create_graph: the formula below)
+            return _gelu_grad(g, self.a)
         a, c, t = self.a, self.clipped, self.t
         return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * self.C * (1 + 3 * 0.044715 * c * c))
 
@@ -196,35 +263,98 @@ class Where(Function):
         return None, g * self.cond, g * ~self.cond
 
 
-def keep_mask(shape, p, device):
-    """A bool array of `shape`, each element True with probability 1 - p, p rounded to a multiple of 2^-16.
-
-    Random 16-bit words compared once with a threshold: cheaper than drawing floats (on the CPU the generator's raw
-    64-bit outputs, four words each, 2.5-4x faster than integers(dtype=uint16)). Dropout and the fused attention both
-    draw here, so one seed gives both the same mask."""
+def random_words(shape, device):
+    """Random uint16 words of `shape` from the device's generator: on the CPU the generator's raw 64-bit outputs, four
+    words each (2.5-4x faster than integers(dtype=uint16)), on the GPU one draw of integers."""
     xp, rng = backend.xp_of_device(device), backend.rng(device)
     if device == "cpu":
         n = math.prod(shape)
-        words = rng.bit_generator.random_raw(-(-n // 4)).view(xp.uint16)[:n].reshape(shape)
-    else:
-        words = rng.integers(0, 1 << 16, size=shape, dtype=xp.uint16)
-    return words >= xp.uint16(min(round(p * (1 << 16)), (1 << 16) - 1))
+        return rng.bit_generator.random_raw(-(-n // 4)).view(xp.uint16)[:n].reshape(shape)
+    return rng.integers(0, 1 << 16, size=shape, dtype=xp.uint16)
+
+
+def keep_threshold(p, device):
+    """The uint16 a random word must reach to be kept: P(keep) = 1 - p, p rounded to a multiple of 2^-16."""
+    return backend.xp_of_device(device).uint16(min(round(p * (1 << 16)), (1 << 16) - 1))
+
+
+def keep_mask(shape, p, device):
+    """A bool array of `shape`, each element True with probability 1 - p: random 16-bit words compared once with a
+    threshold, cheaper than drawing floats. Dropout and the fused attention both draw here (or, on the GPU, draw the
+    same words and compare them inside their kernel), so one seed gives both the same mask."""
+    return random_words(shape, device) >= keep_threshold(p, device)
+
+
+@backend.fuse
+def dropout_kernel(xp, a, words, threshold, scale):
+    """(a * m * scale, m) with the keep mask m = words >= threshold, in one kernel after the one random draw."""
+    keep = words >= threshold
+    return a * keep * scale, keep
+
+
+@backend.fuse
+def scale_by_mask(xp, g, keep, scale):
+    """g * m * scale in one kernel: the gradient of a dropout (and its output, rebuilt from the saved mask)."""
+    return g * keep * scale
 
 
 class Dropout(Function):
-    """out = a * m / (1 - p), m ~ Bernoulli(1 - p) from keep_mask, saved as bool; the gradient is g * m / (1 - p)."""
+    """out = a * m / (1 - p), m ~ Bernoulli(1 - p) from keep_mask, saved as bool; the gradient is g * m / (1 - p).
+    On the GPU the mask, the product and the scale are one kernel (dropout_kernel) after the random draw."""
     needs_float = True
 
     def forward(self, a, *, p):
-        self.keep, self.scale = keep_mask(a.shape, p, backend.device_of(a)), 1.0 / (1.0 - p)
+        device, self.fused = backend.device_of(a), backend.fused_path(a)
+        self.scale = 1.0 / (1.0 - p)
+        if self.fused:
+            out, self.keep = dropout_kernel(a, random_words(a.shape, device), keep_threshold(p, device),
+                                            a.dtype.type(self.scale))
+            return out
+        self.keep = keep_mask(a.shape, p, device)
         out = a * self.keep
         out *= self.scale  # a Python float: the product keeps a's dtype
         return out
 
     def backward(self, g):
+        if self.fused and generic.is_array(g):
+            return scale_by_mask(g, self.keep, g.dtype.type(self.scale))
         dx = g * self.keep
         dx *= self.scale
         return dx
+
+
+@backend.fuse
+def dropout_add_kernel(xp, x, y, words, threshold, scale):
+    """(x + y * m * scale, m) with the keep mask m = words >= threshold, in one kernel."""
+    keep = words >= threshold
+    return x + y * keep * scale, keep
+
+
+class DropoutAdd(Function):
+    """out = x + y * m / (1 - p) for x, y of one shape (a residual connection around a dropped-out sub-layer), with m
+    drawn as Dropout draws it (the same mask for a seed); dx = g, dy = g * m / (1 - p). On the GPU the mask, the scale
+    and the sum are one kernel after the random draw, where a Dropout and an Add take three."""
+    needs_float = True
+
+    def forward(self, x, y, *, p):
+        device, self.fused = backend.device_of(y), backend.fused_path(y)
+        self.scale = 1.0 / (1.0 - p)
+        if self.fused:
+            out, self.keep = dropout_add_kernel(x, y, random_words(y.shape, device), keep_threshold(p, device),
+                                                y.dtype.type(self.scale))
+            return out
+        self.keep = keep_mask(y.shape, p, device)
+        out = y * self.keep
+        out *= self.scale
+        out += x
+        return out
+
+    def backward(self, g):
+        if self.fused and generic.is_array(g):
+            return g, scale_by_mask(g, self.keep, g.dtype.type(self.scale))
+        dy = g * self.keep
+        dy *= self.scale
+        return g, dy
 
 
 class Cast(Function):
