@@ -14,15 +14,16 @@ one engine with the other and nothing else. Module names follow ours, so our sta
 The defaults are those of `python -m train bench`. Compare runs made back to back: a shared machine is noisy.
 
 `--count-kernels` profiles one step (after the warm-up) with torch.profiler and counts PyTorch's kernel-making calls
-by the rule the CuPy stand-in counts ours (tests/cupy_standin/README.md): the leaf ATen calls (those that call no other
-ATen op) minus views, metadata and allocation (`view`, `permute`, `empty`, ...) and host reads (`item`), split into
-forward+loss, backward, update (zeroing, clipping, Adam) and the step's read, with Adam and clipping in their
-`foreach=True` form, as PyTorch runs them on CUDA. How the CPU's calls stand for CUDA launches (KERNELS_AS_CUDA):
-a `_foreach_*` op, which the CPU runs as one ATen call per tensor, is on CUDA one kernel per chunk of its tensor lists
-(multi_tensor_apply: at most 110/64/48/36/30 tensors for 1-5 lists and 320 blocks of 65,536 elements a launch), and
-0-d lists (Adam's step counters, host tensors on CUDA) launch nothing; dropout, three CPU calls, is CUDA's one fused
-`native_dropout`; scaled_dot_product_attention is one launch forward and two backward (CUDA's memory-efficient
-kernels). Everything else is one launch a leaf call. It needs no GPU: `--device cpu` profiles the CPU run.
+by the rule the CuPy stand-in counts ours (tests/cupy_standin/README.md): the leaf ATen calls (those that call no
+other kernel-making ATen op: `mm`, which calls only `resolve_conj`, is a leaf) minus views, metadata and allocation
+(`view`, `permute`, `empty`, ...) and host reads (`item`), split into forward+loss, backward, update (zeroing,
+clipping, Adam) and the step's read, with Adam and clipping in their `foreach=True` form, as PyTorch runs them on
+CUDA. How the CPU's calls stand for CUDA launches (KERNELS_AS_CUDA): a `_foreach_*` op, which the CPU runs as one ATen
+call per tensor, is on CUDA one kernel per chunk of its tensor lists (multi_tensor_apply: at most 110/64/48/36/30
+tensors for 1-5 lists and 320 blocks of 65,536 elements a launch), and 0-d lists (Adam's step counters, host tensors
+on CUDA) launch nothing; dropout, three CPU calls, is CUDA's one fused `native_dropout`; scaled_dot_product_attention
+is one launch forward and two backward (CUDA's memory-efficient kernels). Everything else is one launch a leaf call.
+It needs no GPU: `--device cpu` profiles the CPU run.
 """
 import argparse
 import contextlib
@@ -287,15 +288,21 @@ MAX_TENSORS = (110, 64, 48, 36, 30)   # multi_tensor_apply's tensors a launch fo
 BLOCKS, CHUNK = 320, 65536            # its blocks a launch, elements a block
 
 
-def foreach_launches(input_shapes):
-    """CUDA launches of one _foreach_* op from its inputs' shapes: multi_tensor_apply's chunking of its lists."""
-    lists = [shapes for shapes in input_shapes if isinstance(shapes, list) and shapes and
-             all(isinstance(s, list) for s in shapes)]
-    if not lists or all(len(s) == 0 for s in lists[0]):
-        return 0   # 0-d tensors: Adam's step counters, which live on the host on CUDA
-    depth, sizes = min(len(lists), len(MAX_TENSORS)), [math.prod(s) for s in lists[0]]
-    chunks = sum(math.ceil(n / CHUNK) for n in sizes if n)
-    return max(math.ceil(len(sizes) / MAX_TENSORS[depth - 1]), math.ceil(chunks / BLOCKS))
+def foreach_launches(calls):
+    """CUDA launches of one _foreach_* op: multi_tensor_apply's chunking of its tensor lists. calls: for each tensor
+    of the lists, the shapes of its call's tensor operands (CPU fallback: one ATen call per tensor; the profiler
+    records a tensor list's shape as [], so the lists are read from those calls)."""
+    if not calls or all(not shapes for shapes in calls):
+        return 0   # 0-d tensors only: Adam's step counters, which live on the host on CUDA
+    depth = min(max(len(shapes) for shapes in calls), len(MAX_TENSORS))
+    chunks = sum(math.ceil(math.prod(shapes[0]) / CHUNK) for shapes in calls if shapes)
+    return max(math.ceil(len(calls) / MAX_TENSORS[depth - 1]), math.ceil(chunks / BLOCKS))
+
+
+def foreach_calls(event):
+    """The argument of foreach_launches for a profiled _foreach_* event (its children, one call per tensor)."""
+    return [[s for s in c.input_shapes if isinstance(s, list) and s]
+            for c in event.cpu_children if c.name.startswith("aten::")]
 
 
 def count_kernels(step, batch):
@@ -319,6 +326,15 @@ def count_kernels(step, batch):
             parent = parent.cpu_parent
         return False
 
+    makes_kernel = {}
+
+    def launches_below(event):   # does a call inside event launch a kernel? (then event itself is not a leaf)
+        if id(event) not in makes_kernel:
+            makes_kernel[id(event)] = any(
+                c.name.startswith("aten::") and (c.name not in NOT_KERNELS or launches_below(c))
+                for c in event.cpu_children)
+        return makes_kernel[id(event)]
+
     launches, by_op, reads = {}, {}, 0
     for e in events:
         if not e.name.startswith("aten::") or counted_above(e):
@@ -327,10 +343,10 @@ def count_kernels(step, batch):
             reads += 1
             continue
         if e.name.startswith("aten::_foreach_"):
-            n = foreach_launches(e.input_shapes)
+            n = foreach_launches(foreach_calls(e))
         elif e.name in KERNELS_AS_CUDA:
             n = KERNELS_AS_CUDA[e.name]
-        elif e.name in NOT_KERNELS or any(c.name.startswith("aten::") for c in e.cpu_children):
+        elif e.name in NOT_KERNELS or launches_below(e):
             continue
         else:
             n = 1
