@@ -8,6 +8,7 @@ from ..autograd import Function
 from ..ops.elementwise import dropout_kernel, keep_mask, keep_threshold, random_words, scale_by_mask
 from ..tensor import Tensor
 from . import composed
+from .softmax import safe_max
 
 
 def _swap(a):
@@ -205,14 +206,9 @@ def _copy_keys_values(xp, k, v, k_out, v_out, k_t_out, v_t_out):
     k_t_out[...] = k
     v_t_out[...] = v
 
-def _safe_max(xp, row_max):
-    """A fully masked row's max, -inf, as 0: exp(-inf - 0) = 0 keeps its weights 0, not nan."""
-    return xp.where(row_max == -math.inf, 0.0, row_max)
-
-
 def _masked_exp(xp, s, mask, scale, row_max):
     """exp(s * scale - max), 0 where masked (exp(-inf): a masked score above the row's max cannot overflow)."""
-    return xp.exp(xp.where(mask, s * scale - _safe_max(xp, row_max), -math.inf))
+    return xp.exp(xp.where(mask, s * scale - safe_max(xp, row_max), -math.inf))
 
 
 @backend.fuse

@@ -29,8 +29,9 @@ def _one_dim(dim, ndim, op):
 
 
 # ----- the GPU kernels (backend.fuse): x, y, g (..., n) with the softmax's dim moved last; m, total (..., 1) -----
-def _safe(xp, m):
-    """A row max of -inf (a row all -inf) as 0, so that the row's exponentials are exp(-inf) = 0, not nan."""
+def safe_max(xp, m):
+    """A row max of -inf (a row all -inf, or fully masked) as 0, so that the row's exponentials are exp(-inf) = 0,
+    not nan (inside a kernel body; attention's masked softmax uses it too)."""
     return xp.where(m == -math.inf, 0.0, m)
 
 
@@ -43,19 +44,19 @@ def max_of_rows(xp, x):
 @backend.fuse
 def exp_sum_of_rows(xp, x, m):
     """(...,) sum of exp(x - max) of each row."""
-    return xp.sum(xp.exp(x - _safe(xp, m)), axis=-1)
+    return xp.sum(xp.exp(x - safe_max(xp, m)), axis=-1)
 
 
 @backend.fuse
 def _softmax_out(xp, x, m, total):
     """y = exp(x - max) / sum, dividing an all -inf row's zero sum by 1."""
-    return xp.exp(x - _safe(xp, m)) / xp.where(total == 0, 1.0, total)
+    return xp.exp(x - safe_max(xp, m)) / xp.where(total == 0, 1.0, total)
 
 
 @backend.fuse
 def _log_softmax_out(xp, x, m, total):
     """y = x - max - log(sum) (an all -inf row: -inf)."""
-    return x - _safe(xp, m) - xp.log(xp.where(total == 0, 1.0, total))
+    return x - safe_max(xp, m) - xp.log(xp.where(total == 0, 1.0, total))
 
 
 @backend.fuse
