@@ -1,6 +1,7 @@
 """The CLI's own faults: unknown presets, impossible sizes and --device cuda without CuPy or a GPU (a one-line reason,
 exit status 2, nothing written); a second fit into a run folder (refused, naming the folder and --resume); and
 translate, which keeps one output line per input line whatever the input holds."""
+import json
 import io
 import shutil
 import subprocess
@@ -104,6 +105,20 @@ def test_resume_with_another_model_size_is_refused(tmp_path, capsys):
     status, out, err = run_cli([*lstm, "--resume", "--n-heads", "4"], capsys)
     assert status == 2
     assert "--n-heads sets a Transformer size; this run's model is lstm" in one_line_error(err)
+
+
+def test_resume_reads_the_preset_from_the_run_folder(tmp_path, capsys):
+    data = make_corpus(tmp_path / "corpus")
+    assert main(fit_argv(data, tmp_path / "run", "--max-steps", "1")) == 0
+    assert main(["fit", "--run-dir", str(tmp_path / "run"), "--resume", "--max-steps", "2"]) == 0
+    progress = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert max(r["step"] for r in progress if "step" in r) == 2
+    capsys.readouterr()
+    for argv in (["fit", "--resume"], ["fit", "--run-dir", str(tmp_path / "run")]):
+        status, out, err = run_cli(argv, capsys)
+        assert status == 2
+        assert one_line_error(err).endswith("the following arguments are required: --preset (with --resume "
+                                            "--run-dir RUN it is read from RUN)")
 
 
 # ----- translate -----

@@ -15,7 +15,7 @@ from cli_runner import run_cli
 @pytest.mark.parametrize("argv, reason", [
     ([], "the following arguments are required: command"),
     (["train"], "invalid choice: 'train'"),
-    (["fit"], "the following arguments are required: --preset"),
+    (["fit"], "the following arguments are required: --preset (with --resume --run-dir RUN"),
     (["fit", "--preset", "huge"], "argument --preset: invalid choice: 'huge'"),
     (["fit", "--preset", "tiny", "--epochs", "0"], "argument --epochs: expected a positive integer, got 0"),
     (["fit", "--preset", "tiny", "--batch-tokens", "many"], "argument --batch-tokens: expected a positive integer"),

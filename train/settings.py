@@ -30,7 +30,7 @@ MIN_MAX_LEN = math.ceil(MAX_LEN_A * 2 + MAX_LEN_B + 1)
 
 def resolve_settings(args):
     """(settings, model keyword arguments, run folder) from the preset and the flags, or from the resumed run."""
-    preset = PRESETS[args.preset]
+    preset = PRESETS[args.preset or resumed_preset(args)]
     given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
     size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
     src, tgt = given.get("src", preset.src), given.get("tgt", preset.tgt)
@@ -74,6 +74,19 @@ def resolve_settings(args):
     if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
         raise TrainError(existing_run_message(run_dir))
     return settings, model_kw, run_dir
+
+
+def resumed_preset(args):
+    """The preset of the run that `--resume --run-dir RUN` continues, read from RUN/config.json, when --preset is not
+    given; without --resume --run-dir, UsageError (a new run, or the default folder, needs the preset)."""
+    if not (args.resume and args.run_dir):
+        raise UsageError("the following arguments are required: --preset (with --resume --run-dir RUN it is read "
+                         "from RUN)")
+    name = run.load_config(Path(args.run_dir))["settings"].get("preset")
+    if name not in PRESETS:
+        raise TrainError(f"{run.config_path(Path(args.run_dir))}: preset {name!r} is not one of {', '.join(PRESETS)}; "
+                         f"pass --preset")
+    return name
 
 
 def fit_defaults(preset, model="transformer"):

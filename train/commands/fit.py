@@ -29,8 +29,9 @@ __all__ = ["add_arguments", "main", "resolve_settings", "prepare_corpus", "Train
 
 
 def add_arguments(p):
-    p.add_argument("--preset", required=True, choices=sorted(PRESETS),
-                   help="; ".join(f"{name}: {preset.description}" for name, preset in PRESETS.items()))
+    p.add_argument("--preset", choices=sorted(PRESETS),
+                   help="; ".join(f"{name}: {preset.description}" for name, preset in PRESETS.items()) +
+                   " (required, except with --resume --run-dir RUN, which reads it from RUN)")
     p.add_argument("--model", choices=registry.MODELS, default=None, help="the architecture (default: transformer)")
     p.add_argument("--src", help="source language: the file suffix, e.g. de (default: the preset's)")
     p.add_argument("--tgt", help="target language, e.g. en (default: the preset's)")
@@ -93,7 +94,7 @@ def main(args):
     world = parallel.init_world(args.distributed, device)
     with parallel.stop_job_on_error(world, "fit"):
         settings, model_kw, run_dir = resolve_settings(args)
-        blas, line = threads.setup(args.preset, args.threads, world)
+        blas, line = threads.setup(settings["preset"], args.threads, world)
         print(line)
         world.barrier()   # every rank has checked the run folder before rank 0 writes into it
         data_dir = parallel.main_first(world, lambda: prepare_corpus(settings, run_dir, args.data_dir))
