@@ -22,6 +22,23 @@ def test_an_optimizer_step_between_forward_and_backward_raises(device):
         y.backward()
 
 
+def test_a_product_or_quotient_keeps_only_what_its_backward_reads_as_in_pytorch():
+    """d(w * 2)/dw = 2 and d(w / 2)/dw = 1/2 never read w, so a step on w between forward and backward is fine;
+    w * x and 2 / w read w for the other side's gradient, so there it raises."""
+    w = nn.Parameter(mt.tensor([1.0, 2.0], dtype=mt.float64))
+    x = leaf([3.0, 4.0])
+    opt = optim.SGD([w], lr=0.1)
+    scaled, halved, times_x, inverse = (w * 2).sum(), (w / 2).sum(), (w * x).sum(), (2 / w).sum()
+    opt.step()
+    scaled.backward()
+    halved.backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.5, 2.5])
+    with pytest.raises(RuntimeError, match=r"input 0 of Mul.*version 1; expected version 0"):
+        times_x.backward()
+    with pytest.raises(RuntimeError, match=r"input 1 of Div.*version 1; expected version 0"):
+        inverse.backward()
+
+
 def test_a_step_after_backward_is_fine_and_the_next_forward_sees_the_new_weights():
     w = nn.Parameter(mt.tensor([1.0, 2.0], dtype=mt.float64))
     opt = optim.SGD([w], lr=0.5)

@@ -47,7 +47,7 @@ class Function:
 
     The contract an op relies on:
     - `forward(self, *arrays, **options)` gets arrays (and the options, by keyword) and saves on `self` what backward
-      needs; `apply` sets `self.needs_input_grad` (one bool per input) before it when a gradient is wanted.
+      needs; `apply` sets `self.needs_input_grad` (one bool per input, all False when no gradient is wanted) before it.
     - `backward(self, g)` returns one gradient per input (None where there is none), possibly in the broadcast shape
       of the output: the engine undoes broadcasting.
     - `self.retain_graph`, set by the engine just before backward: False when no second backward will run through
@@ -84,8 +84,8 @@ class Function:
         op = cls()
         grad_enabled = state.grad_enabled
         requires_grad = grad_enabled and any(t.requires_grad for t in tensors)
-        if requires_grad:
-            op.needs_input_grad = tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs)
+        # set even without a graph, so that forward may read it to save only what backward will need
+        op.needs_input_grad = tuple(requires_grad and isinstance(x, Tensor) and x.requires_grad for x in inputs)
         arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
         hook = state.op_hook
         result = op.forward(*arrays, **options) if hook is None else hook(op, "forward", arrays, options)

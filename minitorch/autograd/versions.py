@@ -54,10 +54,12 @@ def check(op, tensors, out):
     saved (the input of an Add) needs no error."""
     saved = _saved_buffers(op)
     now = record(tensors, out)
+    # the position among the op's arguments, numbers included (2 / w: w is input 1)
+    positions = [j for j, p in enumerate(getattr(op, "parents", tensors)) if hasattr(p, "_version_counter")]
     for i, (t, then, version) in enumerate(zip([*tensors, out], op._saved_versions, now)):
         if version != then and id(_buffer(t.data)) in saved:
             name = type(op).__name__
-            which = "the output" if i == len(tensors) else f"input {i}"
+            which = "the output" if i == len(tensors) else f"input {positions[i]}"
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"{which} of {name}, a tensor of shape {t.shape} ({t.dtype}), is at version {version}; "

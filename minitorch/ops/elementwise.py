@@ -28,8 +28,9 @@ class Sub(Function):
 
 
 class Mul(Function):
-    def forward(self, a, b):
-        self.a, self.b = a, b
+    def forward(self, a, b):   # saves only what backward reads, so y = w * 2 survives a step on w (as in PyTorch)
+        need_a, need_b = self.needs_input_grad
+        self.a, self.b = (a if need_b else None), (b if need_a else None)
         return a * b
 
     def backward(self, g):  # d(ab) = b da + a db
@@ -38,8 +39,8 @@ class Mul(Function):
 
 
 class Div(Function):
-    def forward(self, a, b):
-        self.a, self.b = a, b
+    def forward(self, a, b):   # a is read only for b's gradient: w / 2 survives a step on w
+        self.a, self.b = (a if self.needs_input_grad[1] else None), b
         return a / b
 
     def backward(self, g):  # d(a/b) = da / b - (a/b) db / b   (not a / b^2: b^2 overflows first)
