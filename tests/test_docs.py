@@ -125,23 +125,23 @@ def test_the_byte_figures_of_backprop_md():
     for name in ("softmax", "log_softmax"):
         fused_bytes, composed_bytes = (saved_bytes(getattr(m, name)(x, dim=-1)) for m in (F, composed))
         assert fused_bytes == unit and composed_bytes == unit + n * 4, name
-    # cross-entropy: E and S against three (N, C) arrays: 3.0 times at a vocabulary of 8,000
+    # cross-entropy: E and S against two (N, C) arrays (exp(z) and the soft target): 2.0 times at 8,000 classes
     fused_ce = saved_bytes(F.cross_entropy(x, target, label_smoothing=0.1))
     composed_ce = saved_bytes(composed.cross_entropy(x, target, label_smoothing=0.1))
-    assert unit <= fused_ce < unit + 64 * n and 3 * unit <= composed_ce < 3 * unit + 64 * n  # + per-row numbers
+    assert unit <= fused_ce < unit + 64 * n and 2 * unit <= composed_ce < 2 * unit + 64 * n  # + per-row numbers
     assert f"{composed_ce / fused_ce:.1f} times the bytes at a vocabulary of 8,000" in " ".join(BACKPROP.split())
-    # attention: beyond q, k, v, one (.., Tq, Tk) array (w) and a quarter of one (the bool keep); composed about 3
+    # attention: beyond q, k, v, one (.., Tq, Tk) array (w) and a quarter of one (the bool keep); composed about 2
     b, h, t, d = 2, 4, 16, 8
     mask = np.ones((b, 1, 1, t), bool)
     mask[0, ..., 10:] = False
     scores = b * h * t * t * 4
-    for p, fused_arrays, composed_arrays in ((0.0, 1.0, 3.1), (0.1, 1.25, 3.35)):
+    for p, fused_arrays, composed_arrays in ((0.0, 1.0, 2.1), (0.1, 1.25, 2.35)):
         found = []
         for op in (F.scaled_dot_product_attention, composed.scaled_dot_product_attention):
             q, k, v = (_leaf(rng, b, h, t, d) for _ in range(3))
             mt.manual_seed(0)
             found.append((saved_bytes(op(q, k, v, mask, dropout_p=p, training=True)) - 3 * q.data.nbytes) / scores)
-        assert found[0] == fused_arrays and 3.0 <= found[1] < composed_arrays, (p, found)
+        assert found[0] == fused_arrays and 2.0 <= found[1] < composed_arrays, (p, found)
 
 
 def test_the_lstm_cell_fused_and_composed_save_the_same_six_arrays_and_walk_1_node_against_13():
