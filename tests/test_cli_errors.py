@@ -1,8 +1,8 @@
 """The CLI's own faults: unknown presets, impossible sizes and --device cuda without CuPy or a GPU (a one-line reason,
 exit status 2, nothing written); a second fit into a run folder (refused, naming the folder and --resume); and
 translate, which keeps one output line per input line whatever the input holds."""
-import json
 import io
+import json
 import shutil
 import subprocess
 import sys

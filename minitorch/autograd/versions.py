@@ -55,7 +55,7 @@ def check(op, tensors, out):
     saved = _saved_buffers(op)
     now = record(tensors, out)
     # the position among the op's arguments, numbers included (2 / w: w is input 1)
-    positions = [j for j, p in enumerate(getattr(op, "parents", tensors)) if hasattr(p, "_version_counter")]
+    positions = [j for j, p in enumerate(op.parents) if hasattr(p, "_version_counter")]
     for i, (t, then, version) in enumerate(zip([*tensors, out], op._saved_versions, now)):
         if version != then and id(_buffer(t.data)) in saved:
             name = type(op).__name__
