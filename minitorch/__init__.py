@@ -1,6 +1,6 @@
 """minitorch: a small, readable reverse-mode autograd engine on NumPy (CuPy on the GPU)."""
-from . import autograd, backend, functional, nn, optim, utils
-from .autograd import Function, enable_grad, grad, is_grad_enabled, no_grad
+from . import autograd, backend, core, functional, kernels, nn, optim, utils
+from .core import Function, enable_grad, grad, is_grad_enabled, no_grad, reference_ops
 from .backend import cuda_available, manual_seed
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph_draw import draw_graph

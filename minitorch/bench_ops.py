@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from . import backend, fused
-from .autograd import no_grad
+from .core import no_grad
 from .fused import composed
 from .graph_memory import saved_bytes
 from .tensor import Tensor, cat

@@ -10,7 +10,7 @@ import os
 import shutil
 
 from . import backend
-from .autograd import FREED, unbroadcast
+from .core import FREED, unbroadcast
 from .graph_memory import op_saved_bytes
 from .tensor import Tensor
 

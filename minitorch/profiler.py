@@ -13,7 +13,7 @@ import weakref
 from collections import defaultdict
 
 from . import backend
-from .autograd import op_hook
+from .core import op_hook
 from .ops import MatMul
 
 

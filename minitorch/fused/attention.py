@@ -4,8 +4,9 @@ import math
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
-from ..ops.elementwise import dropout_kernel, keep_mask, keep_threshold, random_words, scale_by_mask
+from ..core import Function
+from ..kernels.dropout import dropout_kernel, scale_by_mask
+from ..ops.dropout import keep_mask, keep_threshold, random_words
 from ..tensor import Tensor
 from . import composed
 from .softmax import safe_max
@@ -70,7 +71,7 @@ class ScaledDotProductAttention(Function):
         a = w
         if dropout_p > 0.0:
             # the same draw as ops.Dropout, so a fixed seed gives the same mask as the composed version
-            self.keep = keep_mask(w.shape, dropout_p, backend.device_of(w))
+            self.keep = keep_mask(random_words(w.shape, backend.device_of(w)), dropout_p)
             self.dropout_scale = 1.0 / (1.0 - dropout_p)
             a = w * self.keep
             a *= self.dropout_scale
@@ -130,7 +131,7 @@ class ScaledDotProductAttention(Function):
         if dropout_p > 0.0:  # the words keep_mask compares, so a fixed seed gives the NumPy path's mask
             device = backend.device_of(w)
             self.dropout_scale = q.dtype.type(1.0 / (1.0 - dropout_p))
-            a, self.keep = dropout_kernel(w, random_words(w.shape, device), keep_threshold(dropout_p, device),
+            a, self.keep = dropout_kernel(w, random_words(w.shape, device), keep_threshold(dropout_p, backend.xp_of(w)),
                                           self.dropout_scale)
         return a @ v
 

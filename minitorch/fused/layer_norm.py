@@ -2,7 +2,7 @@
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..core import Function
 from ..tensor import Tensor
 from . import composed
 from .rows import grad_buffer, row_dot, row_mean

@@ -1,6 +1,6 @@
 """The LSTM cell's elementwise part as one Function with a hand-written backward."""
 from .. import backend
-from ..autograd import Function
+from ..core import Function
 from ..tensor import cat
 from . import composed
 

@@ -2,7 +2,7 @@
 import math
 
 from .. import backend
-from ..autograd import Function
+from ..core import Function
 from ..ops import normalize_dims
 from . import composed
 

@@ -1,7 +1,7 @@
 """Optimizer base: flattens the parameters, keeps per-parameter state as views of flat state buffers, runs the
 subclass's fused update over whole buffers, and (de)serialises the state per parameter."""
 from .. import backend
-from ..autograd import increment_version
+from ..core.versions import increment_version
 from ..nn.utils import flat
 from ..tensor import Tensor
 

@@ -10,7 +10,7 @@ that the block uses must be passed as an argument, not captured.
 import contextlib
 
 from .. import backend
-from ..autograd import Function, enable_grad, no_grad, run_backward
+from ..core import Function, enable_grad, no_grad, run_backward
 from ..tensor import Tensor
 
 

@@ -1,17 +1,13 @@
-"""Reverse-mode autograd: the Function base class, the graph walk, and unbroadcast.
+"""Reverse-mode autograd: the graph walk, unbroadcast, and grad().
 
-Every differentiable op is a subclass of `Function` with two methods that sit side by side:
+`run_backward` visits the graph from the output back to the leaves in topological order (each node after every node
+that uses it), calls each op's backward with the gradient of its output, sums the gradients that reach a node from
+several uses, and undoes broadcasting in one place (`unbroadcast`).
 
-    forward(self, *arrays, **options) -> array      computes the value and saves on `self` what backward needs
-    backward(self, grad) -> one gradient per input   local derivative times the incoming gradient (None = no grad)
-
-Gradients returned by `backward` may have the broadcast shape of the output; `run_backward` sums them back to each
-input's shape with `unbroadcast`, the one place where broadcasting is undone.
-
-Higher order (create_graph=True): the walk hands each backward Tensors instead of arrays, on a copy of the op whose
-saved inputs and output are the graph's Tensors, so the same formulas record a graph that can be differentiated
-again. Backward passes therefore use operators and the array-or-Tensor helpers of `array_ops.py`. A fused op
-(one that defines `composed`) is differentiated through its composed form instead (docs/backprop.md, "Second order").
+Higher order (create_graph=True): the walk hands each backward Tensors instead of arrays: its saved inputs and output
+become the graph's Tensors (save_for_backward declared which they are), so the same formulas record a graph that can
+be differentiated again. A kernel (function.py) is replayed by its reference op for this: backward passes written
+with operators and `minitorch.ops.array_ops` run on arrays and Tensors alike.
 """
 import copy
 
@@ -19,11 +15,8 @@ import numpy as np
 
 from .. import backend
 from . import anomaly_mode, versions
+from .node import Node
 from .grad_mode import enable_grad, state
-
-# minitorch.tensor.Tensor, which the engine makes and recognises: set by tensor.py as it defines the class (tensor.py
-# imports this module, and ops/ import it too, so this one imports neither)
-Tensor = None
 
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
             "backward; call backward(retain_graph=True) the first time")
@@ -40,77 +33,6 @@ def unbroadcast(grad, shape):
         on_arrays = backend.is_array(grad) or isinstance(grad, np.generic)
         grad = grad.sum(axis=axes, keepdims=True) if on_arrays else grad.sum(dim=axes, keepdim=True)
     return grad.reshape(shape)
-
-
-class Function:
-    """One differentiable op. Subclasses define forward and backward; users call `apply`.
-
-    The contract an op relies on:
-    - `forward(self, *arrays, **options)` gets arrays (and the options, by keyword) and saves on `self` what backward
-      needs; `apply` sets `self.needs_input_grad` (one bool per input, all False when no gradient is wanted) before it.
-    - `backward(self, g)` returns one gradient per input (None where there is none), possibly in the broadcast shape
-      of the output: the engine undoes broadcasting.
-    - `self.retain_graph`, set by the engine just before backward: False when no second backward will run through
-      this op (backward(retain_graph=False), the default), so backward may write its result into an array it saved
-      (`fused/rows.grad_buffer`) instead of allocating one; True otherwise, and then saved arrays must stay intact.
-    """
-
-    # Ops whose math needs real numbers (exp, log, ...) refuse integer inputs with a clear message.
-    needs_float = False
-    # run_backward sets this just before backward; False means no backward will follow (retain_graph=False), so
-    # backward may write its gradient into the arrays it saved instead of allocating new ones.
-    retain_graph = True
-    # Saved float arrays that are neither an input nor the output but depend on the inputs only piecewise-constantly
-    # (a sign, the share of a tie): create_graph=True treats them as constants, their derivative being 0.
-    constants = ()
-    # True for an op whose output may be a view of its first input's memory (reshape, permute, basic indexing): the
-    # output then shares the input's version counter, so that an in-place change through either is seen by both
-    is_view = False
-
-    @classmethod
-    def apply(cls, *inputs, **options):
-        """Run the op on Tensors (and plain arrays or numbers); record it in the graph if a gradient is needed."""
-        tensors = [x for x in inputs if isinstance(x, Tensor)]
-        device = tensors[0].device if tensors else "cpu"
-        for t in tensors[1:]:
-            if t.device != device:
-                raise RuntimeError(f"{cls.__name__}: tensors on different devices ({device} and {t.device}); "
-                                   f"move them with .to(device) first")
-        if cls.needs_float:
-            for t in tensors:
-                if t.dtype.kind not in "fc":
-                    raise TypeError(f"{cls.__name__} needs a floating-point tensor, got dtype {t.dtype}; "
-                                    f"convert with .float() or .double()")
-        op = cls()
-        grad_enabled = state.grad_enabled
-        requires_grad = grad_enabled and any(t.requires_grad for t in tensors)
-        # set even without a graph, so that forward may read it to save only what backward will need
-        op.needs_input_grad = tuple(requires_grad and isinstance(x, Tensor) and x.requires_grad for x in inputs)
-        arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
-        hook = state.op_hook
-        result = op.forward(*arrays, **options) if hook is None else hook(op, "forward", arrays, options)
-        out = Tensor._make(result, requires_grad=requires_grad)
-        if cls.is_view and versions.same_buffer(result, arrays[0]):
-            out._version_counter = tensors[0]._version_counter
-        if requires_grad:
-            op.parents = inputs
-            op._saved_versions = versions.record(tensors, out)
-            if state.anomaly:
-                anomaly_mode.record_stack(op)
-            out._op = op
-        elif grad_enabled:  # carry the name of a non-differentiable op that cut the graph, for backward's error
-            out._cut_by = next((t._cut_by for t in tensors if t._cut_by), None)
-        return out
-
-    def forward(self, *arrays, **options):
-        raise NotImplementedError
-
-    def backward(self, grad):
-        raise NotImplementedError
-
-    def recompute(self, *inputs):
-        """create_graph=True: rebuild from the input Tensors any other saved array that depends on them, so that it
-        is differentiated too. Ops that save such arrays (e.g. Gelu's tanh) override this; the output is handled."""
 
 
 class _Freed:
@@ -136,7 +58,7 @@ def _topological_order(roots):
         stack.append((node, True))
         if node._op is not None:
             for parent in node._op.parents:
-                if isinstance(parent, Tensor) and parent.requires_grad and id(parent) not in visited:
+                if isinstance(parent, Node) and parent.requires_grad and id(parent) not in visited:
                     stack.append((parent, False))
     return order[::-1]  # roots first
 
@@ -147,7 +69,7 @@ def _leading_to(order, targets):
     needed = {id(t) for t in targets}
     for node in reversed(order):  # parents before the nodes that use them
         if id(node) not in needed and node._op is not None and (node._op is FREED or any(
-                isinstance(p, Tensor) and id(p) in needed for p in node._op.parents)):
+                isinstance(p, Node) and id(p) in needed for p in node._op.parents)):
             needed.add(id(node))
     return [node for node in order if id(node) in needed]
 
@@ -189,7 +111,7 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
             continue
         if op is FREED:
             raise RuntimeError(RELEASED)
-        parents = [p for p in op.parents if isinstance(p, Tensor)]
+        parents = [p for p in op.parents if isinstance(p, Node)]
         if op._saved_versions != versions.record(parents, node):
             versions.check(op, parents, node)
         op.retain_graph = retain_graph
@@ -200,10 +122,13 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
             input_grads = op.backward(g) if hook is None else hook(op, "backward", (g,), {})
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
+        if len(input_grads) != len(op.parents):
+            raise RuntimeError(f"function {type(op).__name__}.backward returned an incorrect number of gradients "
+                               f"(expected {len(op.parents)}, got {len(input_grads)})")
         if state.anomaly:
             anomaly_mode.check_gradients(op, input_grads)
         for parent, pg in zip(op.parents, input_grads):
-            if pg is None or not isinstance(parent, Tensor) or not parent.requires_grad:
+            if pg is None or not isinstance(parent, Node) or not parent.requires_grad:
                 continue
             pg = unbroadcast(pg, parent.shape)
             key = id(parent)
@@ -219,52 +144,61 @@ def _accumulate(node, g, create_graph):
         # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
         g = g.clone() if g.dtype == node.dtype else g.to(dtype=node.dtype)
         node.grad = g if node.grad is None else node.grad + g
-    elif node.grad is None:
-        # own the array: g may be shared with another node (Add returns the same g to both sides); a flat Parameter
-        # copies it into its slot of the flat gradient buffer instead (nn/utils/flat.py)
-        node.grad = Tensor._make(g if getattr(node, "_flat", None) else g.astype(node.dtype, copy=True))
+    elif node.grad is None:  # own the array: g may be shared with another node (Add returns the same g to both sides)
+        node.grad = node._new(g.astype(node.dtype, copy=True))
     elif node.grad.requires_grad:  # left by a create_graph backward: its array belongs to a graph, so no +=
-        node.grad = Tensor._make(node.grad.data + g)
-    else:
+        node.grad = node._new(node.grad.data + g)
+    else:  # (a flat parameter's .grad is a view of the flat gradient buffer: this writes there)
         node.grad.data += g
+
+
+HINT = ("to be differentiated twice, a backward is written with operators, Tensor methods and minitorch.ops.array_ops "
+        "(exp, log, sigmoid, tanh, erf, where, ...), which take an array or a Tensor, not NumPy functions")
+
+
+def _twin(op, node):
+    """A copy of op whose saved inputs and output are the graph's Tensors instead of their arrays (create_graph).
+    A kernel is replaced by its reference op, replayed on the same inputs: kernels save what suits their device."""
+    tensors = {id(p.data) if isinstance(p, Node) else id(p): p for p in op.parents}  # (a plain array input stays)
+    reference = type(op).reference
+    if reference is None:
+        twin = copy.copy(op)
+        tensors[id(node.data)] = node
+    else:
+        twin = reference()
+        twin.needs_input_grad, twin.parents, twin.options = op.needs_input_grad, op.parents, op.options
+        out = twin.forward(*[p.data if isinstance(p, Node) else p for p in op.parents], **op.options)
+        tensors[id(out)] = node
+    twin.saved = tuple(_as_graph_value(v, tensors, type(twin).__name__, i) for i, v in enumerate(twin.saved))
+    return twin
+
+
+def _as_graph_value(value, tensors, name, i):
+    """A saved value under create_graph: a float input's or the output's array becomes its Tensor; masks, indices
+    and other values without a gradient stay as they are."""
+    if not (backend.is_array(value) or isinstance(value, np.generic)) or value.dtype.kind not in "fc":
+        return value
+    found = tensors.get(id(value))
+    if found is None:
+        raise RuntimeError(f"{name}: create_graph=True cannot differentiate its backward: save_for_backward's value "
+                           f"{i} is a float array computed from its inputs; save the inputs (or the output) and "
+                           f"compute it again in backward")
+    return found
 
 
 def _backward_recorded(op, node, g):
     """op's gradients as Tensors recorded in the graph (create_graph=True). g is a Tensor; node is op's output."""
     name = type(op).__name__
-    if getattr(op, "composed", None) is not None:  # a fused op: differentiate the same op built from primitives
-        targets = [p for p in op.parents if isinstance(p, Tensor) and p.requires_grad]
-        out = op.composed(*op.parents)
-        found = iter(_walk([out], [g], True, True, targets))
-        return tuple(next(found) if isinstance(p, Tensor) and p.requires_grad else None for p in op.parents)
-    # a copy of op whose saved inputs and output are the graph's Tensors instead of their arrays
-    twin = copy.copy(op)
-    tensors = {id(node.data): node}
-    tensors.update((id(p.data), p) for p in op.parents if isinstance(p, Tensor))
-    for attr, value in vars(op).items():
-        if id(value) in tensors:  # an array, or a NumPy scalar (a 0-d result)
-            setattr(twin, attr, tensors[id(value)])
-    twin.recompute(*op.parents)
-    for attr, value in vars(twin).items():
-        if attr == "parents" or attr in op.constants:
-            continue
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if (backend.is_array(item) or isinstance(item, np.generic)) and item.dtype.kind in "fc":
-                raise RuntimeError(f"{name}: create_graph=True cannot differentiate its backward: it saved "
-                                   f"`{attr}`, an array computed from its inputs; rebuild it from the input Tensors in "
-                                   f"{name}.recompute, or list it in {name}.constants if its derivative is 0")
-    hint = ("to be differentiated twice, a backward is written with operators, Tensor methods and "
-            "minitorch.autograd.array_ops (exp, log, sigmoid, tanh, erf, where, ...), which take an array or a Tensor, "
-            "not NumPy functions; or the op has a `composed` form (CONTRIBUTING.md)")
+    twin = _twin(op, node)
     try:
         input_grads = twin.backward(g)
     except Exception as e:  # e.g. a NumPy function handed a Tensor
         raise RuntimeError(f"{name}: create_graph=True: its backward failed on Tensors ({type(e).__name__}: {e}); "
-                           f"{hint}") from e
+                           f"{HINT}") from e
     for pg in input_grads if isinstance(input_grads, tuple) else (input_grads,):
         if backend.is_array(pg) or isinstance(pg, np.generic):
             raise RuntimeError(f"{name}: create_graph=True: its backward returned an array, which would cut the "
-                               f"gradient from the graph; {hint}")
+                               f"gradient from the graph; {HINT}")
     return input_grads
 
 
@@ -275,16 +209,16 @@ def grad(outputs, inputs, grad_outputs=None, *, create_graph=False, retain_graph
     create_graph=True records the computation, so the result can be differentiated again; retain_graph defaults to
     create_graph. allow_unused=True gives None for an input that the outputs do not depend on.
     """
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    single_input = isinstance(inputs, Tensor)
+    outputs = [outputs] if isinstance(outputs, Node) else list(outputs)
+    single_input = isinstance(inputs, Node)
     inputs = [inputs] if single_input else list(inputs)
-    if grad_outputs is None or isinstance(grad_outputs, Tensor) or backend.is_array(grad_outputs):
+    if grad_outputs is None or isinstance(grad_outputs, Node) or backend.is_array(grad_outputs):
         grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None else [grad_outputs]
     grad_outputs = list(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} grad_outputs")
     for i, x in enumerate(inputs):
-        if not isinstance(x, Tensor) or not x.requires_grad:
+        if not isinstance(x, Node) or not x.requires_grad:
             raise RuntimeError(f"grad(): inputs[{i}] is not a Tensor that requires grad")
     roots = [(o, initial_grad(o, g, create_graph, f"grad(): outputs[{i}]", "grad_outputs"))
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
@@ -299,14 +233,14 @@ def grad(outputs, inputs, grad_outputs=None, *, create_graph=False, retain_graph
         elif create_graph:
             g = g if g.dtype == x.dtype else g.to(dtype=x.dtype)
         else:
-            g = Tensor._make(g.astype(x.dtype, copy=True))  # own the array: gradients may share one
+            g = x._new(g.astype(x.dtype, copy=True))  # own the array: gradients may share one
         result.append(g)
     return tuple(result)
 
 
 def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)"):
     """The gradient that starts a backward from t: an array (a Tensor under create_graph) shaped like t."""
-    if not isinstance(t, Tensor):
+    if not isinstance(t, Node):
         raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
     if not t.requires_grad:
         if t._cut_by:
@@ -319,28 +253,28 @@ def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)")
             raise RuntimeError(f"{who} without a gradient needs a scalar; this tensor has shape {t.shape}: "
                                f"pass {hint} with a gradient of that shape")
         g = backend.xp_of(t.data).ones_like(t.data)
-    elif isinstance(grad, Tensor):
+    elif isinstance(grad, Node):
         g = grad if create_graph else grad.data
     else:
         g = backend.xp_of(t.data).asarray(grad, dtype=t.dtype)
     if tuple(g.shape) != t.shape:
         raise ValueError(f"{who}: the gradient has shape {tuple(g.shape)} but the tensor has shape {t.shape}")
-    return Tensor._make(g) if create_graph and backend.is_array(g) else g
+    return t._new(g) if create_graph and backend.is_array(g) else g
 
 
 def _run_hooks(node, g):
     """g after node's hooks (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one."""
     for hook in list(node._hooks.values()):
-        seen = g if isinstance(g, Tensor) else Tensor._make(g)
+        seen = g if isinstance(g, Node) else node._new(g)
         new = hook(seen)
         if new is None:
             continue
-        if not isinstance(new, Tensor) or new.shape != node.shape:
+        if not isinstance(new, Node) or new.shape != node.shape:
             raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned "
                                f"{getattr(new, 'shape', type(new).__name__)} for a gradient of shape {node.shape}: "
                                f"a hook returns None or a Tensor of the gradient's shape")
-        g = new if isinstance(g, Tensor) else new.data
+        g = new if isinstance(g, Node) else new.data
     return g
 
 
-__all__ = ["Function", "unbroadcast", "run_backward", "grad", "initial_grad"]
+__all__ = ["unbroadcast", "run_backward", "grad", "initial_grad"]

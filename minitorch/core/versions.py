@@ -1,11 +1,11 @@
 """In-place safety, as in PyTorch: every Tensor has a version counter that in-place changes bump, and an op checks at
 backward that the tensors it saved are at the versions its forward saw.
 
-A counter may be shared: a view shares its base's (Function.is_view), `detach()` shares its source's, and tensors
-that are views of one buffer (a flat parameter buffer) may be given one counter. Writes through `.data` are not
+A counter may be shared: a view shares its base's (Function.is_view), and `detach()` shares its source's. Writes through `.data` are not
 counted: they are the escape hatch for code that knows what it does (initialisation, loading a state).
 """
 from . import anomaly_mode
+from .node import Node
 
 
 class VersionCounter:
@@ -19,7 +19,7 @@ class VersionCounter:
 def increment_version(tensors):
     """Mark a Tensor (or each Tensor of an iterable) as changed in place (torch.autograd.graph.increment_version):
     for code that writes into `.data` on purpose, such as an optimizer's update."""
-    for t in (tensors,) if hasattr(tensors, "_version_counter") else tensors:
+    for t in (tensors,) if isinstance(tensors, Node) else tensors:
         t._version_counter.value += 1
 
 
@@ -37,25 +37,19 @@ def _buffer(array):
     return array
 
 
-def _saved_buffers(op):
-    """ids of the buffers behind the arrays an op keeps on itself for backward (one level into tuples and lists)."""
-    found = set()
-    for name, value in vars(op).items():
-        if name != "parents":
-            for item in value if isinstance(value, (tuple, list)) else (value,):
-                if hasattr(item, "shape") and hasattr(item, "dtype") and not hasattr(item, "_version_counter"):
-                    found.add(id(_buffer(item)))
-    return found
+def saved_buffers(op):
+    """ids of the buffers behind the arrays op declared with save_for_backward."""
+    return {id(_buffer(v)) for v in op.saved if hasattr(v, "shape") and hasattr(v, "dtype")}
 
 
 def check(op, tensors, out):
     """Raise PyTorch's error if a tensor whose memory `op` saved for backward was changed in place since its forward.
     Called only when some version moved (the fast path compares two lists); a tensor that was changed but not
     saved (the input of an Add) needs no error."""
-    saved = _saved_buffers(op)
+    saved = saved_buffers(op)
     now = record(tensors, out)
     # the position among the op's arguments, numbers included (2 / w: w is input 1)
-    positions = [j for j, p in enumerate(op.parents) if hasattr(p, "_version_counter")]
+    positions = [j for j, p in enumerate(op.parents) if isinstance(p, Node)]
     for i, (t, then, version) in enumerate(zip([*tensors, out], op._saved_versions, now)):
         if version != then and id(_buffer(t.data)) in saved:
             name = type(op).__name__

@@ -1,4 +1,5 @@
-"""The engine's switches, per thread as in PyTorch: grad mode, anomaly mode, and the op hook of the profiler."""
+"""The engine's switches, per thread as in PyTorch: grad mode, anomaly mode, kernels on or off, and the op hook of
+the profiler."""
 import contextlib
 import threading
 
@@ -8,6 +9,7 @@ class _State(threading.local):
     grad_enabled = True
     anomaly = False     # detect_anomaly(): record each forward's stack, check each backward's result
     op_hook = None      # see op_hook()
+    kernels = True      # False inside function.reference_ops(): every op runs its own (reference) code
 
 
 state = _State()
