@@ -12,25 +12,28 @@ class Cube(Function):
     """y = a^3 with a correct backward."""
 
     def forward(self, a):
-        self.a = a
+        self.save_for_backward(a)
         return a ** 3
 
     def backward(self, g):
-        return g * 3 * self.a ** 2
+        a, = self.saved_tensors
+        return g * 3 * a ** 2
 
 
 class CubeWrongFactor(Cube):
     """A deliberately wrong backward: 2 a^2 instead of 3 a^2."""
 
     def backward(self, g):
-        return g * 2 * self.a ** 2
+        a, = self.saved_tensors
+        return g * 2 * a ** 2
 
 
 class CubeWrongAtOneElement(Cube):
     """Right everywhere except at flat position 4."""
 
     def backward(self, g):
-        out = g * 3 * self.a ** 2
+        a, = self.saved_tensors
+        out = g * 3 * a ** 2
         out.reshape(-1)[4] += 0.5
         return out
 
@@ -39,16 +42,18 @@ class MulForgetsB(Function):
     """a * b whose backward returns no gradient for b."""
 
     def forward(self, a, b):
-        self.a, self.b = a, b
+        self.save_for_backward(a, b)
         return a * b
 
     def backward(self, g):
-        return g * self.b, None
+        a, b = self.saved_tensors
+        return g * b, None
 
 
 class MulWrongB(MulForgetsB):
     def backward(self, g):
-        return g * self.b, g * self.b  # db should be g * a
+        a, b = self.saved_tensors
+        return g * b, g * b  # db should be g * a
 
 
 def leaf(shape, seed=0, dtype=np.float64):

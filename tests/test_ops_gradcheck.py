@@ -470,20 +470,22 @@ def test_every_design_op_is_covered():
 
 class _SquareWithWrongBackward(mt.Function):
     def forward(self, a):
-        self.a = a
+        self.save_for_backward(a)
         return a * a
 
     def backward(self, g):
-        return g * self.a  # should be 2 a g
+        a, = self.saved_tensors
+        return g * a  # should be 2 a g
 
 
 class _SquareWithWrongForward(mt.Function):
     def forward(self, a):
-        self.a = a
+        self.save_for_backward(a)
         return a * a + 1e-6
 
     def backward(self, g):
-        return 2 * self.a * g
+        a, = self.saved_tensors
+        return 2 * a * g
 
 
 def test_the_checker_itself_catches_wrong_gradients_and_values():

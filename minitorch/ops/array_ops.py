@@ -16,6 +16,7 @@ differentiable op).
             a, = self.saved_tensors
             return g * A.sigmoid(a)           # not np.exp: under create_graph `a` is a Tensor
 """
+import builtins
 import math
 
 import numpy as np
@@ -35,11 +36,11 @@ def normalize_dims(dim, ndim):
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    out = []
+    out, n = [], builtins.max(ndim, 1)  # (this module's max is the array-or-Tensor one)
     for d in dims:
-        if not -max(ndim, 1) <= d < max(ndim, 1):
+        if not -n <= d < n:
             raise IndexError(f"dim {d} is out of range for a tensor with {ndim} dims")
-        out.append(d % max(ndim, 1))
+        out.append(d % n)
     if len(set(out)) != len(out):
         raise ValueError(f"dim {dim} names an axis twice")
     if ndim == 0:  # a 0-d tensor accepts dim 0 / -1 (as PyTorch does) but has no axis to reduce
