@@ -6,4 +6,4 @@ its reference op registered with `@kernel(Op, device)`; `Function.apply` (core/f
 device, and `minitorch.core.reference_ops()` turns them all off. tests/engine/test_kernels.py runs every registered
 kernel against its reference: values, first and second derivatives.
 """
-from . import activations, cross_entropy, dropout, layer_norm, lstm_cell, softmax
+from . import activations, attention, cross_entropy, dropout, layer_norm, lstm_cell, softmax
