@@ -1,10 +1,11 @@
-"""The fused GPU kernels (backend.fuse bodies in minitorch/fused and minitorch/ops/elementwise.py).
+"""Every kernel of minitorch/kernels against its reference op (minitorch/ops, minitorch/fused).
 
-Each op's fused path runs on the CuPy stand-in (device "cuda", where `cupy.fuse` applies CuPy 13.6's rules and counts
-one launch a call) and on NumPy arrays (backend.fused_path forced on, so the same bodies run as plain NumPy), and must
-agree with the op's NumPy path in value and in every input gradient, in float64. Random ops compare against the
-composed form with the mask that keep_mask draws for the same seed. Then: launches per op on the stand-in, and the
-fused softmax, log-softmax and attention stay finite for large logits and fully masked rows.
+A kernel runs on three paths: the GPU kernels on the CuPy stand-in (device "cuda", where `cupy.fuse` applies CuPy's
+rules and counts one launch a call), the same GPU kernels on NumPy arrays (registered for the CPU for the test, so the
+same bodies run as plain NumPy), and the CPU kernels. Each must agree with the reference op, run on the same device
+under `mt.reference_ops()`, in value, in every input gradient and in second derivatives, in float64. Random ops draw their
+words as an input, so one seed gives every path the same mask. Then: every registered kernel is covered, launches per
+op on the stand-in, and the kernels stay finite for large logits and fully masked rows and keep float32.
 """
 import numpy as np
 import pytest
@@ -13,21 +14,29 @@ import minitorch as mt
 import minitorch.functional as F
 from conftest import CUPY_STANDIN
 from minitorch import backend
+from minitorch.core import KERNELS
 from minitorch.fused import composed
-from minitorch.ops.elementwise import keep_mask
+from minitorch.ops import keep_mask, random_words
 
 pytestmark = pytest.mark.skipif(not mt.cuda_available(), reason="needs CuPy and a GPU, or the CuPy stand-in")
 ATOL = 1e-12
-PATHS = ["fused on numpy", "fused on cuda"]
+PATHS = ["gpu kernels on numpy", "gpu kernels on cuda", "cpu kernels"]
+
+
+def gpu_kernels_on_the_cpu(monkeypatch):
+    """Register each GPU kernel for the CPU too, so that its bodies run on NumPy arrays."""
+    for (reference, device), kernel in list(KERNELS.items()):
+        if device == "cuda":
+            monkeypatch.setitem(KERNELS, (reference, "cpu"), kernel)
 
 
 @pytest.fixture(params=PATHS)
 def path(request, monkeypatch):
-    """The device a fused-path test runs on: NumPy with the fused kernels forced on, or "cuda"."""
-    if request.param == "fused on numpy":
-        monkeypatch.setattr(backend, "fused_path", lambda array: True)
+    """The device a kernel test runs on, with the kernels of that path registered for it."""
+    if request.param == "gpu kernels on numpy":
+        gpu_kernels_on_the_cpu(monkeypatch)
         return "cpu"
-    return "cuda"
+    return "cuda" if request.param == "gpu kernels on cuda" else "cpu"
 
 
 def run(fn, arrays, device, seed=None, grad_seed=1):
@@ -41,6 +50,23 @@ def run(fn, arrays, device, seed=None, grad_seed=1):
     return out.numpy(), [np.zeros(t.shape) if t.grad is None else t.grad.numpy() for t in leaves]
 
 
+def second_order(fn, arrays, device, seed=None):
+    """The gradient of <grad(<fn, w>), v> for fixed random w, v: second derivatives through the op."""
+    if seed is not None:
+        mt.manual_seed(seed)
+    leaves = [mt.tensor(a, dtype=np.float64, device=device, requires_grad=True) for a in arrays]
+    out = fn(*leaves)
+    w = mt.tensor(np.random.default_rng(1).standard_normal(out.shape), dtype=np.float64, device=device)
+    grads = mt.grad((out * w).sum(), leaves, create_graph=True, allow_unused=True)
+    v = [np.random.default_rng(2 + i).standard_normal(t.shape) for i, t in enumerate(leaves)]
+    total = sum((g * mt.tensor(vi, dtype=np.float64, device=device)).sum() for g, vi in zip(grads, v)
+                if g is not None)
+    if not total.requires_grad:  # a gradient that does not depend on the inputs (relu): second derivatives are 0
+        return [np.zeros(t.shape) for t in leaves]
+    return [np.zeros(t.shape) if h is None else h.numpy()
+            for t, h in zip(leaves, mt.grad(total, leaves, allow_unused=True))]
+
+
 def assert_agree(first, second):
     (value_a, grads_a), (value_b, grads_b) = first, second
     np.testing.assert_allclose(value_a, value_b, rtol=0, atol=ATOL)
@@ -48,13 +74,18 @@ def assert_agree(first, second):
         np.testing.assert_allclose(a, b, rtol=0, atol=ATOL)
 
 
-def agrees_with_numpy_path(fn, arrays, device):
-    """The fused path on device against the NumPy path on the CPU (fused_path is the real one there)."""
-    fused = run(fn, arrays, device)
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(backend, "fused_path", lambda array: False)
-        reference = run(fn, arrays, "cpu")
-    assert_agree(fused, reference)
+def agrees_with_the_reference(fn, arrays, device, seed=None):
+    """The kernels of the path on device against the reference ops on the same device (the same generator, so the
+    same random words): values, gradients, second order."""
+    kernel = run(fn, arrays, device, seed)
+    with mt.reference_ops():
+        reference = run(fn, arrays, device, seed)
+    assert_agree(kernel, reference)
+    kernel = second_order(fn, arrays, device, seed)
+    with mt.reference_ops():
+        reference = second_order(fn, arrays, device, seed)
+    for a, b in zip(kernel, reference):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
 rng = np.random.default_rng(0)
@@ -84,38 +115,80 @@ OPS = {
 }
 OPS.update({f"attention ({name} mask)": ((lambda mask: lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask))(
     mask), [Q, K, V]) for name, mask in MASKS.items()})
+OPS["lstm_cell"] = (lambda gates, c: mt.cat(list(F.lstm_cell(gates, c)), dim=-1),
+                    [rng.standard_normal((4, 12)), rng.standard_normal((4, 3))])
+RANDOM = {  # name: (fn, arrays, seed): a fixed seed gives each path the same words, so the same mask
+    "dropout": (lambda x: F.dropout(x, 0.3), [X], 7),
+    "dropout_add": (lambda x, y: F.dropout_add(x, y, 0.3), [X, X[::-1].copy()], 7),
+    "attention (dropout)": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, RANDOM_MASK, dropout_p=0.3),
+                            [Q, K, V], 3),
+    "self_attention (dropout)": (lambda qkv: F.self_attention(qkv, RANDOM_MASK, dropout_p=0.3), [QKV], 3),
+}
 
 
 @pytest.mark.parametrize("name", list(OPS))
-def test_fused_path_agrees_with_the_numpy_path(name, path):
+def test_kernels_agree_with_the_reference(name, path):
     fn, arrays = OPS[name]
-    agrees_with_numpy_path(fn, arrays, path)
+    agrees_with_the_reference(fn, arrays, path)
+
+
+@pytest.mark.parametrize("name", list(RANDOM))
+def test_random_kernels_agree_with_the_reference_for_one_seed(name, path):
+    fn, arrays, seed = RANDOM[name]
+    agrees_with_the_reference(fn, arrays, path, seed)
+
+
+def test_every_registered_kernel_is_covered(monkeypatch):
+    """Each kernel in minitorch.core.KERNELS runs in this file's tests: cuda kernels on NumPy, cpu kernels as they
+    are (a new kernel needs a case in OPS, RANDOM or the cross-entropy test here)."""
+    seen = set()
+
+    def ops_of(fn, arrays):
+        out = fn(*[mt.tensor(a, dtype=np.float64, requires_grad=True) for a in arrays])
+        stack, found = [out], set()
+        while stack:
+            t = stack.pop()
+            if t._op is not None and type(t._op) not in found:
+                found.add(type(t._op))
+                stack.extend(p for p in t._op.parents if isinstance(p, mt.Tensor))
+        return found
+
+    cases = [*OPS.values(), *[(fn, arrays) for fn, arrays, _ in RANDOM.values()],
+             (lambda x: F.cross_entropy(x, np.array([1, 0, 3]), label_smoothing=0.1), [X[0, :, :4]])]
+    registered = set(KERNELS.values())
+    for fn, arrays in cases:
+        seen |= ops_of(fn, arrays)
+    gpu_kernels_on_the_cpu(monkeypatch)
+    for fn, arrays in cases:
+        seen |= ops_of(fn, arrays)
+    missing = registered - seen
+    assert not missing, f"kernels no test here runs: {sorted(k.__name__ for k in missing)}"
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("smoothing", [0.0, 0.1, 1.0])
 @pytest.mark.parametrize("ignored", ["some", "all"])
 @pytest.mark.parametrize("ndim", [2, 3])
-def test_fused_cross_entropy_agrees_with_the_numpy_path(reduction, smoothing, ignored, ndim, path):
+def test_cross_entropy_kernels_agree_with_the_reference(reduction, smoothing, ignored, ndim, path):
     logits = rng.standard_normal((3, 4, 7) if ndim == 3 else (6, 7))
     target = np.random.default_rng(2).integers(0, 7, logits.shape[:-1])
     target[..., 1] = 0
     if ignored == "all":
         target[...] = 0
-    agrees_with_numpy_path(lambda x: F.cross_entropy(x, target, ignore_index=0, label_smoothing=smoothing,
-                                                     reduction=reduction), [logits], path)
+    agrees_with_the_reference(lambda x: F.cross_entropy(x, target, ignore_index=0, label_smoothing=smoothing,
+                                                        reduction=reduction), [logits], path)
 
 
-# ----- random ops: against the composed form with keep_mask's draw for the same seed -----
+# ----- random ops: against the composed form with the mask keep_mask makes of the words drawn for the same seed -----
 def with_mask(fn, shape, p, device, seed):
-    """fn(keep) with keep = the mask keep_mask draws on device right after manual_seed(seed)."""
+    """fn(keep) with keep = keep_mask of the words drawn on device right after manual_seed(seed)."""
     mt.manual_seed(seed)
-    keep = keep_mask(shape, p, device)
+    keep = keep_mask(random_words(shape, device), p)
     return lambda *ts: fn(keep, *ts)
 
 
 @pytest.mark.parametrize("p", [0.1, 0.5])
-def test_fused_dropout_and_dropout_add_use_keep_masks_draw(p, path):
+def test_dropout_and_dropout_add_use_keep_masks_draw(p, path):
     y = rng.standard_normal((4, 3, 8))
     scale = 1.0 / (1.0 - p)
     expected = with_mask(lambda keep, x: x * mt.Tensor._make(keep) * scale, X.shape, p, path, 7)
@@ -125,7 +198,7 @@ def test_fused_dropout_and_dropout_add_use_keep_masks_draw(p, path):
 
 
 @pytest.mark.parametrize("packed", ["no", "qkv", "kv"])
-def test_fused_attention_dropout_uses_keep_masks_draw(packed, path):
+def test_attention_dropout_uses_keep_masks_draw(packed, path):
     p, mask = 0.3, MASKS["random"]
     device_mask = backend.to_device(mask, path)   # the composed form's masked_fill takes it on the device
     if packed == "kv":
@@ -143,16 +216,16 @@ def test_fused_attention_dropout_uses_keep_masks_draw(packed, path):
     assert_agree(run(fused[0], fused[1], path, seed=3), run(expected, fused[1], path))
 
 
-def test_numpy_path_and_fused_path_draw_the_same_dropout_mask_on_the_cpu(monkeypatch):
+def test_cpu_and_gpu_kernels_draw_the_same_dropout_mask_on_the_cpu(monkeypatch):
     y = rng.standard_normal((4, 3, 8))
     plain = run(lambda x, y: F.dropout_add(x, y, 0.4), [X, y], "cpu", seed=5)
-    monkeypatch.setattr(backend, "fused_path", lambda array: True)
+    gpu_kernels_on_the_cpu(monkeypatch)
     assert_agree(run(lambda x, y: F.dropout_add(x, y, 0.4), [X, y], "cpu", seed=5), plain)
 
 
 def test_packed_attention_differentiates_twice_as_the_unpacked_one():
-    """create_graph=True goes through the composed form for the packed inputs too: the gradient of a gradient equals
-    the one through scaled_dot_product_attention of the parts."""
+    """create_graph=True replays the reference op for the packed inputs too: the gradient of a gradient equals the
+    one through scaled_dot_product_attention of the parts."""
     mask = MASKS["causal"]
     packed = {"self": (lambda qkv: F.self_attention(qkv, mask), lambda qkv: F.scaled_dot_product_attention(
         qkv[0], qkv[1], qkv[2], mask), QKV[:, :1]),
@@ -237,8 +310,8 @@ def test_attention_launches(name):
     assert launches(fn, *inputs) == ATTENTION[name]
 
 
-# ----- numerics of the fused softmax, log-softmax and attention -----
-def test_fused_softmax_and_log_softmax_of_large_float32_logits_stay_finite(path):
+# ----- numerics of the softmax, log-softmax and attention kernels -----
+def test_softmax_and_log_softmax_of_large_float32_logits_stay_finite(path):
     raw = (np.random.default_rng(0).standard_normal((6, 11)) * 1e4).astype(np.float32)
     shifted = raw.astype(np.float64) - raw.max(axis=-1, keepdims=True)
     reference = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
@@ -252,7 +325,7 @@ def test_fused_softmax_and_log_softmax_of_large_float32_logits_stay_finite(path)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fused_softmax_rows_of_all_minus_inf(dtype, path):
+def test_softmax_rows_of_all_minus_inf(dtype, path):
     x = mt.tensor([[-np.inf, -np.inf, -np.inf], [0.5, -np.inf, 2.0]], dtype=dtype, device=path, requires_grad=True)
     y = F.softmax(x, dim=-1)
     assert np.array_equal(y.numpy()[0], np.zeros(3))
@@ -266,7 +339,7 @@ def test_fused_softmax_rows_of_all_minus_inf(dtype, path):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fused_attention_fully_masked_rows_give_zeros_and_zero_gradients(dtype, path):
+def test_attention_fully_masked_rows_give_zeros_and_zero_gradients(dtype, path):
     q, k, v = (mt.tensor(a[0], dtype=dtype, device=path, requires_grad=True) for a in (Q, K, V))
     mask = np.ones((3, 5, 5), dtype=bool)
     mask[0, 1] = False                          # one row with nothing to attend to
@@ -281,7 +354,7 @@ def test_fused_attention_fully_masked_rows_give_zeros_and_zero_gradients(dtype, 
 
 
 @pytest.mark.parametrize("name", list(OPS) + ["cross_entropy", "dropout", "dropout_add", "attention (dropout)"])
-def test_fused_path_keeps_float32(name, path):
+def test_kernels_keep_float32(name, path):
     """Scalars reach the kernels as NumPy scalars of the arrays' dtype: under CuPy's fusion a Python float argument
     would make a float32 kernel compute and return float64."""
     fn, arrays = OPS.get(name, (None, [X]))
