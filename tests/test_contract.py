@@ -5,7 +5,9 @@ import pkgutil
 
 import numpy as np
 import pytest
-from test_backend import _device_ops
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from op_table import OPS
 
 import minitorch as mt
 import minitorch.functional as F
@@ -42,27 +44,31 @@ def recorded_ops(out):
     return found
 
 
-def calls(device):
-    """name -> (fn(*tensors), input shapes): every primitive and fused op, and the layers built on them."""
+def fused_calls(device):
+    """name -> (fn(*tensors), input shapes): the fused ops, their kernels' forms and the layers built on ops (the
+    primitives come from tests/op_table.py)."""
     rng = np.random.default_rng(0)
     mask = mt.tensor(rng.random((3, 4)) > 0.5, device=device)
-    extra = {
-        "bias_relu": (lambda a, b: F.bias_relu(a, b), [(3, 4), (4,)]),
-        "dropout": (lambda a: F.dropout(a, 0.3), [(3, 4)]),
-        "dropout_add": (lambda a, b: F.dropout_add(a, b, 0.3), [(3, 4), (3, 4)]),
-        "erf gelu": (lambda a: F.gelu(a, approximate="none"), [(3, 4)]),
-        "cast": (lambda a: a.float(), [(3, 4)]),
-        "expand": (lambda a: a.expand(2, 3, 4), [(3, 1)]),
+    return {
+        "softmax": (lambda a: F.softmax(a, dim=-1), [(3, 4)]),
+        "log_softmax": (lambda a: F.log_softmax(a, dim=0), [(3, 4)]),
+        "layer_norm": (lambda x, w, b: F.layer_norm(x, (4,), w, b), [(3, 4), (4,), (4,)]),
+        "layer_norm without affine": (lambda x: F.layer_norm(x, (4,)), [(3, 4)]),
+        "cross_entropy": (lambda a: F.cross_entropy(a, mt.tensor([1, 0, 3], device=device)), [(3, 4)]),
         "cross entropy none, smoothed": (lambda a: F.cross_entropy(a, mt.tensor([1, 0, 3], device=device),
                                                                     label_smoothing=0.1, reduction="none"), [(3, 4)]),
-        "layer_norm without affine": (lambda x: F.layer_norm(x, (4,)), [(3, 4)]),
+        "sdpa": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask), [(2, 3, 8), (2, 4, 8), (2, 4, 8)]),
         "sdpa with dropout": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask, dropout_p=0.3),
                               [(2, 3, 8), (2, 4, 8), (2, 4, 8)]),
         "self_attention": (lambda qkv: F.self_attention(qkv), [(3, 2, 4, 8)]),
+        "cross_attention": (lambda q, kv: F.cross_attention(q, kv), [(2, 3, 8), (2, 2, 4, 8)]),
         "lstm_cell": (lambda gates, c: mt.cat(list(F.lstm_cell(gates, c)), dim=-1), [(2, 12), (2, 3)]),
+        "relu, bias_relu, gelu, dropout": (lambda a, b: F.dropout_add(F.dropout(F.gelu(F.bias_relu(a, b).relu()),
+                                                                                0.2), a, 0.3), [(3, 4), (4,)]),
         "checkpoint": (lambda a: mt.utils.checkpoint.checkpoint(lambda x: (x * x).tanh(), a), [(3, 4)]),
+        "getitem's backward, recorded": (lambda a: mt.grad((a[[0, 0, 2]] ** 2).sum(), a, create_graph=True)[0],
+                                         [(3, 4)]),
     }
-    return {**_device_ops(device), **extra}
 
 
 def _subclasses(cls):
@@ -87,31 +93,50 @@ def _graph(fn, shapes, device):
     return fn(*leaves)
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
-def test_every_op_declares_the_float_arrays_its_backward_reads(device):
-    if device == "cuda" and not mt.cuda_available():
-        pytest.skip("needs CuPy and a GPU, or the CuPy stand-in")
-    seen = set()
-    for name, (fn, shapes) in calls(device).items():
-        for op in recorded_ops(_graph(fn, shapes, device)):
-            seen.add(type(op))
-            assert not undeclared_float_arrays(op), f"{name}: {type(op).__name__} keeps " \
-                                                    f"{undeclared_float_arrays(op)} outside save_for_backward"
-    # the kernels of the other device run on NumPy arrays too: swap them in for the CPU's
-    if device == "cpu":
+def assert_declared(out, name):
+    for op in recorded_ops(out):
+        assert not undeclared_float_arrays(op), f"{name}: {type(op).__name__} keeps " \
+                                                f"{undeclared_float_arrays(op)} outside save_for_backward"
+
+
+DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
+    not mt.cuda_available(), reason="needs CuPy and a GPU, or the CuPy stand-in")])]
+
+
+@pytest.mark.parametrize("name", list(OPS))
+@settings(max_examples=3, derandomize=True)
+@given(data=st.data())
+def test_every_primitive_op_declares_the_float_arrays_its_backward_reads(name, data):
+    inputs, options = data.draw(OPS[name].cases)
+    leaves = [mt.tensor(a, dtype=np.float64, requires_grad=True) for a in inputs]
+    assert_declared(OPS[name].f_mt(*leaves, **options), name)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(fused_calls("cpu")))
+def test_every_fused_op_and_kernel_declares_the_float_arrays_its_backward_reads(name, device, monkeypatch):
+    fn, shapes = fused_calls(device)[name]
+    assert_declared(_graph(fn, shapes, device), name)
+    if device == "cpu":  # the GPU kernels run on NumPy arrays too: swap them in for the CPU's
         for (reference, kernel_device), kernel in list(KERNELS.items()):
             if kernel_device == "cuda":
-                with pytest.MonkeyPatch.context() as m:
-                    m.setitem(KERNELS, (reference, "cpu"), kernel)
-                    for name, (fn, shapes) in calls("cpu").items():
-                        for op in recorded_ops(_graph(fn, shapes, "cpu")):
-                            seen.add(type(op))
-                            assert not undeclared_float_arrays(op), f"{name}: {type(op).__name__}"
-        with mt.reference_ops():
-            for name, (fn, shapes) in calls("cpu").items():
+                monkeypatch.setitem(KERNELS, (reference, "cpu"), kernel)
+        assert_declared(_graph(fn, shapes, device), name)
+
+
+def test_every_function_in_the_engine_is_run_by_these_tests(monkeypatch):
+    """Each Function subclass of minitorch (references and kernels) appears in op_table.py or fused_calls."""
+    seen = {op.function for op in OPS.values()}
+    for mode in ("kernels", "reference", "gpu kernels on numpy"):
+        with mt.reference_ops() if mode == "reference" else pytest.MonkeyPatch.context() as m:
+            if mode == "gpu kernels on numpy":
+                for (reference, kernel_device), kernel in list(KERNELS.items()):
+                    if kernel_device == "cuda":
+                        m.setitem(KERNELS, (reference, "cpu"), kernel)
+            for fn, shapes in fused_calls("cpu").values():
                 seen.update(type(op) for op in recorded_ops(_graph(fn, shapes, "cpu")))
-        missing = engine_functions() - seen - {mt.ops.ToDevice}   # ToDevice: test_backend moves tensors
-        assert not missing, f"not run by this test: {sorted(c.__name__ for c in missing)}"
+    missing = engine_functions() - seen
+    assert not missing, f"not run by these tests: {sorted(c.__name__ for c in missing)}"
 
 
 def test_the_scan_catches_a_float_array_kept_outside_the_declaration():

@@ -63,14 +63,7 @@ def check_second_order(f_mt, f_np, inputs, seed=0):
 # ----- the tests -----
 # Pow's backward differentiated again at a == 0 with an integer exponent: (b - 1) a ** (b - 2) gives 0 * inf = nan
 # (x ** 1 at 0); an engine bug, found when the table's forms reached this test: fix Pow, then drop the mark
-KNOWN_BUGS = {"tensor ** integer (any sign)": "Pow's second derivative is nan at 0 for an integer exponent"}
-
-
-def _params():
-    return [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_BUGS[n])) if n in KNOWN_BUGS else n for n in OPS]
-
-
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", list(OPS))
 @settings(max_examples=15)
 @given(data=st.data())
 def test_second_derivatives_match_finite_differences_of_the_first(name, data):
@@ -81,7 +74,7 @@ def test_second_derivatives_match_finite_differences_of_the_first(name, data):
                        inputs)
 
 
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", list(OPS))
 @settings(max_examples=4)
 @given(data=st.data())
 def test_gradgradcheck_agrees(name, data):

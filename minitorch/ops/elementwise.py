@@ -64,7 +64,10 @@ class Pow(Function):
     def backward(self, g):  # d(a^b) = b a^(b-1) da + a^b log(a) db
         a, b, out = self.saved_tensors
         need_a, need_b = self.needs_input_grad
-        ga = g * b * a ** (b - 1) if need_a else None
+        if need_a and isinstance(b, (int, float)) and b == 0:  # (not 0 * a^-1, which is nan at a = 0, as PyTorch)
+            ga = g * 0
+        else:
+            ga = g * b * a ** (b - 1) if need_a else None
         gb = g * out * A.log(a) if need_b else None
         return ga, gb
 
