@@ -1,6 +1,7 @@
-"""Flat parameter storage (nn/utils/flat.py): parameters and gradients as views of one buffer per dtype and device,
-the fused update phase over them (zero_grad, clip_grad_norm_, SGD/Adam/AdamW, GradientSync), and what users see:
-p.data, p.grad, model.to(), state dicts, checkpoints written before the buffers existed."""
+"""Flat parameter storage (nn/utils/flat.py): FlatParameters, built by the caller, makes parameters and gradients
+views of one buffer per dtype and device; the optimizer, clip_grad_norm_ and GradientSync given it work on whole
+buffers (given plain parameters, per tensor), and what users see: p.data, p.grad, model.to(), state dicts,
+checkpoints written before the buffers existed."""
 import copy
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 import minitorch as mt
 from conftest import requires_standin
 from minitorch import backend, distributed, nn, optim
-from minitorch.nn.utils import flat
+from minitorch.nn.utils import FlatParameters, flat
 
 
 class Net(nn.Module):
@@ -44,18 +45,25 @@ def by_name(model):
     return {k: v.numpy().copy() for k, v in model.state_dict().items()}
 
 
-def one_buffer(params):
-    """The flat buffers holding params' data and gradients (asserting they are one each)."""
-    groups = {id(p._flat): p._flat for p in params}
-    assert len(groups) == 1
-    return next(iter(groups.values()))
+def one_buffer(flat_params):
+    """The one FlatBuffer of flat_params (asserting there is one)."""
+    assert len(flat_params.groups) == 1
+    return flat_params.groups[0]
+
+
+def train(model, opt, steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        loss_of(model, model.hidden.weight.device).backward()
+        opt.step()
 
 
 def test_parameters_and_gradients_are_views_of_one_buffer_allocated_once():
     model = fresh()
     values = by_name(model)
-    opt = optim.Adam(model.parameters(), lr=0.01)
-    group = one_buffer(model.parameters())
+    fp = FlatParameters(model)
+    opt = optim.Adam(fp, lr=0.01)
+    group = one_buffer(fp)
     assert group.size == sum(p.size for p in model.parameters()) and len(group.params) == 5   # tied weight once
     for k, v in by_name(model).items():   # flattening keeps the values
         np.testing.assert_array_equal(v, values[k])
@@ -64,49 +72,101 @@ def test_parameters_and_gradients_are_views_of_one_buffer_allocated_once():
         opt.zero_grad()
         loss_of(model).backward()
         opt.step()
-        grads.append([p.grad.data for p in model.parameters() if p.grad is not None])
+        grads.append([p.grad.data for p in model.parameters()])
     for p in model.parameters():
         assert np.shares_memory(p.data, group.data)
     # the same gradient arrays, views of the one gradient buffer, at every step: nothing allocated per step
-    assert all(a is b for a, b in zip(grads[0], grads[2])) and len(grads[0]) == 3
+    assert all(a is b for a, b in zip(grads[0], grads[2]))
     assert all(np.shares_memory(g, group.grad) for g in grads[0])
-    assert model.unused.weight.grad is None   # forward never uses it
+    # after zero_grad every .grad is its slot: one that backward never reaches holds zeros (not None)
+    assert (model.unused.weight.grad.numpy() == 0).all()
+
+
+def test_the_optimizer_and_gradient_sync_leave_plain_parameters_where_they_are():
+    """Nothing is restructured in a constructor: given parameters, they work per tensor."""
+    model = fresh()
+    arrays = [p.data for p in model.parameters()]
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    distributed.GradientSync(model.parameters(), TwinWorld())
+    assert opt.flat is None and all(p.data is a for p, a in zip(model.parameters(), arrays))
+    loss_of(model).backward()
+    opt.step()
+    assert all(p.data is a for p, a in zip(model.parameters(), arrays))
 
 
 def test_parameters_of_several_dtypes_get_one_buffer_each():
     a, b, c = (nn.Parameter(mt.ones(3, dtype=d)) for d in (np.float32, np.float64, np.float32))
-    optim.SGD([a, b, c, a], lr=0.1)
-    assert a._flat is c._flat is not b._flat and a._flat.dtype == np.float32 and b._flat.dtype == np.float64
-    assert a._flat.size == 6
+    fp = FlatParameters([a, b, c, a])
+    assert [g.dtype for g in fp.groups] == [np.float32, np.float64] and fp.groups[0].size == 6
+    assert np.shares_memory(a.data, c.data) is False or fp.groups[0].params == [a, c]
+    assert all(np.shares_memory(p.data, g.data) for g in fp.groups for p in g.params)
 
 
-def test_assigning_data_and_grad_copies_values_in_or_fails_clearly():
+def test_a_parameter_goes_into_one_flat_parameters_only():
     model = fresh()
-    optim.SGD(model.parameters(), lr=0.1)
+    fp = FlatParameters(model)
+    with pytest.raises(RuntimeError, match="in another FlatParameters already"):
+        FlatParameters([model.hidden.weight])
+    del fp   # (once it is gone, its parameters may go into another)
+    FlatParameters([model.hidden.weight])
+
+
+def test_assigned_data_and_grad_are_taken_back_at_the_next_step_or_fail_clearly():
+    """The rule (nn/utils/flat.py): the buffers are the truth; settle() (run by step, clipping and the sum over
+    ranks) copies reassigned values in and puts the views back; an array of another shape or dtype is refused."""
+    model = fresh()
+    fp = FlatParameters(model)
+    opt = optim.SGD(fp, lr=0.0)
     w = model.hidden.weight
-    view = w.data
+    view, slot = w.data, w.grad
     w.data = np.full(w.shape, 2.0)
-    assert w.data is view and (w.numpy() == 2.0).all()
     w.grad = mt.full(w.shape, 3.0, dtype=np.float64)
-    assert w.grad.data.base is not None and (w.grad.numpy() == 3.0).all()
-    with pytest.raises(RuntimeError, match=r"shape \(6, 6\).*before making its optimizer"):
-        w.data = np.zeros((2, 2))
+    opt.step()
+    assert w.data is view and (w.numpy() == 2.0).all() and w.grad is slot and (slot.numpy() == 3.0).all()
+    w.data = np.zeros((2, 2))
+    with pytest.raises(RuntimeError, match=r"p.data of a flat parameter.*shape \(2, 2\).*shape \(6, 6\)"):
+        opt.step()
+    w.data = np.zeros(w.shape, dtype=np.float32)
     with pytest.raises(RuntimeError, match="dtype float32"):
-        w.data = np.zeros(w.shape, dtype=np.float32)
-    with pytest.raises(RuntimeError, match=r"gradient of a parameter of shape \(6, 6\)"):
-        w.grad = mt.zeros(3, dtype=np.float64)
+        fp.settle()
+    w.data = view
+    w.grad = mt.zeros(3, dtype=np.float64)
+    with pytest.raises(RuntimeError, match=r"p.grad of a flat parameter"):
+        nn.utils.clip_grad_norm_(fp, 1.0)
+
+
+def test_a_gradient_set_to_none_is_skipped_and_zero_grad_puts_the_slot_back():
+    model = fresh()
+    fp = FlatParameters(model)
+    opt = optim.SGD(fp, lr=0.1)
+    group = one_buffer(fp)
+    loss_of(model).backward()
+    w = model.hidden.weight
+    before = w.numpy().copy()
+    w.grad = None   # its slot still holds the gradient: the next settle zeroes it
+    norm = nn.utils.clip_grad_norm_(fp, 1e9).item()
+    others = [p.grad.numpy() for p in model.parameters() if p is not w]
+    np.testing.assert_allclose(norm, np.sqrt(sum((g * g).sum() for g in others)), rtol=1e-12)
+    opt.step()
+    np.testing.assert_array_equal(w.numpy(), before)   # skipped, as PyTorch skips a None gradient
+    fp.zero_grad()
+    assert w.grad.data is group.grad_views[[id(p) for p in group.params].index(id(w))] and (group.grad == 0).all()
 
 
 def test_load_state_dict_and_deepcopy_keep_working():
     model = fresh()
-    optim.Adam(model.parameters())
+    fp = FlatParameters(model)
+    opt = optim.SGD(fp, lr=0.0)
     other = fresh(seed=1)
     model.load_state_dict(other.state_dict())
-    assert by_name(model).keys() == by_name(other).keys()
+    for k, v in by_name(other).items():
+        np.testing.assert_array_equal(by_name(model)[k], v)
+    opt.step()   # the loaded values go into the buffer
+    assert all(np.shares_memory(p.data, fp.groups[0].data) for p in model.parameters())
     for k, v in by_name(other).items():
         np.testing.assert_array_equal(by_name(model)[k], v)
     twin = copy.deepcopy(model)
-    assert all(p._flat is None for p in twin.parameters())   # a copy of its own
+    assert not any(np.shares_memory(p.data, fp.groups[0].data) for p in twin.parameters())   # a copy of its own
     twin.hidden.weight.data[...] = 7.0
     assert not (model.hidden.weight.numpy() == 7.0).any()
 
@@ -126,54 +186,64 @@ def adam_reference(params, grads_per_step, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
     return ps
 
 
-def test_parameters_without_a_gradient_are_skipped_and_count_their_own_steps():
-    """PyTorch's semantics over one buffer: a parameter whose .grad is None is left alone (not even its moments
-    change), and starts its bias correction at t = 1 when it first gets one."""
+@pytest.mark.parametrize("flat_storage", [True, False])
+def test_parameters_without_a_gradient_are_skipped_and_count_their_own_steps(flat_storage):
+    """PyTorch's semantics, per tensor and over one buffer: a parameter whose .grad is None is left alone (not even
+    its moments change), and starts its bias correction at t = 1 when it first gets one."""
     rng = np.random.default_rng(0)
     params = [nn.Parameter(mt.tensor(rng.standard_normal(s), dtype=np.float64)) for s in [(3,), (2, 2), (4,)]]
-    opt = optim.Adam(params, lr=0.01)
+    opt = optim.Adam(FlatParameters(params) if flat_storage else params, lr=0.01)
     plan = [[1, None, 1], [1, None, None], [1, 1, 1], [None, 1, 1]]   # which parameters get a gradient, per step
     steps = [[None if k is None else rng.standard_normal(p.shape) for k, p in zip(row, params)] for row in plan]
     expected = adam_reference(params, steps)
     for grads in steps:
         opt.zero_grad()
         for p, g in zip(params, grads):
-            if g is not None:
-                p.grad = mt.tensor(g, dtype=np.float64)
+            p.grad = None if g is None else mt.tensor(g, dtype=np.float64)
         opt.step()
     for p, e in zip(params, expected):
         np.testing.assert_allclose(p.numpy(), e, rtol=1e-12, atol=1e-15)
     assert [s["step"] for s in opt.state] == [3, 2, 3]
 
 
-def test_zero_grad_is_one_fill_and_set_to_none_chooses_none_or_zeros():
-    model = fresh()
-    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    group = one_buffer(model.parameters())
+def test_zero_grad_is_one_fill_that_keeps_the_views_and_module_zero_grad_still_trains_the_same():
+    model, reference = fresh(), fresh()
+    fp = FlatParameters(model)
+    opt, opt_ref = optim.SGD(fp, lr=0.1, momentum=0.9), optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    group = one_buffer(fp)
+    slots = [p.grad for p in model.parameters()]
     loss_of(model).backward()
-    opt.zero_grad(set_to_none=False)
-    assert (group.grad == 0).all()
-    assert all(p.grad is not None and (p.grad.numpy() == 0).all() for p in model.parameters())
+    opt.zero_grad()
+    assert (group.grad == 0).all() and all(p.grad is s for p, s in zip(model.parameters(), slots))
+    train(reference, opt_ref, 1)
     loss_of(model).backward()
-    model.zero_grad()
-    assert (group.grad == 0).all() and all(p.grad is None for p in model.parameters())
-    model.hidden.weight.grad = mt.ones(6, 6, dtype=np.float64)
-    model.hidden.weight.grad = None   # one parameter alone: its slot goes back to zeros
-    assert (group.grad == 0).all()
+    opt.step()
+    # model.zero_grad() sets .grad None: backward then makes new arrays, which the step copies into the buffer (a
+    # .grad that backward does not reach stays None until the next FlatParameters.zero_grad())
+    for m, o in ((model, opt), (reference, opt_ref)):
+        m.zero_grad()
+        loss_of(m).backward()
+        o.step()
+    assert all(p.grad is s for p, s in zip(model.parameters(), slots) if p is not model.unused.weight
+               and p is not model.unused.bias) and model.unused.weight.grad is None
+    for k, v in by_name(reference).items():
+        np.testing.assert_allclose(by_name(model)[k], v, rtol=1e-13, atol=1e-15)
 
 
 def test_clip_grad_norm_over_the_flat_buffer_matches_the_norm_of_all_gradients(device):
     model = fresh(device)
-    optim.Adam(model.parameters())
+    fp = FlatParameters(model)
     loss_of(model, device).backward()
-    grads = {k: p.grad.numpy().copy() for k, p in model.named_parameters() if p.grad is not None}
+    grads = {k: p.grad.numpy().copy() for k, p in model.named_parameters()}
     norm = float(np.sqrt(sum((g * g).sum() for g in grads.values())))
-    returned = nn.utils.clip_grad_norm_(model.parameters(), max_norm=norm / 4)
+    returned = nn.utils.clip_grad_norm_(fp, max_norm=norm / 4)
     assert returned.device == device
     np.testing.assert_allclose(returned.item(), norm, rtol=1e-12)
     for k, p in model.named_parameters():
-        if k in grads:
-            np.testing.assert_allclose(p.grad.numpy(), grads[k] * (norm / 4) / (norm + 1e-6), rtol=1e-12)
+        np.testing.assert_allclose(p.grad.numpy(), grads[k] * (norm / 4) / (norm + 1e-6), rtol=1e-12)
+    per_tensor = fresh(device)
+    loss_of(per_tensor, device).backward()
+    np.testing.assert_allclose(nn.utils.clip_grad_norm_(per_tensor.parameters(), norm / 4).item(), norm, rtol=1e-12)
 
 
 def test_buffers_larger_than_a_cpu_chunk_give_the_same_step_as_per_parameter_updates():
@@ -183,7 +253,7 @@ def test_buffers_larger_than_a_cpu_chunk_give_the_same_step_as_per_parameter_upd
     params = [nn.Parameter(mt.tensor(rng.standard_normal(s), dtype=np.float64)) for s in shapes]
     grads = [[rng.standard_normal(s) for s in shapes] for _ in range(2)]
     expected = adam_reference(params, grads)
-    opt = optim.Adam(params, lr=0.01)
+    opt = optim.Adam(FlatParameters(params), lr=0.01)
     for step in grads:
         for p, g in zip(params, step):
             p.grad = mt.tensor(g, dtype=np.float64)
@@ -192,45 +262,44 @@ def test_buffers_larger_than_a_cpu_chunk_give_the_same_step_as_per_parameter_upd
         np.testing.assert_allclose(p.numpy(), e, rtol=1e-12, atol=1e-15)
 
 
-def test_model_to_a_device_after_the_optimizer_keeps_training_the_same(device):
-    """model.to() moves the flat buffers (and the optimizer's state follows at its next step): the same weights as
-    a model moved before its optimizer was made."""
-    def train(model, opt, steps):
-        for _ in range(steps):
-            opt.zero_grad()
-            loss_of(model, model.hidden.weight.device).backward()
-            opt.step()
-
+@pytest.mark.parametrize("how", ["flat.to", "model.to"])
+def test_moving_to_a_device_after_the_optimizer_keeps_training_the_same(device, how):
+    """FlatParameters.to() moves the buffers; model.to() moves the arrays, and the next settle moves the buffers
+    after them; the optimizer's state follows at its next step: the same weights as a model moved first."""
     before = fresh(device)
-    opt_before = optim.AdamW(before.parameters(), lr=0.01)
-    train(before, opt_before, 4)
+    train(before, optim.AdamW(FlatParameters(before), lr=0.01), 4)
 
     after = fresh("cpu")
-    opt_after = optim.AdamW(after.parameters(), lr=0.01)
-    train(after, opt_after, 2)
-    after.to(device)
-    assert all(p.device == device for p in after.parameters()) and one_buffer(after.parameters()).device == device
-    train(after, opt_after, 2)
+    fp = FlatParameters(after)
+    opt = optim.AdamW(fp, lr=0.01)
+    train(after, opt, 2)
+    fp.to(device) if how == "flat.to" else after.to(device)
+    assert all(p.device == device for p in after.parameters())
+    train(after, opt, 2)
+    assert one_buffer(fp).device == device and all(np.shares_memory(p.data, fp.groups[0].data) if device == "cpu"
+                                                   else True for p in after.parameters())
     for k, v in by_name(before).items():
         np.testing.assert_allclose(by_name(after)[k], v, rtol=1e-12, atol=1e-15)
 
 
-def test_moving_a_module_whose_buffer_holds_another_modules_parameters_is_a_clear_error():
+def test_a_buffer_whose_parameters_went_to_several_devices_is_a_clear_error(monkeypatch):
     a, b = nn.Linear(2, 2), nn.Linear(2, 2)
-    optim.SGD(a.parameters() + b.parameters(), lr=0.1)
-    with pytest.raises(RuntimeError, match="share a flat buffer with 2 parameter"):
-        a.to("cpu")
+    fp = FlatParameters(a.parameters() + b.parameters())
+    monkeypatch.setattr(backend, "device_of", lambda x: "cuda" if x is a.weight.data else "cpu")
+    with pytest.raises(RuntimeError, match="one flat float32 buffer are now on \\['cpu', 'cuda'\\]"):
+        fp.settle()
 
 
 def test_a_gradient_recorded_by_create_graph_is_used_by_the_step_by_its_value():
     p = nn.Parameter(mt.tensor([1.0, -2.0], dtype=np.float64))
-    opt = optim.SGD([p], lr=0.1)
+    opt = optim.SGD(FlatParameters([p]), lr=0.1)
     (p * p * p).sum().backward(create_graph=True)
     assert p.grad.requires_grad   # kept as recorded, so it can be differentiated
     g = 3 * np.array([1.0, -2.0]) ** 2
     opt.step()
     np.testing.assert_allclose(p.numpy(), np.array([1.0, -2.0]) - 0.1 * g, rtol=1e-14)
     np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-14)
+    assert not p.grad.requires_grad and np.shares_memory(p.grad.data, opt.groups[0].grad)
 
 
 class TwinWorld(distributed.World):
@@ -248,28 +317,42 @@ class TwinWorld(distributed.World):
 
 def test_gradient_sync_sums_the_flat_buffer_in_place_with_the_extras_in_one_call():
     model = fresh()
-    opt = optim.Adam(model.parameters())
+    fp = FlatParameters(model)
+    opt = optim.Adam(fp)
     world = TwinWorld()
-    sync = distributed.GradientSync(model.parameters(), world)
-    group = one_buffer(model.parameters())
+    sync = distributed.GradientSync(fp, world)
+    group = one_buffer(fp)
     loss = loss_of(model)
     loss.backward()
-    before = {k: p.grad.numpy().copy() for k, p in model.named_parameters() if p.grad is not None}
-    grad_arrays = [p.grad.data for p in model.parameters() if p.grad is not None]
+    before = {k: p.grad.numpy().copy() for k, p in model.named_parameters()}
+    grad_arrays = [p.grad.data for p in model.parameters()]
     extras = sync([loss.data, 1.0])
     assert world.calls == [group.size + 2]   # one collective: all gradients, the loss and the stop vote
     np.testing.assert_allclose(extras, [2 * loss.item(), 2.0], rtol=1e-14)
-    assert all(a is b for a, b in zip(grad_arrays, [p.grad.data for p in model.parameters() if p.grad is not None]))
+    assert all(a is b for a, b in zip(grad_arrays, [p.grad.data for p in model.parameters()]))
     for k, p in model.named_parameters():
-        np.testing.assert_array_equal(p.grad.numpy(), 2 * before[k] if k in before else np.zeros(p.shape))
+        np.testing.assert_array_equal(p.grad.numpy(), 2 * before[k])
     opt.zero_grad()
     assert (group.grad == 0).all()
 
 
-def test_a_checkpoint_in_the_per_parameter_format_resumes_exactly(tmp_path):
+def test_gradient_sync_over_plain_parameters_sums_each_and_fills_missing_gradients():
+    model = fresh()
+    world = TwinWorld()
+    sync = distributed.GradientSync(model.parameters(), world)
+    loss_of(model).backward()
+    before = {k: None if p.grad is None else p.grad.numpy().copy() for k, p in model.named_parameters()}
+    extras = sync([1.0])
+    assert len(world.calls) == len(before) + 1 and extras.tolist() == [2.0]
+    for k, p in model.named_parameters():
+        np.testing.assert_array_equal(p.grad.numpy(), np.zeros(p.shape) if before[k] is None else 2 * before[k])
+
+
+@pytest.mark.parametrize("flat_storage", [True, False])
+def test_a_checkpoint_in_the_per_parameter_format_resumes_exactly(tmp_path, flat_storage):
     """A last.npz as written before flat buffers existed (model and optimizer state by parameter, from NumPy arrays
-    made here with Adam's rule) loads into a flat model and optimizer, which then continue as an uninterrupted run:
-    continued weights == weights of running the written-out rule for all steps."""
+    made here with Adam's rule) loads into a flat (or per-tensor) model and optimizer, which then continue as an
+    uninterrupted run: continued weights == weights of running the written-out rule for all steps."""
     rng = np.random.default_rng(2)
     names = [k for k, _ in fresh().named_parameters()]
     start = by_name(fresh())
@@ -295,7 +378,7 @@ def test_a_checkpoint_in_the_per_parameter_format_resumes_exactly(tmp_path):
         rule(t, steps[t - 1])
 
     model = fresh(seed=7)
-    opt = optim.Adam(model.parameters(), lr=0.5)
+    opt = optim.Adam(FlatParameters(model) if flat_storage else model.parameters(), lr=0.5)
     loaded = mt.load(tmp_path / "last.npz")
     model.load_state_dict(loaded["model"])
     opt.load_state_dict(loaded["optimizer"])
@@ -312,6 +395,29 @@ def test_a_checkpoint_in_the_per_parameter_format_resumes_exactly(tmp_path):
     assert all(s["exp_avg"].shape == shapes[k] for s, k in zip(state, names))
 
 
+def test_flat_and_per_tensor_optimizers_give_the_same_bits_and_exchange_their_state():
+    """The same kernels over buffers or per tensor. (Not for a parameter that backward never reaches: over a
+    FlatParameters its gradient is zeros, not None, so AdamW's decay moves it; Net's `unused` is left out.)"""
+    model, reference = fresh(), fresh()
+    opt, opt_ref = optim.AdamW(FlatParameters(model), lr=0.01), optim.AdamW(reference.parameters(), lr=0.01)
+    train(model, opt, 3)
+    train(reference, opt_ref, 3)
+    for k, v in by_name(reference).items():
+        if not k.startswith("unused"):
+            np.testing.assert_array_equal(by_name(model)[k], v)
+    swapped, swapped_ref = fresh(seed=3), fresh(seed=3)
+    opt_s, opt_s_ref = optim.AdamW(swapped.parameters(), lr=0.01), optim.AdamW(FlatParameters(swapped_ref), lr=0.01)
+    for m, o, source, source_opt in ((swapped, opt_s, model, opt), (swapped_ref, opt_s_ref, reference, opt_ref)):
+        m.load_state_dict(source.state_dict())
+        o.load_state_dict(source_opt.state_dict())
+    for m, o in ((model, opt), (reference, opt_ref), (swapped, opt_s), (swapped_ref, opt_s_ref)):
+        train(m, o, 2)
+    for k, v in by_name(model).items():
+        for other in (reference, swapped, swapped_ref):
+            if not k.startswith("unused"):
+                np.testing.assert_array_equal(by_name(other)[k], v)
+
+
 @requires_standin
 @pytest.mark.parametrize("n_layers", [2, 12])
 def test_the_update_phase_launches_a_few_kernels_whatever_the_number_of_parameter_tensors(n_layers):
@@ -320,48 +426,43 @@ def test_the_update_phase_launches_a_few_kernels_whatever_the_number_of_paramete
     import cupy
     mt.manual_seed(0)
     model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(n_layers)]).to("cuda")
-    opt = optim.AdamW(model.parameters(), lr=0.01)
+    fp = FlatParameters(model)
+    opt = optim.AdamW(fp, lr=0.01)
     for _ in range(2):   # the second step: the optimizer's state exists
         opt.zero_grad()
         model(mt.randn(3, 4, device="cuda")).sum().backward()
         with cupy._standin.count_launches() as n:
-            nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            nn.utils.clip_grad_norm_(fp, 0.5)
             opt.step()
             opt.zero_grad()
     assert n.total <= 5, dict(n)
 
 
-def test_an_optimizer_over_part_of_a_flat_buffer_updates_only_its_parameters():
-    """A second optimizer over some parameters of a buffer (a GAN's, a fine-tuned head's) works on its runs of the
-    buffer: the same weights as an optimizer over copies of those parameters alone."""
+def test_an_optimizer_over_some_flat_parameters_updates_only_them():
+    """A second optimizer over some parameters of a buffer (a GAN's, a fine-tuned head's), given them as a list,
+    updates their views in place: the same weights as an optimizer over those parameters of a model not flat."""
     model = fresh()
-    optim.SGD(model.parameters(), lr=0.1)   # flattens the whole model
+    FlatParameters(model)
     reference = fresh()
-    head = [model.embed.weight, model.hidden.bias]
-    opt = optim.Adam(head, lr=0.01)
+    opt = optim.Adam([model.embed.weight, model.hidden.bias], lr=0.01)
     opt_ref = optim.Adam([reference.embed.weight, reference.hidden.bias], lr=0.01)
-    assert [(s.first, s.stop) for s in opt.spans] == [(0, 1), (2, 3)]
     hidden_before = model.hidden.weight.numpy().copy()
     for m, o in ((model, opt), (reference, opt_ref)):
-        for _ in range(3):
-            o.zero_grad()
-            loss_of(m).backward()
-            o.step()
+        train(m, o, 3)
     for k, v in by_name(reference).items():
         if k in ("embed.weight", "hidden.bias"):
             np.testing.assert_allclose(by_name(model)[k], v, rtol=1e-12, atol=1e-15)
     np.testing.assert_array_equal(model.hidden.weight.numpy(), hidden_before)
 
 
-def test_plain_tensors_are_updated_and_summed_one_kernel_each():
-    """Tensors that are not Parameters cannot be made views (their .data is theirs): the optimizer and GradientSync
-    take them as they are, with the same update as flat parameters get."""
+def test_plain_tensors_can_be_flat_too():
+    """Tensors that are not Parameters (leaves that require grad) are stored and updated like parameters."""
     rng = np.random.default_rng(3)
     plain = mt.tensor(rng.standard_normal(4), dtype=np.float64, requires_grad=True)
     param = nn.Parameter(mt.tensor(plain.numpy(), dtype=np.float64))
-    opt = optim.Adam([plain, param], lr=0.01)
-    sync = distributed.GradientSync([plain, param], TwinWorld())
-    assert param._flat is not None and opt.plain == [plain]
+    fp = FlatParameters([plain, param])
+    opt = optim.Adam(fp, lr=0.01)
+    sync = distributed.GradientSync(fp, TwinWorld())
     for _ in range(3):
         opt.zero_grad()
         (plain * plain * plain).sum().backward()
@@ -370,7 +471,4 @@ def test_plain_tensors_are_updated_and_summed_one_kernel_each():
         np.testing.assert_array_equal(plain.grad.numpy(), param.grad.numpy())
         opt.step()
     np.testing.assert_array_equal(plain.numpy(), param.numpy())
-    assert opt.state[0]["step"] == opt.state[1]["step"] == 3
-    reloaded = optim.Adam([plain, param], lr=0.01)
-    reloaded.load_state_dict(opt.state_dict())
-    np.testing.assert_array_equal(reloaded.state[0]["exp_avg"], reloaded.state[1]["exp_avg"])
+    assert opt.state[0]["step"] == opt.state[1]["step"] == 3 and np.shares_memory(plain.data, fp.groups[0].data)
