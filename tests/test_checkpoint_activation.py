@@ -7,7 +7,7 @@ from finite_differences import central_differences
 import minitorch as mt
 import minitorch.functional as F
 from minitorch import nn
-from minitorch.graph_memory import saved_bytes
+from minitorch.tools.graph_memory import saved_bytes
 from minitorch.utils.checkpoint import checkpoint
 
 

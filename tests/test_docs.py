@@ -10,10 +10,10 @@ import pytest
 import minitorch as mt
 import minitorch.functional as F
 import minitorch.fused as fused_package
-from minitorch import bench_ops
+from minitorch.tools import bench_ops
 from minitorch.autograd import Function
 from minitorch.fused import composed
-from minitorch.graph_memory import saved_bytes
+from minitorch.tools.graph_memory import saved_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKPROP = (ROOT / "docs" / "backprop.md").read_text()

@@ -149,7 +149,7 @@ def test_backward_order_puts_each_tensor_after_every_tensor_computed_from_it():
     a = x.exp()
     b = a * x          # x is used twice: by exp and by this product
     y = (b + a).sum()
-    order = mt.graph_draw.backward_order(y)
+    order = mt.tools.graph_draw.backward_order(y)
     position = {id(t): i for i, t in enumerate(order)}
     assert order[0] is y and len(order) == 5  # y, the add, b, a, x: each once
     for t in order:

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from minitorch.autograd import Function
-from minitorch.exercises import EXAMPLES, EXERCISES, ExerciseFailed, check
-from minitorch.exercises.__main__ import STUBS, main
+from minitorch.tools.exercises import EXAMPLES, EXERCISES, ExerciseFailed, check
+from minitorch.tools.exercises.__main__ import STUBS, main
 from minitorch.ops import normalize_dims
-from minitorch.ops.elementwise import keep_mask
+from minitorch.ops.dropout import keep_mask
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = [e.name for e in EXERCISES]
@@ -28,23 +28,25 @@ class Solution(Function):
 
 class Mul(Solution):
     def forward(self, a, b):
-        self.a, self.b = a, b
+        self.save_for_backward(a, b)
         return a * b
 
     def backward(self, g):
+        a, b = self.saved_tensors
         if self.mistake == "swapped":
-            return g * self.a, g * self.b
-        return g * self.b, g * self.a
+            return g * a, g * b
+        return g * b, g * a
 
 
 class Div(Solution):
     def forward(self, a, b):
-        self.a, self.b = a, b
+        self.save_for_backward(a, b)
         return a / b
 
     def backward(self, g):
+        a, b = self.saved_tensors
         sign = 1 if self.mistake == "sign" else -1
-        return g / self.b, sign * (g / self.b) * (self.a / self.b)
+        return g / b, sign * (g / b) * (a / b)
 
 
 class Sum(Solution):
@@ -75,30 +77,34 @@ class Mean(Sum):
 
 class MatMul(Solution):
     def forward(self, a, b):
-        self.a, self.b = a, b
+        self.save_for_backward(a, b)
         return a @ b
 
     def backward(self, g):
-        db = g.swapaxes(-1, -2) @ self.a if self.mistake == "transposed db" else self.a.swapaxes(-1, -2) @ g
-        return g @ self.b.swapaxes(-1, -2), db
+        a, b = self.saved_tensors
+        db = g.swapaxes(-1, -2) @ a if self.mistake == "transposed db" else a.swapaxes(-1, -2) @ g
+        return g @ b.swapaxes(-1, -2), db
 
 
 class Exp(Solution):
     def forward(self, a):
-        self.out = np.exp(a)
-        return self.out
+        out = np.exp(a)
+        self.save_for_backward(out)
+        return out
 
     def backward(self, g):
-        return g if self.mistake == "dropped factor" else g * self.out
+        out, = self.saved_tensors
+        return g if self.mistake == "dropped factor" else g * out
 
 
 class Log(Solution):
     def forward(self, a):
-        self.a = a
+        self.save_for_backward(a)
         return np.log(a)
 
     def backward(self, g):
-        return -g / self.a if self.mistake == "sign" else g / self.a
+        a, = self.saved_tensors
+        return -g / a if self.mistake == "sign" else g / a
 
 
 def _shifted(x, dim):
@@ -109,44 +115,52 @@ def _shifted(x, dim):
 class Softmax(Solution):
     def forward(self, x, dim):
         e = np.exp(x if self.mistake == "no max shift" else _shifted(x, dim))
-        self.y, self.dim = e / e.sum(axis=dim, keepdims=True), dim
-        return self.y
+        y = e / e.sum(axis=dim, keepdims=True)
+        self.save_for_backward(y)
+        self.dim = dim
+        return y
 
     def backward(self, g):
+        y, = self.saved_tensors
         if self.mistake == "dropped term":
-            return self.y * g
-        return self.y * (g - (g * self.y).sum(axis=self.dim, keepdims=True))
+            return y * g
+        return y * (g - (g * y).sum(axis=self.dim, keepdims=True))
 
 
 class LogSoftmax(Solution):
     def forward(self, x, dim):
         z = _shifted(x, dim)
-        self.y, self.dim = z - np.log(np.exp(z).sum(axis=dim, keepdims=True)), dim
-        return self.y
+        y = z - np.log(np.exp(z).sum(axis=dim, keepdims=True))
+        self.save_for_backward(y)
+        self.dim = dim
+        return y
 
     def backward(self, g):
+        y, = self.saved_tensors
         total = g if self.mistake == "no row sum" else g.sum(axis=self.dim, keepdims=True)
-        return g - np.exp(self.y) * total
+        return g - np.exp(y) * total
 
 
 class CrossEntropy(Solution):
     def forward(self, x, target, ignore_index, label_smoothing, reduction):
         n, c = x.shape
-        self.valid = target != ignore_index
+        valid = target != ignore_index
         e = 0.0 if self.mistake == "smoothing dropped in backward" else label_smoothing
-        q = (1 - label_smoothing) * np.eye(c)[np.where(self.valid, target, 0)] + label_smoothing / c
+        q = (1 - label_smoothing) * np.eye(c)[np.where(valid, target, 0)] + label_smoothing / c
         z = _shifted(x, 1)
         log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        self.p, self.reduction, self.n_valid = np.exp(log_p), reduction, max(int(self.valid.sum()), 1)
-        self.q = (1 - e) * np.eye(c)[np.where(self.valid, target, 0)] + e / c
-        loss = -(q * log_p).sum(axis=1) * self.valid
+        self.reduction, self.n_valid = reduction, max(int(valid.sum()), 1)
+        # the soft targets backward subtracts (without smoothing for the mistake)
+        self.save_for_backward(np.exp(log_p), (1 - e) * np.eye(c)[np.where(valid, target, 0)] + e / c, valid)
+        loss = -(q * log_p).sum(axis=1) * valid
         return {"none": loss, "sum": np.asarray(loss.sum()), "mean": np.asarray(loss.sum() / self.n_valid)}[reduction]
 
     def backward(self, g):
-        s = g * self.valid
+        p, q, valid = self.saved_tensors
+        s = g * valid
         if self.reduction == "mean" and self.mistake != "mean not divided":
             s = s / self.n_valid
-        return (self.p - self.q) * s[:, None], None
+        return (p - q) * s[:, None], None
 
 
 class LayerNorm(Solution):
@@ -155,43 +169,49 @@ class LayerNorm(Solution):
         n = int(np.prod(self.w_shape))
         rows = x.reshape(-1, n)
         centered = rows - rows.mean(axis=1, keepdims=True)
-        self.rstd = 1 / np.sqrt((centered ** 2).mean(axis=1, keepdims=True) + eps)
-        self.xhat, self.w, self.has_b = centered * self.rstd, weight, bias is not None
-        y = self.xhat if weight is None else self.xhat * weight.reshape(n)
+        rstd = 1 / np.sqrt((centered ** 2).mean(axis=1, keepdims=True) + eps)
+        xhat = centered * rstd
+        self.save_for_backward(xhat, rstd, weight)
+        self.has_b = bias is not None
+        y = xhat if weight is None else xhat * weight.reshape(n)
         return (y if bias is None else y + bias.reshape(n)).reshape(x.shape)
 
     def backward(self, g):
-        g = g.reshape(self.xhat.shape)
-        gh = g if self.w is None else g * self.w.reshape(-1)
+        xhat, rstd, w = self.saved_tensors
+        g = g.reshape(xhat.shape)
+        gh = g if w is None else g * w.reshape(-1)
         dx = gh - gh.mean(axis=1, keepdims=True)
         if self.mistake != "dropped xhat term":
-            dx = dx - self.xhat * (gh * self.xhat).mean(axis=1, keepdims=True)
-        dw = None if self.w is None else (g * self.xhat).sum(axis=0).reshape(self.w_shape)
+            dx = dx - xhat * (gh * xhat).mean(axis=1, keepdims=True)
+        dw = None if w is None else (g * xhat).sum(axis=0).reshape(self.w_shape)
         db = g.sum(axis=0).reshape(self.w_shape) if self.has_b else None
-        return (dx * self.rstd).reshape(self.shape), dw, db
+        return (dx * rstd).reshape(self.shape), dw, db
 
 
 class ScaledDotProductAttention(Solution):
-    def forward(self, q, k, v, mask, dropout_p):
-        self.q, self.k, self.v, self.scale = q, k, v, 1 / np.sqrt(q.shape[-1])
+    def forward(self, q, k, v, mask, words, dropout_p):
+        self.scale = 1 / np.sqrt(q.shape[-1])
         s = q @ k.swapaxes(-1, -2) * self.scale
         if mask is not None:
             s = np.where(mask, s, -np.inf)
         e = np.exp(_shifted(s, -1))
         total = e.sum(axis=-1, keepdims=True)
-        self.w = e / np.where(total == 0, 1, total)
-        self.keep = keep_mask(self.w.shape, dropout_p, "cpu") / (1 - dropout_p) if dropout_p else 1.0
-        return (self.w * self.keep) @ v
+        w = e / np.where(total == 0, 1, total)
+        keep = keep_mask(words, dropout_p) if dropout_p else None
+        self.save_for_backward(q, k, v, w, keep)
+        self.dropout_scale = 1 / (1 - dropout_p)
+        return (w if keep is None else w * keep * self.dropout_scale) @ v
 
     def backward(self, g):
-        a = self.w * self.keep
-        dw = g @ self.v.swapaxes(-1, -2)
-        if self.mistake != "dropout scale dropped in backward":
-            dw = dw * self.keep
-        ds = self.w * (dw - (dw * self.w).sum(axis=-1, keepdims=True))
+        q, k, v, w, keep = self.saved_tensors
+        a = w if keep is None else w * keep * self.dropout_scale
+        dw = g @ v.swapaxes(-1, -2)
+        if keep is not None and self.mistake != "dropout scale dropped in backward":
+            dw = dw * keep * self.dropout_scale
+        ds = w * (dw - (dw * w).sum(axis=-1, keepdims=True))
         dk_sign = -1 if self.mistake == "sign of dk" else 1
-        return ds @ self.k * self.scale, dk_sign * ds.swapaxes(-1, -2) @ self.q * self.scale, \
-            a.swapaxes(-1, -2) @ g, None
+        grads = ds @ k * self.scale, dk_sign * ds.swapaxes(-1, -2) @ q * self.scale, a.swapaxes(-1, -2) @ g
+        return grads if self.mistake == "no None for the mask and the words" else grads + (None, None)
 
 
 def _sigmoid(a):
@@ -201,17 +221,17 @@ def _sigmoid(a):
 class LSTMCellFunction(Solution):
     def forward(self, gates, c_prev):
         i, f, g, o = np.split(gates, 4, axis=-1)
-        self.i, self.f, self.g, self.o = _sigmoid(i), _sigmoid(f), np.tanh(g), _sigmoid(o)
-        self.c_prev = c_prev
-        c = self.f * c_prev + self.i * self.g
-        self.tanh_c = np.tanh(c)
-        return np.concatenate([self.o * self.tanh_c, c], axis=-1)
+        i, f, g, o = _sigmoid(i), _sigmoid(f), np.tanh(g), _sigmoid(o)
+        c = f * c_prev + i * g
+        tanh_c = np.tanh(c)
+        self.save_for_backward(i, f, g, o, c_prev, tanh_c)
+        return np.concatenate([o * tanh_c, c], axis=-1)
 
     def backward(self, grad):
+        i, f, g, o, c_prev, tanh_c = self.saved_tensors
         gh, gc = np.split(grad, 2, axis=-1)
-        i, f, g, o, tanh_c = self.i, self.f, self.g, self.o, self.tanh_c
         dc = gh * o * (1 - tanh_c ** 2) + (0 if self.mistake == "gc dropped" else gc)
-        return np.concatenate([dc * g * i * (1 - i), dc * self.c_prev * f * (1 - f), dc * i * (1 - g ** 2),
+        return np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g ** 2),
                                gh * tanh_c * o * (1 - o)], axis=-1), dc * f
 
 
@@ -252,6 +272,27 @@ def test_a_wrong_backward_is_rejected(name, mistake):
     with pytest.raises(ExerciseFailed, match=r"differs|disagrees|failed") as failure:
         check(name, with_mistake(name, mistake))
     assert re.search(r"on \w+ \(", str(failure.value)), f"the message names no drawn case: {failure.value}"
+
+
+def test_a_backward_that_returns_too_few_gradients_is_told_how_many_to_return():
+    """The engine refuses a backward whose count of gradients is not the count of apply's inputs; the grade says how
+    many it got, for how many inputs, and on which case."""
+    with pytest.raises(ExerciseFailed, match=r"backward returned 3 gradients for the 5 inputs of apply on q \(") as e:
+        check("attention", with_mistake("attention", "no None for the mask and the words"))
+    assert "with None for an input that gets none" in str(e.value)
+
+
+def test_an_array_kept_as_an_attribute_instead_of_saved_is_named():
+    class Mul(Function):  # the old style: what backward reads stored on self
+        def forward(self, a, b):
+            self.a, self.b = a, b
+            return a * b
+
+        def backward(self, g):
+            return g * self.b, g * self.a
+
+    with pytest.raises(ExerciseFailed, match=r"Mul: forward keeps an array as self\.a \(float64 .*save_for_backward"):
+        check("mul", Mul)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -306,11 +347,11 @@ def _source_of(cls):
 
 
 def test_check_all_on_the_engines_solutions_from_the_shell():
-    done = subprocess.run([sys.executable, "-m", "minitorch.exercises", "check", "all", "--solution"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "minitorch.tools.exercises", "check", "all", "--solution"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1] == f"{len(NAMES)} of {len(NAMES)} exercises pass"
-    bad = subprocess.run([sys.executable, "-m", "minitorch.exercises", "check", "softmaxx"], cwd=ROOT,
+    bad = subprocess.run([sys.executable, "-m", "minitorch.tools.exercises", "check", "softmaxx"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "softmaxx" in bad.stderr
 

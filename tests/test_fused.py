@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 import minitorch as mt
 import minitorch.functional as F
-from minitorch import bench_ops
+from minitorch.tools import bench_ops
 from minitorch.fused import composed
-from minitorch.graph_memory import saved_bytes
+from minitorch.tools.graph_memory import saved_bytes
 
 FAST = settings(max_examples=25, deadline=None)
 

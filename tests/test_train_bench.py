@@ -8,7 +8,7 @@ import pytest
 
 import minitorch as mt
 from minitorch import autograd, backend
-from minitorch.profiler import OpProfiler
+from minitorch.tools.profiler import OpProfiler
 from train.commands import bench
 from train.data.batching import training_batch
 from train.presets import PRESETS, Preset

@@ -6,8 +6,8 @@ from collections import defaultdict
 import numpy as np
 
 from minitorch import backend, distributed, nn
-from minitorch.graph_memory import saved_bytes
-from minitorch.profiler import OpProfiler, kind_of
+from minitorch.tools.graph_memory import saved_bytes
+from minitorch.tools.profiler import OpProfiler, kind_of
 
 from ... import parallel
 from ...data.batching import training_batch

@@ -9,8 +9,8 @@ and return [h, c] side by side, (N, 2H). backward(grad): grad (N, 2H) is [gh, gc
 Derive: c reaches the loss twice, directly (gc) and through h. Find dc first, then each gate's pre-activation with
 sigmoid'(a) = s (1 - s) and tanh'(a) = 1 - t^2, then dc_prev.
 
-Check: python3 -m minitorch.exercises check lstm_cell --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint lstm_cell
+Check: python3 -m minitorch.tools.exercises check lstm_cell --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint lstm_cell
 """
 import numpy as np  # noqa: F401
 

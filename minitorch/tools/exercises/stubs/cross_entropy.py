@@ -10,8 +10,8 @@ backward(g): g is 0-d for "mean"/"sum", (N,) for "none" -> (dx, None) (no gradie
 Derive: with log p = x - max - log S, and sum_c soft_c = 1, d loss_r / d x_rj = p_rj - soft_rj ("softmax minus
 target"). Then the reduction scales each row: the gradient reaching row r.
 
-Check: python3 -m minitorch.exercises check cross_entropy --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint cross_entropy
+Check: python3 -m minitorch.tools.exercises check cross_entropy --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint cross_entropy
 """
 import numpy as np  # noqa: F401
 

@@ -10,8 +10,9 @@ from typing import Callable
 
 import numpy as np
 
-from .. import backend, functional as F
-from ..tensor import cat
+from ... import backend, functional as F
+from ...ops.dropout import random_words
+from ...tensor import cat
 
 DOC = "docs/backprop.md"
 
@@ -164,8 +165,14 @@ def _attention_case(draw, st, hnp):
 
 
 def _attention_apply(cls, t, o):
-    backend.manual_seed(o["seed"])  # every call draws the same dropout mask
-    return cls.apply(t[0], t[1], t[2], o["mask"], dropout_p=o["dropout_p"])
+    """The op called as scaled_dot_product_attention calls it: the dropout's random words are an input, drawn right
+    after the seed, so that every call (and the engine's op) gets the same mask."""
+    backend.manual_seed(o["seed"])
+    q, k, v = t
+    p = o["dropout_p"]
+    scores = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    words = random_words(scores, "cpu") if p > 0 else None
+    return cls.apply(q, k, v, o["mask"], words, dropout_p=p)
 
 
 def _attention_reference(t, o):
@@ -239,8 +246,8 @@ EXERCISES = [
              "scaled dot-product attention with a mask and dropout", "5-scaled-dot-product-attention-"
              "scaleddotproductattention",
              "Masked scores: np.where(mask, s, -inf) before the softmax. A row with no True has max -inf: shift it by "
-             "0 instead and divide by 1 instead of its zero sum. Backward: save w and keep, rebuild a from them; the "
-             "softmax step is exercise 8's formula with dw in place of g.",
+             "0 instead and divide by 1 instead of its zero sum. Backward: save q, k, v, w and keep, rebuild a from "
+             "them; the softmax step is exercise 8's formula with dw in place of g.",
              _attention_case, _attention_apply, _attention_reference),
     Exercise("lstm_cell", "LSTMCellFunction", "minitorch.fused.lstm_cell:LSTMCellFunction",
              "the LSTM cell (gates i, f, g, o)", "6-the-lstm-cell-lstmcellfunction",

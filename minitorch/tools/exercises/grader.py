@@ -1,9 +1,12 @@
 """Grading one exercise: the student's Function against central finite differences (its own forward, float64) and
 against the engine's own op (values and gradients), on hypothesis-drawn shapes and options."""
+import re
+
 import numpy as np
 
-from ..gradcheck import GradcheckError, gradcheck
-from ..tensor import Tensor
+from ... import backend
+from ...gradcheck import GradcheckError, gradcheck
+from ...tensor import Tensor
 
 EXAMPLES = 10  # drawn cases per check: a wrong backward fails on the first few; the whole sequence runs in seconds
 
@@ -41,12 +44,36 @@ def _leaves(case):
     return [None if a is None else Tensor._make(a.copy(), requires_grad=True) for a in case.arrays]
 
 
-def _value_and_grads(exercise, call, case, who):
-    """call(tensors) and the gradients of sum(w * out) for fixed random weights w: (out array, [grad arrays])."""
+# what Function.apply sets on an op: the inputs (masks and targets among them) and the options, not saved state
+APPLY_ATTRIBUTES = {"parents", "options", "saved"}
+
+
+def _arrays_kept_as_attributes(op):
+    """(name, array) for each array the op keeps as a plain attribute (one level into tuples and lists) instead of
+    declaring it with save_for_backward."""
+    saved = {id(v) for v in op.saved}
+    for name, value in vars(op).items():
+        if name in APPLY_ATTRIBUTES:
+            continue
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if backend.is_array(item) and id(item) not in saved:
+                yield name, item
+
+
+def _value_and_grads(exercise, call, case, who, graded=False):
+    """call(tensors) and the gradients of sum(w * out) for fixed random weights w: (out array, [grad arrays]).
+    graded: the student's op, whose saved state is checked too."""
     leaves = _leaves(case)
     stage = "forward"
     try:
         out = call(leaves)
+        kept = next(_arrays_kept_as_attributes(out._op), None) if graded and out._op is not None else None
+        if kept is not None:
+            name, array = kept
+            raise ExerciseFailed(f"{who} forward keeps an array as self.{name} ({array.dtype} {array.shape}): declare "
+                                 f"every array backward reads with self.save_for_backward(...) and read them back in "
+                                 f"backward with self.saved_tensors (Python values such as dims and flags stay plain "
+                                 f"attributes)")
         weights = np.random.default_rng(1).standard_normal(out.shape)
         stage = "backward"
         (out * Tensor._make(weights)).sum().backward()
@@ -55,6 +82,14 @@ def _value_and_grads(exercise, call, case, who):
     except ExerciseFailed:
         raise
     except Exception as e:
+        # the engine checks what backward returns: "... incorrect number of gradients (expected n, got m)"
+        count = re.search(r"incorrect number of gradients \(expected (\d+), got (\d+)\)", str(e))
+        if count is not None:
+            expected, got = map(int, count.groups())
+            inputs = f"the {expected} input{'s' * (expected != 1)} of apply"
+            raise ExerciseFailed(f"{who} backward returned {got} gradient{'s' * (got != 1)} for {inputs} on "
+                                 f"{case.text}: return a tuple of one gradient per input, in order, with None for an "
+                                 f"input that gets none (a mask, a target)") from None
         raise ExerciseFailed(f"{who} {stage} failed on {case.text}: {type(e).__name__}: {e}") from e
     grads = [None if t is None else (np.zeros(t.shape) if t.grad is None else t.grad.numpy()) for t in leaves]
     return out.numpy(), grads
@@ -73,7 +108,7 @@ def check_case(exercise, function, case):
 
 
 def _compare(exercise, function, case, mine, engine):
-    out, grads = _value_and_grads(exercise, mine, case, f"{function.__name__}:")
+    out, grads = _value_and_grads(exercise, mine, case, f"{function.__name__}:", graded=True)
     want, want_grads = _value_and_grads(exercise, engine, case, "the engine's op:")
     if out.shape != want.shape or not np.allclose(out, want, rtol=1e-9, atol=1e-12):
         raise ExerciseFailed(f"{function.__name__}: forward differs from the engine's op on {case.text}: "

@@ -1,7 +1,7 @@
-"""Benchmark the fused ops against the same ops composed from primitives: `python -m minitorch.bench_ops`.
+"""Benchmark the fused ops against the same ops composed from primitives: `python -m minitorch.tools.bench_ops`.
 
 For each op at Transformer sizes it prints the median forward+backward time and the bytes the graph saves for the
-backward (minitorch.graph_memory.saved_bytes), fused and composed measured alternately in one run. Figures only:
+backward (minitorch.tools.graph_memory.saved_bytes), fused and composed measured alternately in one run. Figures only:
 nothing here is asserted by the tests.
 """
 import argparse
@@ -10,11 +10,11 @@ import time
 
 import numpy as np
 
-from . import backend, fused
-from .core import no_grad
-from .fused import composed
+from .. import backend, fused
+from ..core import no_grad
+from ..fused import composed
+from ..tensor import Tensor, cat
 from .graph_memory import saved_bytes
-from .tensor import Tensor, cat
 
 OPS = ("softmax", "log_softmax", "cross_entropy", "layer_norm", "scaled_dot_product_attention", "lstm_cell")
 FUSED = {name: getattr(fused, name) for name in OPS}
@@ -100,7 +100,7 @@ def bench(batch=32, heads=8, length=64, d_model=512, vocab=8000, dtype="float32"
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m minitorch.bench_ops", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m minitorch.tools.bench_ops", description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--length", type=int, default=64)

@@ -6,8 +6,8 @@ backward(g) -> dx.
 Derive: d log S / d x_j = exp(x_j) / S = p_j with p = softmax(x), so d y_i / d x_j = [i = j] - p_j; then
 dx_j = sum_i g_i ([i = j] - p_j). p can be rebuilt from the output: which single array must be saved?
 
-Check: python3 -m minitorch.exercises check log_softmax --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint log_softmax
+Check: python3 -m minitorch.tools.exercises check log_softmax --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint log_softmax
 """
 import numpy as np  # noqa: F401
 

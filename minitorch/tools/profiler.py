@@ -12,9 +12,9 @@ import time
 import weakref
 from collections import defaultdict
 
-from . import backend
-from .core import op_hook
-from .ops import MatMul
+from .. import backend
+from ..core import op_hook
+from ..ops import MatMul
 
 
 def kind_of(cls):

@@ -8,8 +8,8 @@ Derive: out = sum_i a_i, so d out / d a_i = 1 for every summed element: each get
 is in the shapes: with keepdim=False g has lost the summed dims, and they must come back (as size 1) before g can
 broadcast to a's shape. This is unbroadcast in reverse.
 
-Check: python3 -m minitorch.exercises check sum --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint sum
+Check: python3 -m minitorch.tools.exercises check sum --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint sum
 """
 import numpy as np  # noqa: F401  (np.broadcast_to is useful)
 

@@ -7,8 +7,8 @@ backward(g) -> dx.
 Derive the Jacobian d y_i / d x_j with the quotient rule (it is y_i ([i = j] - y_j)), then the vector-Jacobian
 product dx_j = sum_i g_i d y_i / d x_j, and write it with one sum along dim. Save only what that needs.
 
-Check: python3 -m minitorch.exercises check softmax --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint softmax
+Check: python3 -m minitorch.tools.exercises check softmax --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint softmax
 """
 import numpy as np  # noqa: F401
 

@@ -7,8 +7,8 @@ Derive from one element: C_ij = sum_k A_ik B_kj, so dL/dA_ik = sum_j G_ij B_kj, 
 G B^T; and dL/dB_kj = sum_i A_ik G_ij, the (k, j) element of A^T G. Transpose the last two dims only
 (x.swapaxes(-1, -2)); the engine sums the broadcast batch dims back.
 
-Check: python3 -m minitorch.exercises check matmul --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint matmul
+Check: python3 -m minitorch.tools.exercises check matmul --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint matmul
 """
 from minitorch.autograd import Function
 

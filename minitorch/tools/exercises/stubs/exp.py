@@ -2,10 +2,11 @@
 
 forward(a) -> exp(a) for a float64 array of any shape (0-d included); backward(g) -> dL/da.
 
-Derive: d exp(a) / da = exp(a). Decide what to save: the input, or the output, which is already the derivative?
+Derive: d exp(a) / da = exp(a). Decide what to save (self.save_for_backward): the input, or the output, which is
+already the derivative?
 
-Check: python3 -m minitorch.exercises check exp --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint exp
+Check: python3 -m minitorch.tools.exercises check exp --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint exp
 """
 import numpy as np  # noqa: F401  (np.exp)
 

@@ -9,8 +9,8 @@ Derive: dw and db from the last line (summed over every row: one w serves them a
 d xhat_i / d x_j from d mean / d x_j and d rstd / d x_j, then sum over i: dx_j = sum_i gh_i d xhat_i / d x_j.
 Save xhat and rstd, not x.
 
-Check: python3 -m minitorch.exercises check layer_norm --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint layer_norm
+Check: python3 -m minitorch.tools.exercises check layer_norm --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint layer_norm
 """
 import numpy as np  # noqa: F401
 

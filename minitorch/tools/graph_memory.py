@@ -1,21 +1,20 @@
 """How many bytes a graph keeps alive for its backward pass: the arrays its Functions saved.
 
-Each Function instance (a tensor's `_op`) stores what its backward needs as attributes. `saved_bytes` walks the
-graph from an output and sums the sizes of those arrays, counting each underlying buffer once: a view (a transpose,
-a reshape, a slice) keeps its whole base buffer alive, so it counts as that base. Inputs that are only reachable as
-`parents` (Tensors, not saved arrays) are not counted: they are the inputs, not something the op chose to keep.
+Each Function instance (a tensor's `_op`) declares what its backward reads with `save_for_backward`, kept as
+`op.saved`. `saved_bytes` walks the graph from an output and sums the sizes of those arrays, counting each underlying
+buffer once: a view (a transpose, a reshape, a slice) keeps its whole base buffer alive, so it counts as that base.
+An input counts only where an op saved it: being one of an op's `parents` keeps a Tensor reachable, but that is the
+input, not something the op chose to keep.
 """
-from . import backend
-from .tensor import Tensor
+from .. import backend
+from ..tensor import Tensor
 
 
 def _saved_arrays(op):
-    """The arrays among a Function's attributes, looking one level into tuples and lists (e.g. an index tuple)."""
-    for name, value in vars(op).items():
-        if name == "parents":
-            continue
-        items = value if isinstance(value, (tuple, list)) else (value,)
-        for item in items:
+    """The arrays an op declared with save_for_backward (None and Python values skipped), looking one level into
+    tuples and lists (e.g. an index tuple)."""
+    for value in getattr(op, "saved", ()):
+        for item in value if isinstance(value, (tuple, list)) else (value,):
             if backend.is_array(item):
                 yield item
 

@@ -6,8 +6,8 @@ forward(a, dim=None, keepdim=False) -> a.mean over the dims (as in exercise 3: N
 Derive: out = (1/n) sum_i a_i over the n elements averaged into one output, so each gets g / n. What is n when
 dim is a tuple?
 
-Check: python3 -m minitorch.exercises check mean --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint mean
+Check: python3 -m minitorch.tools.exercises check mean --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint mean
 """
 import numpy as np  # noqa: F401  (np.broadcast_to is useful)
 

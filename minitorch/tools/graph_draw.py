@@ -9,10 +9,10 @@ it. Tensors that need no gradient (an input batch, a mask) are drawn as grey con
 import os
 import shutil
 
-from . import backend
-from .core import FREED, unbroadcast
+from .. import backend
+from ..core import FREED, unbroadcast
+from ..tensor import Tensor
 from .graph_memory import op_saved_bytes
-from .tensor import Tensor
 
 RENDERED = ("svg", "png", "pdf")
 RENDERERS = ("auto", "graphviz", "matplotlib")

@@ -1,4 +1,4 @@
-"""python3 -m minitorch.exercises {list, start DIR, check NAME|all [--dir DIR | --solution], hint NAME}."""
+"""python3 -m minitorch.tools.exercises {list, start DIR, check NAME|all [--dir DIR | --solution], hint NAME}."""
 import argparse
 import importlib.util
 import os
@@ -11,14 +11,14 @@ from .catalog import BY_NAME
 
 STUBS = Path(__file__).resolve().parent / "stubs"
 DEFAULT_DIR = "minitorch-exercises"
+COMMAND = "python3 -m minitorch.tools.exercises"
 
 
 def load(exercise, folder):
     """The Function class the student wrote in folder/NAME.py; ExerciseFailed with what is missing."""
     path = Path(folder) / f"{exercise.name}.py"
     if not path.exists():
-        raise ExerciseFailed(f"{path} does not exist: copy the stubs there first with `python3 -m minitorch.exercises "
-                             f"start {folder}`")
+        raise ExerciseFailed(f"{path} does not exist: copy the stubs there first with `{COMMAND} start {folder}`")
     spec = importlib.util.spec_from_file_location(f"minitorch_exercise_{exercise.name}", path)
     module = importlib.util.module_from_spec(spec)
     try:
@@ -35,8 +35,7 @@ def load(exercise, folder):
 def cmd_list(args):
     for number, e in enumerate(EXERCISES, 1):
         print(f"{number:>2}. {e.name:<14} {e.cls:<26} {e.title}")
-    print(f"\nStart with `python3 -m minitorch.exercises start {DEFAULT_DIR}`; each stub's docstring says what to "
-          f"derive.")
+    print(f"\nStart with `{COMMAND} start {DEFAULT_DIR}`; each stub's docstring says what to derive.")
     return 0
 
 
@@ -52,7 +51,7 @@ def cmd_start(args):
         elif target.read_bytes() != stub.read_bytes():  # never overwrite a student's work
             kept.append(target.name)
     print(f"copied {copied} stubs into {folder}/" + (f"; kept your {', '.join(kept)}" if kept else ""))
-    print(f"begin with {folder / 'mul.py'}, then: python3 -m minitorch.exercises check mul --dir {folder}")
+    print(f"begin with {folder / 'mul.py'}, then: {COMMAND} check mul --dir {folder}")
     return 0
 
 
@@ -73,7 +72,7 @@ def cmd_check(args):
             failed += 1
             print(f"FAIL {e.name}: {failure}")
             if len(chosen) == 1:
-                print(f"     a hint: python3 -m minitorch.exercises hint {e.name}")
+                print(f"     a hint: {COMMAND} hint {e.name}")
             continue
         print(f"ok   {e.name}: {n} drawn cases agree with central finite differences and with the engine's {e.cls}")
         if len(chosen) == 1:
@@ -84,7 +83,7 @@ def cmd_check(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m minitorch.exercises", description=(
+    parser = argparse.ArgumentParser(prog=COMMAND, description=(
         "Graded exercises: write the forward and backward of one Function at a time, from Mul to the LSTM cell."),
         allow_abbrev=False)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -111,7 +110,7 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush cannot fail
         return 0
     except RuntimeError as e:  # e.g. hypothesis is not installed
-        print(f"python3 -m minitorch.exercises: {e}", file=sys.stderr)
+        print(f"{COMMAND}: {e}", file=sys.stderr)
         return 1
 
 

@@ -4,8 +4,8 @@ forward(a) -> log(a) for a positive float64 array of any shape; backward(g) -> d
 
 Derive: d log(a) / da = 1 / a.
 
-Check: python3 -m minitorch.exercises check log --dir THIS_FOLDER
-Hint: python3 -m minitorch.exercises hint log
+Check: python3 -m minitorch.tools.exercises check log --dir THIS_FOLDER
+Hint: python3 -m minitorch.tools.exercises hint log
 """
 import numpy as np  # noqa: F401  (np.log)
 
