@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 
 from . import backend, ops
-from .core import Node, backward as engine
+from .core import Node, initial_grad, run_backward
 from .core.grad_mode import is_grad_enabled, no_grad
 from .core.versions import VersionCounter
 
@@ -144,9 +144,9 @@ class Tensor(Node):
         create_graph=True records the backward pass too, so that the gradients (Tensors in a graph) can be
         differentiated again; retain_graph (keep the saved arrays for another backward) defaults to create_graph.
         """
-        g = engine.initial_grad(self, grad, create_graph)
-        engine.run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
-                            create_graph=create_graph)
+        g = initial_grad(self, grad, create_graph)
+        run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
+                 create_graph=create_graph)
 
     def detach(self):
         """The same data, cut from the graph (and sharing the version counter: an in-place change shows in both)."""

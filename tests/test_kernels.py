@@ -2,10 +2,11 @@
 
 A kernel runs on three paths: the GPU kernels on the CuPy stand-in (device "cuda", where `cupy.fuse` applies CuPy's
 rules and counts one launch a call), the same GPU kernels on NumPy arrays (registered for the CPU for the test, so the
-same bodies run as plain NumPy), and the CPU kernels. Each must agree with the reference op, run on the same device
-under `mt.reference_ops()`, in value, in every input gradient and in second derivatives, in float64. Random ops draw their
-words as an input, so one seed gives every path the same mask. Then: every registered kernel is covered, launches per
-op on the stand-in, and the kernels stay finite for large logits and fully masked rows and keep float32.
+same bodies run as plain NumPy), and the CPU kernels. Each must agree with the reference op, run on the same
+device under `mt.reference_ops()`, in value, in every input gradient and in second derivatives, in float64. Random
+ops draw their words as an input, so one seed gives every path the same mask. Then: every registered kernel is
+covered, launches per op on the stand-in, and the kernels stay finite for large logits and fully masked rows and keep
+float32.
 """
 import numpy as np
 import pytest

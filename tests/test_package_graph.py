@@ -84,7 +84,8 @@ def test_minitorch_packages_have_no_import_cycle():
     edges = {}
     for m, ts in package_edges("minitorch").items():
         if m != "minitorch":
-            edges.setdefault(folder(m), set()).update(folder(t) for t in ts if folder(t) not in (folder(m), "minitorch"))
+            edges.setdefault(folder(m), set()).update(
+                folder(t) for t in ts if folder(t) not in (folder(m), "minitorch"))
     find_cycle(edges)
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import minitorch as mt
-from minitorch import autograd, backend
+from minitorch import backend, core
 from minitorch.tools.profiler import OpProfiler
 from train.commands import bench
 from train.data.batching import training_batch
@@ -73,7 +73,7 @@ def test_train_table_and_profile(capsys):
     for kind in ("matmul", "fused", "elementwise/shape", "clipping", "Python overhead"):
         assert float(rows[kind].replace(",", "")) > 0, (kind, rows)
     assert re.search(r"MatMul\s+matmul", out) and re.search(r"LayerNorm\s+fused", out)
-    assert autograd.grad_mode.state.op_hook is None  # the profiler's hook is gone after the run
+    assert core.grad_mode.state.op_hook is None  # the profiler's hook is gone after the run
 
 
 def test_profiler_counts_the_matmul_flops_of_the_formula():
@@ -133,13 +133,13 @@ def test_the_op_hook_is_removed_after_an_error_and_refuses_a_second_one():
         with OpProfiler("cpu"):
             (mt.ones(2, requires_grad=True) * 2).sum().backward()
             1 / 0
-    assert autograd.grad_mode.state.op_hook is None
+    assert core.grad_mode.state.op_hook is None
     with OpProfiler("cpu") as prof:
         with pytest.raises(RuntimeError, match="another hook is active"):
             with OpProfiler("cpu"):
                 pass
         mt.ones(2) + 1
-    assert prof.calls and autograd.grad_mode.state.op_hook is None
+    assert prof.calls and core.grad_mode.state.op_hook is None
 
 
 # ----- kernel launches a step (counted on the CuPy stand-in) -----

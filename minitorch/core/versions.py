@@ -1,8 +1,9 @@
 """In-place safety, as in PyTorch: every Tensor has a version counter that in-place changes bump, and an op checks at
-backward that the tensors it saved are at the versions its forward saw.
+backward that the tensors it declared with save_for_backward are at the versions its forward saw.
 
-A counter may be shared: a view shares its base's (Function.is_view), and `detach()` shares its source's. Writes through `.data` are not
-counted: they are the escape hatch for code that knows what it does (initialisation, loading a state).
+A counter may be shared: a view shares its base's (Function.is_view), and `detach()` shares its source's. Writes
+through `.data` are not counted: they are the escape hatch for code that knows what it does (initialisation, loading
+a state).
 """
 from . import anomaly_mode
 from .node import Node

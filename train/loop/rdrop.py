@@ -53,7 +53,8 @@ class SymmetricKL(Function):
     ds/dl1 = p1 d + p1 - p2, whose sum over v is k1):
         ds/dz1 = m/2 (p1 (d - k1) + p1 - p2),    ds/dz2 = m/2 (p2 (k2 - d) + p2 - p1)
     Saves x and m only; backward recomputes l and p from x (one log-softmax pass more than saving p and d, which
-    are 1.5 times x's size). Under create_graph=True it differentiates composed_symmetric_kl, the same value from engine ops.
+    are 1.5 times x's size). Under create_graph=True it differentiates composed_symmetric_kl, the same value from
+    engine ops.
     """
     needs_float = True
 
