@@ -91,9 +91,7 @@ class Trainer:
             mt.manual_seed(training_state.rank_seed(settings["seed"], world.rank))
         self.stop_request, self.stop_votes = None, 0   # Ctrl-C seen here; ranks that saw it (from the last sync)
         self.stop_file = self.run_dir / STOP_FILE
-        # the parameters and gradients as views of flat buffers, which the optimizer, the clipping and the sum over
-        # ranks each work on whole (a few kernels and one collective call a step)
-        flat = mt.nn.utils.FlatParameters(self.model)
+        flat = mt.nn.utils.FlatParameters(self.model)   # flat buffers: the update, clipping and sum work on them whole
         self.optimizer, self.schedule = make_optimizer(flat, settings["lr"], settings["warmup"],
                                                        self.config["model_config"].get("d_model", 1),
                                                        settings.get("weight_decay", 0.0))  # older runs: none

@@ -48,11 +48,11 @@ def _leaves(case):
 APPLY_ATTRIBUTES = {"parents", "options", "saved"}
 
 
-def _arrays_kept_as_attributes(op):
-    """(name, array) for each array the op keeps as a plain attribute (one level into tuples and lists) instead of
-    declaring it with save_for_backward."""
-    saved = {id(v) for v in op.saved}
-    for name, value in vars(op).items():
+def _arrays_kept_as_attributes(student_op):
+    """(name, array) for each array the student's op keeps as a plain attribute (one level into tuples and lists)
+    instead of declaring it with save_for_backward: feedback for the student (the engine never scans an op)."""
+    saved = {id(v) for v in student_op.saved}
+    for name, value in vars(student_op).items():
         if name in APPLY_ATTRIBUTES:
             continue
         for item in value if isinstance(value, (tuple, list)) else (value,):
