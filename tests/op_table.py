@@ -7,9 +7,10 @@
   f_np      a NumPy reference written here, f_np(*arrays, **options), from which the tests take finite differences;
   function  the minitorch Function class the entry exercises (every Function in minitorch.ops appears at least once).
 
-Read by tests/test_ops_gradcheck.py (first order), tests/test_higher_order.py (second order), tests/test_backend.py
-(each op on "cuda" against the CPU) and tests/test_kernels.py (the kernels against the reference ops). Adding a
-primitive op is one entry here.
+Read by tests/engine/test_ops_gradcheck.py (first order), tests/engine/test_higher_order.py (second order),
+tests/engine/test_backend.py (each op on "cuda" against the CPU) and tests/engine/test_contract.py (what each op
+declares it saves). Adding a primitive op is one entry here; a kernel for it also gets a case in
+tests/engine/test_kernels.py, which checks that every registered kernel has one.
 """
 import math
 from collections import namedtuple

@@ -46,7 +46,8 @@ def enable_grad():
 def op_hook(hook):
     """Inside the block every op's forward and backward run by this thread (on arrays; not the create_graph walk)
     goes through hook(op, "forward" | "backward", args, options), which calls op.forward(*args, **options) or
-    op.backward(*args) itself and may time it or look at its arguments (minitorch.tools.profiler). One hook at a time."""
+    op.backward(*args) itself and may time it or look at its arguments (minitorch.tools.profiler). One hook at a
+    time."""
     if state.op_hook is not None:
         raise RuntimeError("op_hook: another hook is active (one at a time)")
     state.op_hook = hook

@@ -1,6 +1,7 @@
 """The error function, for erf-based GELU and for user ops (minitorch.ops.array_ops.erf).
 
-NumPy has no erf, so it is computed here from two expansions, each to about 1e-15 of math.erf (tests/test_everyday_api):
+NumPy has no erf, so it is computed here from two expansions, each to about 1e-15 of math.erf
+(tests/engine/test_everyday_api.py):
     |x| <= 3:  erf(x) = 2/sqrt(pi) e^(-x^2) sum_n (2 x^2)^n x / (1 3 5 ... (2n+1))     (all terms positive: no
                cancellation; 90 terms)
     |x| > 3:   erfc(x) = e^(-x^2) / (sqrt(pi) (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))))   (60 levels)

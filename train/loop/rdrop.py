@@ -8,7 +8,7 @@ with alpha = 0 this is the plain loss's mean over tokens, and alpha means what i
 fairseq's criterion. The two passes are one forward of the batch stacked on itself (rows i and B + i: the same
 sentence, independent masks). The KL term is one Function (SymmetricKL) with its backward beside it, the derivation
 in its docstring, since composed from engine ops (composed_symmetric_kl, also its create_graph form) it made a step
-cost about 3.5 times a plain one on the small preset; tests/test_regularisers.py checks both and the whole loss
+cost about 3.5 times a plain one on the small preset; tests/training/test_regularisers.py checks both and the whole loss
 against central differences in float64.
 """
 import numpy as np

@@ -154,7 +154,7 @@ def test_the_name_list_was_made_from_cupy_source():
 def test_each_host_synchronisation_is_logged_with_its_line(cp, a, syncs, kind, sync):
     sync(cp, a)
     assert len(syncs) == 1 and syncs[0][0] == kind
-    assert syncs[0][1].startswith("tests/test_cupy_standin.py:"), syncs
+    assert syncs[0][1].startswith("tests/engine/test_cupy_standin.py:"), syncs
 
 
 @requires_standin

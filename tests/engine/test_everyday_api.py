@@ -16,7 +16,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import nn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def check(f_mt, f_np, *arrays, rtol=1e-6, atol=1e-8):

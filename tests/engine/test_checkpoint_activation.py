@@ -90,7 +90,7 @@ def test_bad_use_is_named():
 def test_the_transformer_memory_experiment_runs_and_checkpointing_saves_bytes(capsys):
     import runpy
     from pathlib import Path
-    script = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "checkpoint_memory.py"))
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "checkpoint_memory.py"))
     script["main"](["--batch", "2", "--lengths", "6"])
     row = capsys.readouterr().out.strip().splitlines()[-1].split()
     plain, checkpointed, diff = float(row[1]), float(row[3]), float(row[-1])

@@ -15,7 +15,7 @@ from minitorch.tools.exercises.__main__ import STUBS, main
 from minitorch.ops import normalize_dims
 from minitorch.ops.dropout import keep_mask
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = [e.name for e in EXERCISES]
 
 

@@ -19,7 +19,7 @@ from train.commands.bench import build_model, synthetic_batch
 from train.loop.loss import share_loss
 from train.presets import PRESETS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "torch_reference.py"
 NO_TORCH = "needs PyTorch (pip install -e '.[reference]'), which is not installed here"
 

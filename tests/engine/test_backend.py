@@ -170,7 +170,7 @@ def test_op_on_the_gpu_matches_the_cpu(name, data):
 
 
 def _fused_ops(device):
-    """The fused ops (tests/test_fused.py checks their gradients): name -> (fn(*tensors), input shapes)."""
+    """The fused ops (tests/engine/test_fused.py checks their gradients): name -> (fn(*tensors), input shapes)."""
     mask = mt.tensor(np.random.default_rng(0).random((3, 4)) > 0.5, device=device)
     return {
         "F.softmax": (lambda a: F.softmax(a, dim=-1), [(3, 4)]),
