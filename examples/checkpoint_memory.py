@@ -6,9 +6,9 @@ every encoder and decoder layer (mt.utils.checkpoint), against sentence length.
 The model is the `small` preset's (d_model 256, 4 heads, d_ff 1024, 3+3 layers, pre-LN, vocabulary 4,000). Without
 checkpointing each layer keeps its attention weights, (B, h, T, T) per attention, whose bytes grow with the square
 of the length, and about a dozen (B, T, d) activations; checkpointed, a layer keeps its input (B, T, d) only and
-runs its forward again during backward. Prints the bytes of activations saved (minitorch.graph_memory.saved_bytes,
-each buffer once, the parameters left out), the time of one forward and backward, and the largest difference between
-the two runs' gradients (the recomputation replays dropout's draws).
+runs its forward again during backward. Prints the bytes of activations saved
+(minitorch.tools.graph_memory.saved_bytes, each buffer once, the parameters left out), the time of one forward and
+backward, and the largest difference between the two runs' gradients (the recomputation replays dropout's draws).
 """
 import argparse
 import time
@@ -17,7 +17,7 @@ import numpy as np
 
 import minitorch as mt
 import minitorch.functional as F
-from minitorch.graph_memory import saved_bytes
+from minitorch.tools.graph_memory import saved_bytes
 from minitorch.utils.checkpoint import checkpoint
 from transformer import ModelConfig, Transformer
 

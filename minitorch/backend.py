@@ -193,13 +193,6 @@ def fuse(body):
     return call
 
 
-def fused_path(array):
-    """True where an op computes with its fuse kernels: on CuPy arrays, where each launch costs more than the
-    arithmetic it does (on the CPU the NumPy path, in place and in cache-sized blocks, is faster). The one place that
-    decides; tests set it to True to run the kernels' bodies on NumPy arrays too."""
-    return device_of(array) == "cuda"
-
-
 # Random numbers: one generator per device, reseeded together by manual_seed.
 _generators = {}
 _seed = None

@@ -11,7 +11,7 @@ import numpy as np
 from . import backend
 from .fused import (cross_attention, cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention,
                     self_attention, softmax)
-from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf
+from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf, random_words
 from .tensor import Tensor, stack, zeros_like
 
 
@@ -41,7 +41,7 @@ def dropout(x, p=0.5, training=True):
         raise ValueError(f"dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return x
-    return Dropout.apply(x, p=p)
+    return Dropout.apply(x, random_words(x.shape, x.device), p=p)
 
 
 def dropout_add(x, y, p=0.5, training=True):
@@ -53,7 +53,7 @@ def dropout_add(x, y, p=0.5, training=True):
                          f"{y.shape} {y.dtype}")
     if not training or p == 0.0:
         return x + y
-    return DropoutAdd.apply(x, y, p=p)
+    return DropoutAdd.apply(x, y, random_words(y.shape, y.device), p=p)
 
 
 def linear(x, weight, bias=None):

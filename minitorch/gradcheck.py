@@ -4,7 +4,7 @@ import numpy as np
 
 from . import backend
 
-from .autograd import enable_grad, grad, no_grad
+from .core import enable_grad, grad, no_grad
 from .tensor import Tensor, zeros_like
 
 

@@ -4,9 +4,9 @@ import itertools
 import numpy as np
 
 from . import backend, ops
-from .autograd import engine
-from .autograd.grad_mode import is_grad_enabled, no_grad
-from .autograd.versions import VersionCounter
+from .core import Node, initial_grad, run_backward
+from .core.grad_mode import is_grad_enabled, no_grad
+from .core.versions import VersionCounter
 
 float32, float64 = np.float32, np.float64
 int64, bool_ = np.int64, np.bool_
@@ -22,14 +22,11 @@ def resolve_dtype(dtype):
         raise TypeError(f"unknown dtype {dtype!r}; use e.g. 'float32', 'float64', mt.float32") from None
 
 
-class Tensor:
-    """An n-dimensional array that records the ops applied to it, so that backward() can compute gradients."""
+class Tensor(Node):
+    """An n-dimensional array that records the ops applied to it, so that backward() can compute gradients.
+    Its slots are Node's (core/node.py): the array, the op that made it, its gradient."""
 
-    # _cut_by names the non-differentiable op (argmax, a comparison, ...) that this tensor's value came through while
-    # some input required grad; backward() names it when asked for a gradient that cannot flow
-    # _version_counter counts in-place changes (autograd/versions.py); _hooks: id -> fn, from register_hook
-    __slots__ = ("data", "requires_grad", "grad", "_op", "_retains_grad", "_cut_by", "_version_counter", "_hooks",
-                 "__weakref__")
+    __slots__ = ()
     __array_priority__ = 1000  # numpy_array + tensor calls Tensor.__radd__, not NumPy's elementwise loop
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
@@ -52,6 +49,10 @@ class Tensor:
         t._cut_by = t._hooks = None
         t._version_counter = VersionCounter()
         return t
+
+    def _new(self, array, requires_grad=False):
+        """A plain Tensor around array (the engine's way to make outputs and gradients; a Parameter's are Tensors)."""
+        return Tensor._make(array, requires_grad)
 
     def _cut(self, array, op, *others):
         """A tensor of array that no gradient flows through, remembering op if self or others had a gradient path."""
@@ -114,7 +115,7 @@ class Tensor:
         """np.asarray(t) for a CPU tensor without grad; for others an error saying what to use (as PyTorch)."""
         if self.requires_grad:
             raise TypeError("a Tensor that requires grad was handed to NumPy (np.exp(t), np.asarray(t), ...), which "
-                            "would cut it from the graph: use its methods (t.exp()) or minitorch.autograd.array_ops, "
+                            "would cut it from the graph: use its methods (t.exp()) or minitorch.ops.array_ops, "
                             "or t.detach().numpy() for the values")
         if self.device != "cpu":
             raise TypeError("a CUDA Tensor was handed to NumPy: use t.cpu() or t.numpy() (a copy on the host)")
@@ -143,9 +144,9 @@ class Tensor:
         create_graph=True records the backward pass too, so that the gradients (Tensors in a graph) can be
         differentiated again; retain_graph (keep the saved arrays for another backward) defaults to create_graph.
         """
-        g = engine.initial_grad(self, grad, create_graph)
-        engine.run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
-                            create_graph=create_graph)
+        g = initial_grad(self, grad, create_graph)
+        run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
+                 create_graph=create_graph)
 
     def detach(self):
         """The same data, cut from the graph (and sharing the version counter: an in-place change shows in both)."""
@@ -352,6 +353,7 @@ class Tensor:
     def relu(self): return ops.Relu.apply(self)
     def gelu(self): return ops.Gelu.apply(self)
     def abs(self): return ops.Abs.apply(self)
+    def erf(self): return ops.Erf.apply(self)
 
     def clamp(self, min=None, max=None):
         """Values limited to [min, max] (numbers or tensors; either may be None). As in PyTorch the gradient is 1
@@ -401,6 +403,17 @@ class Tensor:
 
     view = reshape
 
+    def expand(self, *shape):
+        """A view repeated along size-1 and new leading dims to `shape` (torch.Tensor.expand; -1 keeps a dim)."""
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        lead = len(shape) - self.ndim
+        shape = tuple(n if n != -1 else self.shape[i - lead] for i, n in enumerate(shape))
+        return ops.Expand.apply(self, shape=shape)
+
+    def where(self, condition, other):
+        """self where condition else other (torch.Tensor.where)."""
+        return where(condition, self, other)
+
     def permute(self, *dims):
         dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
         return ops.Permute.apply(self, dims=tuple(dims))
@@ -449,9 +462,6 @@ class Tensor:
         if isinstance(index, list):
             index = np.asarray(index) if backend.device_of(self.data) == "cpu" else backend.to_device(index, "cuda")
         return ops.GetItem.apply(self, index=index)
-
-
-engine.Tensor = Tensor  # the engine makes and recognises Tensors, and cannot import this module, which imports it
 
 
 class RemovableHandle:

@@ -5,7 +5,7 @@ sqrt(d_model), one token embedding for source, target and output, the same weigh
 train/loop/step.py (label-smoothed cross-entropy with padding ignored, backward, clipping, Adam (0.9, 0.98, 1e-9), the
 warm-up schedule) and the same synthetic batch as the bench, byte for byte, so that the two step times compare
 one engine with the other and nothing else. Module names follow ours, so our state dict loads into this model
-(tests/test_torch_reference.py checks that both give the same loss and gradients).
+(tests/training/test_torch_reference.py checks that both give the same loss and gradients).
 
     pip install -e '.[reference]'      # PyTorch; only this script uses it
     python scripts/torch_reference.py --preset small [--device cpu|cuda] [--steps 10] [--warmup-steps 2]

@@ -1,5 +1,5 @@
-"""`python -m train bench` with a very small preset registered first, for tests/test_bench_distributed.py to run
-under mpirun (a preset patched into PRESETS inside the test process would not reach the MPI job's processes).
+"""`python -m train bench` with a very small preset registered first, for tests/training/test_bench_distributed.py to
+run under mpirun (a preset patched into PRESETS inside the test process would not reach the MPI job's processes).
 
     python dist_bench_micro.py bench --preset bench-micro --distributed ...
 """

@@ -1,4 +1,4 @@
-"""`python -m train fit` with probes, for tests/test_distributed.py to run under mpirun.
+"""`python -m train fit` with probes, for tests/training/test_distributed.py to run under mpirun.
 
     python dist_fit_probe.py check-identical FIT-ARGS...   after every step, all ranks must hold bit-identical
                                                           weights (the job fails if not); rank 0 prints the count

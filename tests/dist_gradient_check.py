@@ -1,5 +1,5 @@
-"""Run under mpirun by tests/test_distributed.py: the summed gradients of the ranks' shares of a batch equal the
-gradient of the whole batch's mean loss computed in one process (float64, so that only rounding differs).
+"""Run under mpirun by tests/training/test_distributed.py: the summed gradients of the ranks' shares of a batch equal
+the gradient of the whole batch's mean loss computed in one process (float64, so that only rounding differs).
 
     python dist_gradient_check.py N_SENTENCES [cpu|cuda]    prints "ok RANK" on each rank, or raises
 (cuda: one GPU per rank, the sums through NCCL)

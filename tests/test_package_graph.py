@@ -43,10 +43,8 @@ def test_layers_import_downward_only():
             assert LAYER[target.split(".")[0]] <= LAYER[module.split(".")[0]], f"{module} imports {target} (upward)"
 
 
-def test_train_has_no_import_cycle():
-    edges = {m: {t for t in ts if t.startswith("train")} for m, ts in graph().items() if m.startswith("train")}
-    # a package's __init__ that re-exports its submodules is not a cycle with them
-    edges = {m: {t for t in ts if not (m.startswith(t + ".") or t.startswith(m + "."))} for m, ts in edges.items()}
+def find_cycle(edges):
+    """Raise AssertionError naming an import cycle of `edges` (module -> modules it imports), if there is one."""
     state = {}
 
     def visit(node, path):
@@ -61,6 +59,42 @@ def test_train_has_no_import_cycle():
     for node in sorted(edges):
         if node not in state:
             visit(node, [])
+
+
+def package_edges(top):
+    """The import graph among top's modules; a package's __init__ re-exporting its submodules is not a cycle."""
+    edges = {m: {t for t in ts if t.startswith(top)} for m, ts in graph().items() if m.startswith(top)}
+    return {m: {t for t in ts if not (m.startswith(t + ".") or t.startswith(m + "."))} for m, ts in edges.items()}
+
+
+def test_train_has_no_import_cycle():
+    find_cycle(package_edges("train"))
+
+
+def test_minitorch_has_no_import_cycle():
+    """No module of the engine imports (at any depth, lazily too) a module that imports it back."""
+    find_cycle(package_edges("minitorch"))
+
+
+def test_minitorch_packages_have_no_import_cycle():
+    """Folders too: core, ops, tensor, fused, kernels, ... form layers, each importing only those below it."""
+    def folder(module):
+        parts = module.split(".")
+        return ".".join(parts[:2]) if len(parts) > 1 else module
+    edges = {}
+    for m, ts in package_edges("minitorch").items():
+        if m != "minitorch":
+            edges.setdefault(folder(m), set()).update(
+                folder(t) for t in ts if folder(t) not in (folder(m), "minitorch"))
+    find_cycle(edges)
+
+
+def test_the_engine_core_imports_neither_tensor_nor_the_ops():
+    """Function and the graph walk (minitorch/core) know values only as Nodes: nothing above them is imported."""
+    for module, targets in package_edges("minitorch").items():
+        if module.startswith("minitorch.core"):
+            above = {t for t in targets if not t.startswith("minitorch.core") and t != "minitorch.backend"}
+            assert not above, f"{module} imports {sorted(above)}"
 
 
 def test_no_file_in_train_is_over_300_lines():

@@ -1,15 +1,14 @@
-"""minitorch.autograd: reverse-mode differentiation, with PyTorch's names.
+"""minitorch.autograd: torch.autograd's names for the engine (minitorch/core) and its tools.
 
-engine.py: Function, the graph walk, grad(); grad_mode.py: no_grad, enable_grad (per thread); versions.py:
-in-place safety; anomaly_mode.py: detect_anomaly; functional.py: jacobian, hessian, vjp, jvp, hvp; array_ops.py:
-the array-or-Tensor functions that a twice-differentiable backward is written with.
+Function, grad, no_grad, enable_grad, detect_anomaly, increment_version come from the core; functional.py holds
+jacobian, hessian, vjp, jvp, hvp, vhp (built on Tensors, so this package sits above tensor.py, and the core below it).
 """
-# engine before array_ops and functional: they import ops/, whose Functions import Function from this package
-from .engine import FREED, Function, _topological_order, grad, initial_grad, run_backward, unbroadcast
-from . import array_ops, functional
-from .anomaly_mode import detect_anomaly, is_anomaly_enabled
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, op_hook
-from .versions import increment_version
+from ..core import (Function, enable_grad, grad, is_grad_enabled, kernel, no_grad, op_hook, reference_ops,
+                    run_backward, unbroadcast)
+from ..core.anomaly_mode import detect_anomaly, is_anomaly_enabled
+from ..core.versions import increment_version
+from . import functional
 
 __all__ = ["Function", "no_grad", "enable_grad", "is_grad_enabled", "unbroadcast", "run_backward", "grad",
-           "detect_anomaly", "is_anomaly_enabled", "increment_version", "functional", "array_ops"]
+           "detect_anomaly", "is_anomaly_enabled", "increment_version", "functional", "kernel", "reference_ops",
+           "op_hook"]

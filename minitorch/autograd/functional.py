@@ -7,7 +7,7 @@ Results are detached unless create_graph=True, which keeps them differentiable (
 require grad).
 """
 from .. import tensor as _tensor
-from .engine import grad
+from ..core import grad
 
 
 def _as_tuple(x, who, what):

@@ -1,7 +1,8 @@
-"""The fused ops: one Function each, with the backward derived by hand in its docstring.
+"""The fused ops' reference code: one Function each, with the backward derived by hand in its docstring.
 
-`composed.py` holds the same ops built from primitive ops (autograd derives their backward): the reference that
-tests and `python -m minitorch.bench_ops` compare these against. docs/backprop.md walks through the derivations.
+Their faster versions for each device are in minitorch/kernels/. `composed.py` holds the same ops built from
+primitive ops (autograd derives their backward), which tests and `python -m minitorch.tools.bench_ops` compare these
+against. docs/backprop.md walks through the derivations.
 """
 from .attention import cross_attention, scaled_dot_product_attention, self_attention
 from .cross_entropy import cross_entropy

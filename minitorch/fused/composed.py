@@ -6,6 +6,7 @@ fused-op benchmark. Same signatures as the fused ops.
 import math
 
 from .. import backend
+from ..ops import Dropout, random_words
 from ..tensor import Tensor, where
 
 
@@ -53,7 +54,6 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=True, keep=None):
     """keep: a dropout mask (bool, the weights' shape) to use instead of a fresh draw (the fused op's own)."""
-    from ..functional import dropout
     scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
         m = mask.data if isinstance(mask, Tensor) else mask
@@ -66,8 +66,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Tru
         w = softmax(scores, dim=-1)
     if keep is not None:
         w = w * Tensor._make(keep) * (1.0 / (1.0 - dropout_p))
-    else:
-        w = dropout(w, dropout_p, training)
+    elif training and dropout_p > 0.0:
+        w = Dropout.apply(w, random_words(w.shape, w.device), p=dropout_p)
     return w @ v
 
 

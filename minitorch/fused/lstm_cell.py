@@ -1,12 +1,20 @@
 """The LSTM cell's elementwise part as one Function with a hand-written backward."""
 from .. import backend
-from ..autograd import Function
+from ..core import Function
+from ..ops import array_ops as A
 from ..tensor import cat
-from . import composed
 
 
-def _sigmoid(xp, a):
-    return 0.5 * (1 + xp.tanh(0.5 * a))  # = 1 / (1 + exp(-a)), without overflow
+def join(parts):
+    """parts joined along the last dim: arrays on the fast path, Tensors (through Cat) under create_graph."""
+    return backend.xp_of(parts[0]).concatenate(parts, axis=-1) if A.is_array(parts[0]) else cat(parts, dim=-1)
+
+
+def check_shapes(gates, c_prev):
+    """Raise unless gates is (..., 4H) for c_prev (..., H)."""
+    H = c_prev.shape[-1]
+    if gates.shape[-1] != 4 * H or gates.shape[:-1] != c_prev.shape[:-1]:
+        raise ValueError(f"lstm_cell: gates {tuple(gates.shape)} must be (..., 4H) for c_prev {tuple(c_prev.shape)}")
 
 
 class LSTMCellFunction(Function):
@@ -16,37 +24,33 @@ class LSTMCellFunction(Function):
     Backward (docs/backprop.md section 6), with gh, gc the gradients of h and c, and dc = gc + gh o (1 - tanh(c)^2):
       da_i = dc g i (1 - i);  da_f = dc c_prev f (1 - f);  da_g = dc i (1 - g^2);  da_o = gh tanh(c) o (1 - o)
       dc_prev = dc f
+    Saves gates and c_prev; backward computes the activations again from them.
     """
     needs_float = True
 
-    def composed(self, gates, c_prev):  # what create_graph=True differentiates (docs/backprop.md)
-        return cat(composed.lstm_cell(gates, c_prev), dim=-1)
+    @staticmethod
+    def cell(gates, c_prev):
+        """(i, f, g, o, c, tanh_c) from the inputs: for the forward and again for the backward."""
+        H = c_prev.shape[-1]
+        i, f = A.sigmoid(gates[..., :H]), A.sigmoid(gates[..., H:2 * H])
+        g, o = A.tanh(gates[..., 2 * H:3 * H]), A.sigmoid(gates[..., 3 * H:])
+        c = f * c_prev + i * g
+        return i, f, g, o, c, A.tanh(c)
 
     def forward(self, gates, c_prev):
-        xp = backend.xp_of(gates)
-        H = c_prev.shape[-1]
-        if gates.shape[-1] != 4 * H or gates.shape[:-1] != c_prev.shape[:-1]:
-            raise ValueError(f"lstm_cell: gates {tuple(gates.shape)} must be (..., 4H) for c_prev "
-                             f"{tuple(c_prev.shape)}")
-        i = _sigmoid(xp, gates[..., :H])
-        f = _sigmoid(xp, gates[..., H:2 * H])
-        g = xp.tanh(gates[..., 2 * H:3 * H])
-        o = _sigmoid(xp, gates[..., 3 * H:])
-        c = f * c_prev + i * g
-        tanh_c = xp.tanh(c)
-        self.saved = (i, f, g, o, c_prev, tanh_c)
-        return xp.concatenate([o * tanh_c, c], axis=-1)
+        check_shapes(gates, c_prev)
+        self.save_for_backward(gates, c_prev)
+        i, f, g, o, c, tanh_c = self.cell(gates, c_prev)
+        return join([o * tanh_c, c])
 
     def backward(self, grad):
-        i, f, g, o, c_prev, tanh_c = self.saved
-        xp = backend.xp_of(grad)
+        gates, c_prev = self.saved_tensors
+        i, f, g, o, c, tanh_c = self.cell(gates, c_prev)
         H = c_prev.shape[-1]
         gh, gc = grad[..., :H], grad[..., H:]
         dc = gc + gh * o * (1 - tanh_c * tanh_c)
-        d_gates = xp.concatenate([dc * g * i * (1 - i),
-                                  dc * c_prev * f * (1 - f),
-                                  dc * i * (1 - g * g),
-                                  gh * tanh_c * o * (1 - o)], axis=-1)
+        d_gates = join([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
+                        gh * tanh_c * o * (1 - o)])
         return d_gates, dc * f
 
 

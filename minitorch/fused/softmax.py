@@ -1,101 +1,28 @@
-"""Softmax and log-softmax along one dim, each one Function whose backward needs only the saved output."""
-import math
+"""Softmax and log-softmax along one dim, each one Function whose backward needs only the saved output.
 
+The faster versions (in place on the CPU, three kernels forward and two backward on the GPU) are in
+minitorch/kernels/softmax.py.
+"""
 from .. import backend
-from ..autograd import Function
+from ..core import Function
+from ..ops import array_ops as A
 from ..ops import normalize_dims
-from . import composed
 
 
-def _shift_by_max(x, dim):
-    """x - max(x) along dim; a row that is all -inf is shifted by 0 instead, so it never becomes nan."""
+def _shift_and_sums(x, dim):
+    """(z, total): z = x - max(x) along dim, total = sum(exp(z)) along dim (keepdim). A row that is all -inf is
+    shifted by 0 (not by -inf, which gives nan) and its zero sum is replaced by 1 (softmax 0, log-softmax -inf)."""
     xp = backend.xp_of(x)
     m = x.max(axis=dim, keepdims=True)
-    xp.copyto(m, 0, where=xp.isneginf(m))
-    return x - m
-
-
-def _row_sums(e, dim):
-    """sum(e) along dim, with the zero sum of an all -inf row replaced by 1 (softmax 0, log-softmax -inf)."""
-    total = e.sum(axis=dim, keepdims=True)
-    backend.xp_of(e).copyto(total, 1, where=total == 0)
-    return total
+    z = x - xp.where(xp.isneginf(m), 0, m)
+    total = xp.exp(z).sum(axis=dim, keepdims=True)
+    return z, xp.where(total == 0, 1, total)
 
 
 def _one_dim(dim, ndim, op):
     if not isinstance(dim, int):
         raise TypeError(f"{op}: dim must be an int, got {dim!r}")
     return normalize_dims(dim, ndim)[0]
-
-
-# ----- the GPU kernels (backend.fuse): x, y, g (..., n) with the softmax's dim moved last; m, total (..., 1) -----
-def safe_max(xp, m):
-    """A row max of -inf (a row all -inf, or fully masked) as 0, so that the row's exponentials are exp(-inf) = 0,
-    not nan (inside a kernel body; attention's masked softmax uses it too)."""
-    return xp.where(m == -math.inf, 0.0, m)
-
-
-@backend.fuse
-def max_of_rows(xp, x):
-    """(...,) max of each row."""
-    return xp.max(x, axis=-1)
-
-
-@backend.fuse
-def exp_sum_of_rows(xp, x, m):
-    """(...,) sum of exp(x - max) of each row."""
-    return xp.sum(xp.exp(x - safe_max(xp, m)), axis=-1)
-
-
-@backend.fuse
-def _softmax_out(xp, x, m, total):
-    """y = exp(x - max) / sum, dividing an all -inf row's zero sum by 1."""
-    return xp.exp(x - safe_max(xp, m)) / xp.where(total == 0, 1.0, total)
-
-
-@backend.fuse
-def _log_softmax_out(xp, x, m, total):
-    """y = x - max - log(sum) (an all -inf row: -inf)."""
-    return x - safe_max(xp, m) - xp.log(xp.where(total == 0, 1.0, total))
-
-
-@backend.fuse
-def _row_dot(xp, g, y):
-    """(...,) <g, y> of each row."""
-    return xp.sum(g * y, axis=-1)
-
-
-@backend.fuse
-def _row_sum(xp, g, y):
-    """(...,) sum(g) of each row (y is not read; the signature is _row_dot's)."""
-    return xp.sum(g, axis=-1)
-
-
-@backend.fuse
-def _softmax_grad(xp, g, y, g_dot_y):
-    """dx = y * (g - <g, y>)."""
-    return y * (g - g_dot_y)
-
-
-@backend.fuse
-def _log_softmax_grad(xp, g, y, g_sum):
-    """dx = g - exp(y) * sum(g)."""
-    return g - xp.exp(y) * g_sum
-
-
-def _fused_forward(x, dim, out_kernel):
-    """out_kernel(x, max, sum) along dim, on x with dim moved last (a view), and the result moved back (a view)."""
-    xp = backend.xp_of(x)
-    x = xp.moveaxis(x, dim, -1)
-    m = max_of_rows(x)[..., None]
-    return xp.moveaxis(out_kernel(x, m, exp_sum_of_rows(x, m)[..., None]), -1, dim)
-
-
-def _fused_backward(g, y, dim, reduce_kernel, grad_kernel):
-    """grad_kernel(g, y, reduce_kernel(g, y)) with dim moved last, as _fused_forward."""
-    xp = backend.xp_of(g)
-    g, y = xp.moveaxis(g, dim, -1), xp.moveaxis(y, dim, -1)
-    return xp.moveaxis(grad_kernel(g, y, reduce_kernel(g, y)[..., None]), -1, dim)
 
 
 class Softmax(Function):
@@ -106,32 +33,19 @@ class Softmax(Function):
     Backward (docs/backprop.md section 1), with <a, b> summed along dim:
         d y_i / d x_j = y_i ([i = j] - y_j)
         dx = y * (g - <g, y>)                            (dx_j = sum_i g_i d y_i / d x_j)
-    On the GPU: three kernels forward, two backward (below).
     """
     needs_float = True
 
-    def composed(self, x):  # what create_graph=True differentiates (docs/backprop.md)
-        return composed.softmax(x, self.dim)
-
     def forward(self, x, dim):
-        self.fused = backend.fused_path(x)
-        if self.fused:  # three kernels: max, sum of exponentials, y (and two backward)
-            self.y, self.dim = _fused_forward(x, dim, _softmax_out), dim
-            return self.y
-        y = _shift_by_max(x, dim)
-        backend.xp_of(x).exp(y, out=y)
-        y /= _row_sums(y, dim)
-        self.y, self.dim = y, dim
+        self.dim = dim
+        z, total = _shift_and_sums(x, dim)
+        y = backend.xp_of(x).exp(z) / total
+        self.save_for_backward(y)
         return y
 
     def backward(self, g):
-        if self.fused:
-            return _fused_backward(g, self.y, self.dim, _row_dot, _softmax_grad)
-        y = self.y
-        gy = g * y
-        g_dot_y = gy.sum(axis=self.dim, keepdims=True)            # <g, y>
-        dx = backend.xp_of(g).subtract(g, g_dot_y, out=gy)       # g - <g, y>, in the buffer of g * y
-        dx *= y                                                  # dx = y * (g - <g, y>)
+        y, = self.saved_tensors
+        dx = y * (g - A.sum(g * y, self.dim, keepdim=True))
         return dx
 
 
@@ -142,32 +56,21 @@ class LogSoftmax(Function):
     Backward (docs/backprop.md section 2), with p = softmax(x) = exp(y) and sums along dim:
         d y_i / d x_j = [i = j] - p_j
         dx = g - p * sum(g)
-    On the GPU: three kernels forward, two backward (below).
     """
     needs_float = True
 
-    def composed(self, x):  # what create_graph=True differentiates (docs/backprop.md)
-        return composed.log_softmax(x, self.dim)
-
     def forward(self, x, dim):
-        xp = backend.xp_of(x)
-        self.fused = backend.fused_path(x)
-        if self.fused:  # three kernels: max, sum of exponentials, y (and two backward)
-            self.y, self.dim = _fused_forward(x, dim, _log_softmax_out), dim
-            return self.y
-        y = _shift_by_max(x, dim)
-        y -= xp.log(_row_sums(xp.exp(y), dim))
-        self.y, self.dim = y, dim
+        self.dim = dim
+        z, total = _shift_and_sums(x, dim)
+        y = z - backend.xp_of(x).log(total)
+        self.save_for_backward(y)
         return y
 
     def backward(self, g):
-        if self.fused:
-            return _fused_backward(g, self.y, self.dim, _row_sum, _log_softmax_grad)
-        xp = backend.xp_of(g)
-        p = xp.exp(self.y)
-        p_sum_g = p                                      # the buffer of p goes on to hold p * sum(g), then dx
-        p_sum_g *= g.sum(axis=self.dim, keepdims=True)
-        return xp.subtract(g, p_sum_g, out=p_sum_g)      # dx = g - p * sum(g)
+        y, = self.saved_tensors
+        p = A.exp(y)  # 0 on an all -inf row, whose gradient is then g
+        dx = g - p * A.sum(g, self.dim, keepdim=True)
+        return dx
 
 
 def softmax(x, dim=-1):

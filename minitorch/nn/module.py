@@ -3,41 +3,24 @@ from collections import OrderedDict
 
 from .. import backend
 from ..tensor import Tensor
-from .utils import flat
-
-
-def _routed(slot, setter):
-    """A property over one of Tensor's slots whose assignment a flat parameter hands to its FlatParameters."""
-    def get(self):
-        return slot.__get__(self)
-
-    def set(self, value):
-        if self._flat is None:
-            slot.__set__(self, value)
-        else:
-            getattr(self._flat, setter)(self, value)
-    return property(get, set)
 
 
 class Parameter(Tensor):
     """A leaf tensor that a Module registers as trainable (requires_grad=True).
 
-    An optimizer (or GradientSync) stores its parameters flat (nn/utils/flat.py): then `data` is a view of one
-    buffer and `grad` one of another, and assigning either copies values in (see docs/design.md)."""
+    A FlatParameters (nn/utils/flat.py) may make its `data` a view of one buffer and its `grad` one of another;
+    Parameter itself knows nothing of that (the rule for assigning either is in flat.py's docstring)."""
 
-    __slots__ = ("_flat",)   # the FlatParameters holding this parameter, or None
+    __slots__ = ()
 
     def __init__(self, data, requires_grad=True):
-        self._flat = None
         super().__init__(data.data if isinstance(data, Tensor) else data,
                          dtype=data.dtype if isinstance(data, Tensor) else None)
         self.requires_grad_(requires_grad)
 
-    data = _routed(Tensor.data, "set_data")
-    grad = _routed(Tensor.grad, "set_grad")
-
     def __reduce_ex__(self, protocol):
-        """copy.deepcopy and pickle give a parameter of its own (not flat), with a copy of the values."""
+        """copy.deepcopy and pickle give a parameter of its own (not a view of a flat buffer), with a copy of the
+        values."""
         return _rebuild, (self.data, self.requires_grad)
 
 
@@ -116,25 +99,20 @@ class Module:
         return self.train(False)
 
     def zero_grad(self, set_to_none=True):
-        """Every parameter's .grad becomes None (set_to_none=False: zeros); flat ones in one fill per buffer."""
-        flat.zero_grad(self.parameters(), set_to_none)
+        """Every parameter's .grad becomes None (set_to_none=False: zeros). With a FlatParameters, call its
+        zero_grad() (or the optimizer's) instead: one fill, and the gradients stay in the flat buffer."""
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = Tensor._make(backend.xp_of(p.grad.data).zeros_like(p.grad.data))
 
     def to(self, device):
-        """Move every parameter and buffer to device, in place; returns self. Flat parameters move with their whole
-        buffer, which must hold this module's parameters only."""
+        """Move every parameter and buffer to device, in place; returns self. (Parameters of a FlatParameters: its
+        next settle() moves its buffers along, or call FlatParameters.to(device).)"""
         device = backend.check_device(device)
-        mine = {id(p) for p in self.parameters()}
-        for span in flat.spans(self.parameters()):
-            strangers = [p for p in span.group.params if id(p) not in mine]
-            if strangers:
-                raise RuntimeError(f"{type(self).__name__}.to({device!r}): its parameters share a flat buffer with "
-                                   f"{len(strangers)} parameter(s) of another module (one optimizer made over both); "
-                                   f"move the modules before making the optimizer")
-            span.group.to(device)
         for m in self.modules():
             for t in list(m._parameters.values()) + list(m._buffers.values()):
-                if getattr(t, "_flat", None) is not None:
-                    continue
                 t.data = backend.to_device(t.data, device)
                 if t.grad is not None:
                     t.grad.data = backend.to_device(t.grad.data, device)

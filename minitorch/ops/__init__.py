@@ -1,7 +1,11 @@
-"""Primitive ops, grouped by kind. Each is a Function: forward saves what backward needs."""
-from .elementwise import (Abs, Add, BiasRelu, Cast, Div, Dropout, DropoutAdd, Exp, Gelu, Log, MaskedFill, Mul, Neg,
-                          Pow, Relu, Sigmoid, Sqrt, Sub, Tanh, ToDevice, Where)
+"""The primitive ops, grouped by kind, each a Function: forward declares what it saves, backward returns one gradient
+per input. Their reference code runs everywhere; minitorch/kernels/ holds faster versions for a device."""
+from . import array_ops
+from .array_ops import normalize_dims
+from .dropout import Dropout, DropoutAdd, keep_mask, keep_threshold, random_words
+from .elementwise import (Abs, Add, BiasRelu, Cast, Div, Exp, Gelu, Log, MaskedFill, Mul, Neg, Pow, Relu, Sigmoid, Sqrt,
+                          Sub, Tanh, ToDevice, Where)
 from .matmul import MatMul
-from .reduce import Max, Mean, Sum, normalize_dims
+from .reduce import Max, Mean, Sum
 from .shape import Cat, Embedding, Expand, GetItem, IndexAdd, Permute, Reshape, Stack
 from .special import Erf

@@ -1,7 +1,7 @@
 """Matrix product with NumPy's @ semantics (batched, broadcast batch dims, 1-D operands)."""
 from .. import backend
-from ..autograd import Function
-from .generic import sum_axes, swap_last
+from ..core import Function
+from .array_ops import swap_last
 
 def _as_arrays(a, b):
     """Both operands as backend arrays (a list or number takes the other's float dtype); refuses int @ float."""
@@ -25,23 +25,18 @@ class MatMul(Function):
                              f"(the last dim of the first must equal the "
                              f"{'first' if b.ndim == 1 else 'second-to-last'} "
                              f"dim of the second)")
-        self.a, self.b = a, b
+        self.save_for_backward(a, b)
         if a.ndim > 2 and b.ndim == 2:  # x @ W: fold the batch dims into rows, one large GEMM instead of many small
-            self.a_rows = a.reshape(-1, a.shape[-1])
-            return (self.a_rows @ b).reshape(a.shape[:-1] + b.shape[1:])
+            return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + b.shape[1:])
         return a @ b
 
-    def recompute(self, a, b):  # create_graph: the rows of the input Tensor a, so that they are differentiated
-        if hasattr(self, "a_rows"):
-            self.a_rows = self.a.reshape(-1, self.a.shape[-1])
-
     def backward(self, g):
-        a, b = self.a, self.b
+        a, b = self.saved_tensors
         if a.ndim > 2 and b.ndim == 2:  # rows again: db = a^T g is one GEMM, with no (batch, in, out) intermediate
             need_a, need_b = self.needs_input_grad
             g_rows = g.reshape(-1, g.shape[-1])
             ga = (g_rows @ b.T).reshape(a.shape) if need_a else None
-            gb = self.a_rows.T @ g_rows if need_b else None
+            gb = a.reshape(-1, a.shape[-1]).T @ g_rows if need_b else None
             return ga, gb
         # 1-D operands act as a row (a) or a column (b); restore those axes so one formula serves every case
         a2 = a[None, :] if a.ndim == 1 else a
@@ -55,9 +50,9 @@ class MatMul(Function):
         if need_a:
             ga = g @ swap_last(b2)
             if a.ndim == 1:
-                ga = sum_axes(ga.reshape(-1, a.shape[0]), (0,))
+                ga = ga.reshape(-1, a.shape[0]).sum(0)
         if need_b:
             gb = swap_last(a2) @ g
             if b.ndim == 1:
-                gb = sum_axes(gb.reshape(-1, b.shape[0]), (0,))
+                gb = gb.reshape(-1, b.shape[0]).sum(0)
         return ga, gb

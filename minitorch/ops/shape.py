@@ -3,8 +3,8 @@ backward passes of reductions and getitem, as ops for create_graph=True). Forwar
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
-from . import generic
+from ..core import Function
+from . import array_ops as A
 
 
 class Reshape(Function):
@@ -32,7 +32,20 @@ class Permute(Function):
         return a.transpose(self.dims)
 
     def backward(self, g):  # the inverse permutation
-        return generic.permute(g, tuple(int(d) for d in np.argsort(self.dims)))
+        return A.permute(g, tuple(int(d) for d in np.argsort(self.dims)))
+
+
+def index_add(g, index, shape, advanced):
+    """zeros(shape) with g added at `index`: repeated positions add up when the index is `advanced` (integer arrays).
+    An array gives an array; a Tensor (create_graph) a Tensor, through the IndexAdd op."""
+    if A.is_array(g):
+        out = backend.xp_of(g).zeros(shape, dtype=g.dtype)
+        if advanced:
+            backend.scatter_add(out, index, g)
+        else:
+            out[index] = g
+        return out
+    return IndexAdd.apply(g, index=index, shape=tuple(shape), advanced=advanced)
 
 
 def _is_advanced(index):
@@ -57,7 +70,7 @@ class GetItem(Function):
             raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {tuple(a.shape)}: {e}") from None
 
     def backward(self, g):  # gradient goes back to the picked places; repeats add up
-        return generic.index_add(g, self.index, self.in_shape, self.advanced)
+        return index_add(g, self.index, self.in_shape, self.advanced)
 
 
 class Embedding(Function):
@@ -65,17 +78,19 @@ class Embedding(Function):
     (repeated ids add up); the padding row, a constant, gets none. ids are an input without a gradient."""
 
     def forward(self, ids, weight, *, padding_idx=None):
-        self.ids, self.weight_shape, self.padding_idx = ids, weight.shape, padding_idx
+        self.save_for_backward(ids)
+        self.weight_shape, self.padding_idx = weight.shape, padding_idx
         return weight[ids]
 
     def backward(self, g):
+        ids, = self.saved_tensors
         d = self.weight_shape[-1]
-        dweight = generic.index_add(g.reshape(-1, d), self.ids.reshape(-1), self.weight_shape, advanced=True)
+        dweight = index_add(g.reshape(-1, d), ids.reshape(-1), self.weight_shape, advanced=True)
         if self.padding_idx is not None:
-            if generic.is_array(dweight):
+            if A.is_array(dweight):
                 dweight[self.padding_idx] = 0
             else:  # a Tensor (create_graph): zero the row by a product, which stays differentiable
-                rows = backend.xp_of(self.ids).ones((self.weight_shape[0], 1), dtype=dweight.dtype)
+                rows = backend.xp_of(ids).ones((self.weight_shape[0], 1), dtype=dweight.dtype)
                 rows[self.padding_idx] = 0
                 dweight = dweight * rows
         return None, dweight
@@ -86,7 +101,7 @@ class IndexAdd(Function):
 
     def forward(self, g, *, index, shape, advanced):
         self.index = index
-        return generic.index_add(g, index, shape, advanced)
+        return index_add(g, index, shape, advanced)
 
     def backward(self, gg):  # linear in g: the adjoint picks the same places again
         return gg[self.index]
@@ -98,7 +113,7 @@ class Expand(Function):
     """x broadcast to a larger shape (a read-only view): the backward of sum and mean as an op (create_graph=True)."""
 
     def forward(self, a, *, shape):
-        return generic.broadcast_to(a, shape)
+        return A.broadcast_to(a, shape)
 
     def backward(self, g):  # the engine's unbroadcast sums g back to a's shape
         return g

@@ -1,6 +1,7 @@
-"""The error function, for erf-based GELU and for user ops (minitorch.autograd.array_ops.erf).
+"""The error function, for erf-based GELU and for user ops (minitorch.ops.array_ops.erf).
 
-NumPy has no erf, so it is computed here from two expansions, each to about 1e-15 of math.erf (tests/test_everyday_api):
+NumPy has no erf, so it is computed here from two expansions, each to about 1e-15 of math.erf
+(tests/engine/test_everyday_api.py):
     |x| <= 3:  erf(x) = 2/sqrt(pi) e^(-x^2) sum_n (2 x^2)^n x / (1 3 5 ... (2n+1))     (all terms positive: no
                cancellation; 90 terms)
     |x| > 3:   erfc(x) = e^(-x^2) / (sqrt(pi) (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))))   (60 levels)
@@ -9,8 +10,7 @@ with array operations only, so the same code runs on NumPy and CuPy.
 import math
 
 from .. import backend
-from ..autograd import Function
-from . import generic
+from ..core import Function, Node
 
 SERIES_TERMS, FRACTION_DEPTH, SPLIT = 90, 60, 3.0
 
@@ -40,10 +40,11 @@ class Erf(Function):
     TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
     def forward(self, a):
-        self.a = a
+        self.save_for_backward(a)
         return erf_array(a)
 
     def backward(self, g):
-        minus_a2 = -(self.a * self.a)
-        gauss = backend.xp_of(minus_a2).exp(minus_a2) if generic.is_array(minus_a2) else minus_a2.exp()
+        a, = self.saved_tensors
+        minus_a2 = -(a * a)
+        gauss = minus_a2.exp() if isinstance(minus_a2, Node) else backend.xp_of(minus_a2).exp(minus_a2)
         return g * (self.TWO_OVER_SQRT_PI * gauss)

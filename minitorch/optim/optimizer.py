@@ -1,24 +1,27 @@
-"""Optimizer base: flattens the parameters, keeps per-parameter state as views of flat state buffers, runs the
-subclass's fused update over whole buffers, and (de)serialises the state per parameter."""
+"""Optimizer base: over a FlatParameters keeps per-parameter state as views of flat state buffers and runs the
+subclass's fused update over whole buffers (over plain parameters, per tensor); (de)serialises the state per
+parameter either way, so checkpoints of one kind load into the other."""
 from .. import backend
-from ..autograd import increment_version
+from ..core.versions import increment_version
 from ..nn.utils import flat
 from ..tensor import Tensor
 
 
 class Optimizer:
     """Subclasses name their per-parameter state arrays (`buffers`) and implement update(p, g, state, t): one fused
-    kernel that changes the flat slices p (parameters), and state's arrays in place, using g (their gradients).
+    kernel that changes p (parameters) and state's arrays in place, using g (their gradients).
 
-    The parameters are stored flat when the optimizer is made (nn.utils.flatten_parameters), so a step is one kernel
-    per flat buffer, or one per run of consecutive parameters that have a gradient and the same step count t (as in
-    PyTorch, a parameter whose .grad is None is skipped, and t counts each parameter's own updates)."""
+    params is either a list of tensors, updated one kernel each, or a FlatParameters (nn.utils.FlatParameters, built
+    by the caller and shared with GradientSync): then a step is one kernel per flat buffer, or one per run of
+    consecutive parameters that have a gradient and the same step count t (as in PyTorch, a parameter whose .grad is
+    None is skipped, and t counts each parameter's own updates); the state is then flat too, one array per buffer."""
 
     buffers = ()
     counts_steps = False   # keep state["step"] per parameter (Adam's bias correction uses it)
 
     def __init__(self, params, lr, **hyper):
-        self.params = list(dict.fromkeys(params))   # tied weights once
+        self.flat = params if isinstance(params, flat.FlatParameters) else None
+        self.params = list(self.flat.params if self.flat else dict.fromkeys(params))   # tied weights once
         if not self.params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         if lr < 0:
@@ -28,17 +31,26 @@ class Optimizer:
         self.step_count = 0
         self.state = [{} for _ in self.params]
         self.position = {id(p): i for i, p in enumerate(self.params)}
-        self.spans = flat.flatten_parameters(self.params)
-        self.plain = flat.others(self.params)   # plain Tensors: updated one kernel each
-        self.flat_state = [None] * len(self.spans)   # per span: {name: flat array}, made at its first step
+        self.groups = self.flat.groups if self.flat else []
+        self.flat_state = [None] * len(self.groups)   # per flat buffer: {name: flat array}, made at its first step
 
     def zero_grad(self, set_to_none=True):
-        """Every parameter's .grad becomes None (set_to_none=False: a Tensor of zeros), in one fill per buffer."""
-        flat.zero_grad(self.params, set_to_none)
+        """Every parameter's .grad becomes None (set_to_none=False: a Tensor of zeros); over a FlatParameters, one fill
+        per buffer, and each .grad stays the view of its slot (set_to_none does not apply)."""
+        if self.flat:
+            self.flat.zero_grad()
+            return
+        for p in self.params:
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = Tensor._make(backend.xp_of(p.grad.data).zeros_like(p.grad.data))
 
     def step(self):
         """Apply one update to every parameter that has a gradient."""
         self.step_count += 1
+        if self.flat:
+            self.flat.settle()   # takes back reassigned .data and .grad (nn/utils/flat.py)
         increment_version(self.params)  # a graph that saved a parameter now refuses to backward (autograd/versions.py)
         for p, g, state, t in self._kernels():
             # the one place where the parameters change
@@ -46,32 +58,31 @@ class Optimizer:
 
     def _kernels(self):
         """(parameters, gradients, state arrays, t) for each kernel of this step: one per run of consecutive flat
-        parameters that have a gradient and the same step count t; one per plain Tensor (not a Parameter) that has
-        one. Steps are counted and new states made here."""
-        for k, span in enumerate(self.spans):
-            span.group.settle()
-            for first, stop, t in self._runs(k, span):
-                lo, hi, base = span.group.bounds[first], span.group.bounds[stop], span.lo
-                state = {name: a[lo - base:hi - base] for name, a in self.flat_state[k].items()}
-                yield span.group.data[lo:hi], span.group.grad[lo:hi], state, t
-        for p in self.plain:
+        parameters that have a gradient and the same step count t; one per tensor that has one, without a
+        FlatParameters. Steps are counted and new states made here."""
+        for k, group in enumerate(self.groups):
+            for first, stop, t in self._runs(k, group):
+                lo, hi = group.bounds[first], group.bounds[stop]
+                state = {name: a[lo:hi] for name, a in self.flat_state[k].items()}
+                yield group.data[lo:hi], group.grad[lo:hi], state, t
+        if self.flat:
+            return
+        for p, state in zip(self.params, self.state):
             if p.grad is not None:
-                state = self.state[self.position[id(p)]]
                 if not state:
                     state.update((name, backend.xp_of(p.data).zeros_like(p.data)) for name in self.buffers)
                 yield p.data, p.grad.data, {name: state[name] for name in self.buffers}, self._count(state)
 
-    def _runs(self, k, span):
-        """[first, stop, t] for each run of consecutive parameters of span that have a gradient and the same t."""
+    def _runs(self, k, group):
+        """[first, stop, t] for each run of consecutive parameters of group k that have a gradient and the same t."""
         runs = []
-        self._place_state(k, span)
-        for i in range(span.first, span.stop):
-            p = span.group.params[i]
+        self._place_state(k, group)
+        for i, p in enumerate(group.params):
             if p.grad is None:
                 continue
             state = self.state[self.position[id(p)]]
             if not state:
-                self._make_state(k, span, i, state)
+                self._make_state(k, group, i, state)
             t = self._count(state)
             if runs and runs[-1][1] == i and runs[-1][2] == t:
                 runs[-1][1] = i + 1
@@ -86,23 +97,21 @@ class Optimizer:
         state["step"] = state.get("step", 0) + 1
         return state["step"]
 
-    def _place_state(self, k, span):
-        """The flat state of span k, made (zeros) if missing, on the span's device (moved after a model.to())."""
-        group = span.group
+    def _place_state(self, k, group):
+        """The flat state of buffer k, made (zeros) if missing, on the buffer's device (moved after a flat.to())."""
         if self.flat_state[k] is None:
             xp = backend.xp_of_device(group.device)
-            self.flat_state[k] = {name: xp.zeros(span.hi - span.lo, group.dtype) for name in self.buffers}
+            self.flat_state[k] = {name: xp.zeros(group.size, group.dtype) for name in self.buffers}
         elif any(backend.device_of(a) != group.device for a in self.flat_state[k].values()):
             self.flat_state[k] = {name: backend.to_device(a, group.device) for name, a in self.flat_state[k].items()}
-            for i in range(span.first, span.stop):
-                state = self.state[self.position[id(group.params[i])]]
+            for i, p in enumerate(group.params):
+                state = self.state[self.position[id(p)]]
                 if any(name in state for name in self.buffers):
-                    self._make_state(k, span, i, state)
+                    self._make_state(k, group, i, state)
 
-    def _make_state(self, k, span, i, state):
+    def _make_state(self, k, group, i, state):
         """state[name] = parameter i's view of the flat state array `name`, for each of the buffers."""
-        group = span.group
-        lo, hi = group.bounds[i] - span.lo, group.bounds[i + 1] - span.lo
+        lo, hi = group.bounds[i], group.bounds[i + 1]
         for name, a in self.flat_state[k].items():
             state[name] = a[lo:hi].reshape(group.params[i].shape)
 
@@ -126,14 +135,13 @@ class Optimizer:
         self.step_count = int(sd["step"])
         self.hyper.update(sd.get("hyper", {}))
         self.state = [{} for _ in self.params]
-        self.flat_state = [None] * len(self.spans)
-        where = {id(span.group.params[i]): (k, i) for k, span in enumerate(self.spans)
-                 for i in range(span.first, span.stop)}
+        self.flat_state = [None] * len(self.groups)
+        where = {id(p): (k, i) for k, group in enumerate(self.groups) for i, p in enumerate(group.params)}
         for p, saved, state in zip(self.params, sd["state"], self.state):
             if id(p) in where and any(name in saved for name in self.buffers):
                 k, i = where[id(p)]
-                self._place_state(k, self.spans[k])
-                self._make_state(k, self.spans[k], i, state)
+                self._place_state(k, self.groups[k])
+                self._make_state(k, self.groups[k], i, state)
             for name, v in saved.items():
                 if not hasattr(v, "shape"):
                     state[name] = v   # counts stay numbers

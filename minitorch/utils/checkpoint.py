@@ -10,7 +10,7 @@ that the block uses must be passed as an argument, not captured.
 import contextlib
 
 from .. import backend
-from ..autograd import Function, enable_grad, no_grad, run_backward
+from ..core import Function, Node, enable_grad, grad, no_grad, run_backward
 from ..tensor import Tensor
 
 
@@ -18,7 +18,8 @@ class Checkpoint(Function):
     """out = fn(*inputs) with no graph kept inside; backward recomputes fn with a graph and walks it with g."""
 
     def forward(self, *arrays, fn, kwargs, preserve_rng_state):
-        self.fn, self.kwargs, self.inputs = fn, kwargs, arrays
+        self.save_for_backward(*arrays)
+        self.fn, self.kwargs = fn, kwargs
         self.rng_state = _rng_state(arrays) if preserve_rng_state else None
         with no_grad():
             out = fn(*[_tensor_of(a) for a in arrays], **kwargs)
@@ -26,11 +27,15 @@ class Checkpoint(Function):
             raise TypeError(f"checkpoint: the function must return one Tensor, got {type(out).__name__}")
         return out.data
 
-    def composed(self, *inputs):  # create_graph=True differentiates the block itself
-        return self.fn(*inputs, **self.kwargs)
-
     def backward(self, g):
-        leaves = [_tensor_of(a, need) for a, need in zip(self.inputs, self.needs_input_grad)]
+        inputs = self.saved_tensors
+        if isinstance(g, Node):  # create_graph=True: the inputs are the graph's Tensors; differentiate the block itself
+            with _replayed_rng(self.rng_state):
+                out = self.fn(*inputs, **self.kwargs)
+            targets = [x for x in inputs if isinstance(x, Node) and x.requires_grad]
+            found = iter(grad([out], targets, [g], create_graph=True, allow_unused=True))
+            return tuple(next(found) if isinstance(x, Node) and x.requires_grad else None for x in inputs)
+        leaves = [_tensor_of(a, need) for a, need in zip(inputs, self.needs_input_grad)]
         with _replayed_rng(self.rng_state), enable_grad():
             out = self.fn(*leaves, **self.kwargs)   # the same forward, now recorded (and the same dropout masks)
         if out.requires_grad:

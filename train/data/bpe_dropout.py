@@ -10,7 +10,7 @@ segments every size-th chunk; on Multi30k's 58,000 sentences of an epoch about 1
 The merges are the SentencePiece model's: its BPE merges the adjacent pair whose joined piece has the highest score,
 again and again. Dropout: at each merge step every candidate pair (each occurrence) is left out with probability
 ALPHA; the best remaining pair is merged at its remaining occurrences (left to right); the word is done when no
-candidate remains. With ALPHA 0 this is SentencePiece's segmentation (tests/test_regularisers.py checks it on a
+candidate remains. With ALPHA 0 this is SentencePiece's segmentation (tests/training/test_regularisers.py checks it on a
 corpus). Words are the deterministic segmentation's: a run of pieces from one that starts with "▁" to the next.
 """
 import numpy as np

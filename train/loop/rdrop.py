@@ -8,14 +8,15 @@ with alpha = 0 this is the plain loss's mean over tokens, and alpha means what i
 fairseq's criterion. The two passes are one forward of the batch stacked on itself (rows i and B + i: the same
 sentence, independent masks). The KL term is one Function (SymmetricKL) with its backward beside it, the derivation
 in its docstring, since composed from engine ops (composed_symmetric_kl, also its create_graph form) it made a step
-cost about 3.5 times a plain one on the small preset; tests/test_regularisers.py checks both and the whole loss
+cost about 3.5 times a plain one on the small preset; tests/training/test_regularisers.py checks both and the whole loss
 against central differences in float64.
 """
 import numpy as np
 
 import minitorch.functional as F
 from minitorch import Tensor, backend
-from minitorch.autograd import Function
+from minitorch.autograd import Function, grad
+from minitorch.core import Node
 
 from ..data.tokenizer import PAD_ID
 from .loss import share_loss
@@ -51,34 +52,42 @@ class SymmetricKL(Function):
     composition's dozen. With d = l1 - l2 and k_i = sum_v p_i d per position (l = log_softmax(z): dz = dl - p sum dl;
     ds/dl1 = p1 d + p1 - p2, whose sum over v is k1):
         ds/dz1 = m/2 (p1 (d - k1) + p1 - p2),    ds/dz2 = m/2 (p2 (k2 - d) + p2 - p1)
+    Saves x and m only; backward recomputes l and p from x (one log-softmax pass more than saving p and d, which
+    are 1.5 times x's size). Under create_graph=True it differentiates composed_symmetric_kl, the same value from
+    engine ops.
     """
     needs_float = True
 
-    def composed(self, x, real):
-        return composed_symmetric_kl(x, real)
-
     def forward(self, x, real):
-        xp = backend.xp_of(x)
-        B = x.shape[0] // 2
-        log_p = x - x.max(axis=-1, keepdims=True)
-        p = xp.exp(log_p)
-        total = p.sum(axis=-1, keepdims=True)
-        log_p -= xp.log(total)
-        p /= total
-        d = log_p[:B] - log_p[B:]
-        self.p, self.d, self.real = p, d, real
-        return xp.asarray(0.5 * (((p[:B] - p[B:]) * d).sum(axis=-1) * real).sum())
+        self.save_for_backward(x, real)
+        p, d = _probabilities_and_gap(x)
+        B = d.shape[0]
+        return backend.xp_of(x).asarray(0.5 * (((p[:B] - p[B:]) * d).sum(axis=-1) * real).sum())
 
     def backward(self, g):
-        xp = backend.xp_of(self.p)
-        p, d = self.p, self.d
+        x, real = self.saved_tensors
+        if isinstance(g, Node):  # create_graph=True: x is the graph's Tensor; differentiate the composition
+            return grad(composed_symmetric_kl(x, real), x, g, create_graph=True)[0], None
+        p, d = _probabilities_and_gap(x)
         B = d.shape[0]
         p1, p2 = p[:B], p[B:]
-        s = (0.5 * g * self.real)[..., None].astype(p.dtype, copy=False)
-        dx = xp.empty_like(p)
+        s = (0.5 * g * real)[..., None].astype(p.dtype, copy=False)
+        dx = backend.xp_of(p).empty_like(p)
         dx[:B] = s * (p1 * (d - (p1 * d).sum(axis=-1, keepdims=True)) + p1 - p2)
         dx[B:] = s * (p2 * ((p2 * d).sum(axis=-1, keepdims=True) - d) + p2 - p1)
         return dx, None
+
+
+def _probabilities_and_gap(x):
+    """x (2B, T, V) -> p = softmax(x) (2B, T, V) and d = l1 - l2 (B, T, V), l the log-softmax of each half."""
+    xp = backend.xp_of(x)
+    B = x.shape[0] // 2
+    log_p = x - x.max(axis=-1, keepdims=True)
+    p = xp.exp(log_p)
+    total = p.sum(axis=-1, keepdims=True)
+    log_p -= xp.log(total)
+    p /= total
+    return p, log_p[:B] - log_p[B:]
 
 
 def rdrop_loss(logits, tgt_out, label_smoothing, alpha, n_tokens=None):

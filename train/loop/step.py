@@ -38,7 +38,12 @@ def keep_freed_memory():
 def make_optimizer(params, lr, warmup, d_model, weight_decay=0.0):
     """Adam (0.9, 0.98, 1e-9) and the warm-up schedule of "Attention Is All You Need", peaking at lr after warmup
     steps; a model without a d_model (an LSTM) passes 1 and gets the same curve. weight_decay > 0: AdamW's
-    decoupled decay, p <- p (1 - lr wd), scheduled with the learning rate."""
+    decoupled decay, p <- p (1 - lr wd), scheduled with the learning rate.
+
+    params: a FlatParameters (shared with a GradientSync), or parameters, which are stored flat here (one
+    FlatParameters, optimizer.flat) so that the update phase is a few kernels over whole buffers."""
+    if not isinstance(params, mt.nn.utils.FlatParameters):
+        params = mt.nn.utils.FlatParameters(params)
     adam = mt.optim.AdamW if weight_decay else mt.optim.Adam
     optimizer = adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay)
     return optimizer, mt.optim.WarmupSchedule(optimizer, d_model, warmup, noam_factor(lr, d_model, warmup))
@@ -62,7 +67,9 @@ class TrainStep:
     def __init__(self, model, optimizer, schedule, label_smoothing, clip_norm, device, sync=None):
         self.model, self.optimizer, self.schedule, self.device, self.sync = model, optimizer, schedule, device, sync
         self.label_smoothing, self.clip_norm = label_smoothing, clip_norm
-        self.params = list(model.parameters())
+        # what is clipped: the optimizer's flat buffers (a kernel or two each), else every parameter's gradient
+        flat = getattr(optimizer, "flat", None)
+        self.params = flat if flat is not None else list(model.parameters())
         if device == "cpu":
             keep_freed_memory()
 

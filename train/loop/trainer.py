@@ -91,10 +91,11 @@ class Trainer:
             mt.manual_seed(training_state.rank_seed(settings["seed"], world.rank))
         self.stop_request, self.stop_votes = None, 0   # Ctrl-C seen here; ranks that saw it (from the last sync)
         self.stop_file = self.run_dir / STOP_FILE
-        self.optimizer, self.schedule = make_optimizer(self.model.parameters(), settings["lr"], settings["warmup"],
+        flat = mt.nn.utils.FlatParameters(self.model)   # flat buffers: the update, clipping and sum work on them whole
+        self.optimizer, self.schedule = make_optimizer(flat, settings["lr"], settings["warmup"],
                                                        self.config["model_config"].get("d_model", 1),
                                                        settings.get("weight_decay", 0.0))  # older runs: none
-        sync = distributed.GradientSync(self.model.parameters(), world) if world.size > 1 else None
+        sync = distributed.GradientSync(flat, world) if world.size > 1 else None
         step_args = (self.model, self.optimizer, self.schedule, settings["label_smoothing"], settings["clip_norm"],
                      device, sync)
         rdrop = settings.get("rdrop", 0.0)

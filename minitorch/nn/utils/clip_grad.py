@@ -22,16 +22,16 @@ def clip_grad_norm_(parameters, max_norm):
     """Scale all gradients in place so that their joint L2 norm is at most max_norm; return the norm before, a 0-d
     Tensor on the gradients' device.
 
-    Flat parameters (nn/utils/flat.py) take one norm kernel and one scale kernel per buffer. The norm and the scale
-    stay on the device: reading the norm (float(), .item()) makes the host wait for the GPU, so a training step reads
-    it once, with the loss (train/step.py)."""
-    params = list(parameters)
-    if not any(p.grad is not None for p in params):
+    Given a FlatParameters (nn/utils/flat.py), one norm kernel and one scale kernel per flat gradient buffer; given
+    parameters, one of each per gradient. The norm and the scale stay on the device: reading the norm (float(),
+    .item()) makes the host wait for the GPU, so a training step reads it once, with the loss (train/loop/step.py)."""
+    if isinstance(parameters, flat.FlatParameters):
+        parameters.settle()   # takes back reassigned .grad (a slot of a None .grad holds zeros)
+        grads = [group.grad for group in parameters.groups]
+    else:
+        grads = [p.grad.data for p in dict.fromkeys(parameters) if p.grad is not None]
+    if not grads:
         return Tensor._make(np.zeros((), dtype=np.float32))
-    spans = flat.spans(params)
-    for span in spans:
-        span.group.settle()
-    grads = [span.grad() for span in spans] + [p.grad.data for p in flat.others(params) if p.grad is not None]
     sum_sq = flat.run_sum(sum_of_squares, grads[0])
     for g in grads[1:]:
         sum_sq = sum_sq + flat.run_sum(sum_of_squares, g)

@@ -1,18 +1,21 @@
-"""Flat parameter storage: the parameters of one dtype and device as views of one contiguous array, and their
-gradients as views of another, allocated once.
+"""Flat parameter storage, as an explicit object: `flat = FlatParameters(model)` lays the parameters of one dtype
+and device end to end in one contiguous array (each parameter's .data a view of it) and makes each .grad a view of
+one flat gradient array, allocated once. The training step builds it and hands it to the optimizer (`Adam(flat)`),
+to `clip_grad_norm_(flat, ...)` and to `GradientSync(flat, world)`; given plain parameters these work per tensor.
 
 On a GPU the update phase of a step costs a few kernel launches per parameter tensor (zeroing, clipping, Adam); over
-flat buffers it is a few in all: one fill, one norm and one scale, one fused optimizer kernel, one all-reduce. The
-optimizer and GradientSync flatten their parameters when they are made (`flatten_parameters`); a parameter that is
-already flat stays where it is, so several optimizers and a GradientSync share the buffers. Everything that works on
-flat parameters works on `spans`: runs of consecutive parameters of one buffer (one per buffer when the parameters
-are a whole model's).
+flat buffers it is a few in all: one fill, one norm and one scale, one fused optimizer kernel, one all-reduce.
 
-Invariants kept by Parameter's `data`/`grad` setters (nn/module.py) and this file: a flat parameter's `data` is its
-view; its `grad` is None (and its slot of the gradient buffer holds zeros), the Tensor `grad_tensors[i]` wrapping its
-slot, or ("loose") a Tensor recorded by backward(create_graph=True), which `settle()` copies into the slot.
+The rule for user code (nothing on Parameter is overridden, so nothing stops an assignment): the buffers are the
+truth, and `settle()`, which the optimizer's step, clip_grad_norm_ and GradientSync call before they read them,
+takes back whatever was reassigned. A parameter whose .data was replaced (p.data = array, load_state_dict,
+model.to(device)) gets the array's values copied into its view and its view back (an array of another shape or dtype
+is a RuntimeError; all of one buffer's parameters moved to another device move the buffer). A .grad replaced by a
+Tensor (p.grad = t, a backward(create_graph=True)) is copied into its slot, and the slot put back; a .grad set to
+None zeroes the slot and stays None (the optimizer skips that parameter, as PyTorch does). `zero_grad()` is one fill
+and puts every slot back in .grad, so after it a parameter that backward does not reach has a gradient of zeros.
 """
-from typing import NamedTuple
+import weakref
 
 import numpy as np
 
@@ -25,164 +28,144 @@ from ...tensor import Tensor
 CHUNK = 1 << 16
 # Room after the gradients for a few numbers (the loss, a stop vote) that ride along in GradientSync's all-reduce.
 SPARE = 4
+# id(data buffer) -> its FlatBuffer, so that a parameter is not put into two FlatParameters (they would fight over it)
+_OWNERS = weakref.WeakValueDictionary()
 
 
 class FlatParameters:
+    """params (an iterable of leaf tensors, or a Module) as one FlatBuffer per (dtype, device), each listed once."""
+
+    def __init__(self, params):
+        params = params.parameters() if hasattr(params, "parameters") else params
+        self.params = list(dict.fromkeys(params))   # tied weights once, in the given order
+        if not self.params:
+            raise ValueError("FlatParameters: got an empty parameter list")
+        for p in self.params:
+            base = getattr(p.data, "base", None)
+            if base is not None and id(base) in _OWNERS and _OWNERS[id(base)].data is base:
+                raise RuntimeError("FlatParameters: a parameter is in another FlatParameters already; make one per "
+                                   "model and hand it to the optimizer and GradientSync")
+        members = {}
+        for p in self.params:
+            members.setdefault((p.dtype, p.device), []).append(p)
+        self.groups = [FlatBuffer(ps) for ps in members.values()]
+
+    def __iter__(self):
+        return iter(self.params)
+
+    def zero_grad(self):
+        """One fill per buffer; every parameter's .grad becomes (again) the view of its slot, holding zeros."""
+        for group in self.groups:
+            group.zero_grad()
+
+    def settle(self):
+        """Take back reassigned .data and .grad (the module docstring's rule), so the buffers hold every value."""
+        for group in self.groups:
+            group.settle()
+
+    def to(self, device):
+        """Move the buffers (values and gradients), and so every parameter, to device; returns self."""
+        device = backend.check_device(device)
+        self.settle()
+        for group in self.groups:
+            group.to(device)
+        return self
+
+
+class FlatBuffer:
     """Parameters of one dtype and device laid end to end: p.data is a view of `.data`, p.grad one of `.grad`."""
 
     def __init__(self, params):
         first = params[0].data
         self.dtype, self.device, self.params = first.dtype, backend.device_of(first), list(params)
-        self.index = {id(p): i for i, p in enumerate(self.params)}
         self.bounds = [0]
         for p in self.params:
             self.bounds.append(self.bounds[-1] + p.size)
-        self.size, self.loose = self.bounds[-1], set()
+        self.size = self.bounds[-1]
         xp = backend.xp_of(first)
         old = [(p.data, p.grad) for p in self.params]
         self._allocate(xp.empty(self.size, self.dtype), xp.zeros(self.size + SPARE, self.dtype))
-        for i, (p, (data, grad)) in enumerate(zip(self.params, old)):
+        for i, (data, grad) in enumerate(old):
             self.views[i][...] = data
-            _DATA.__set__(p, self.views[i])
-            p._flat = self
-            p.grad = grad   # through the setter: its values go into the slot
+            if grad is not None:
+                self.grad_tensors[i].data[...] = grad.data
+        self._point()
 
     def _allocate(self, data, grad_storage):
-        """Point every parameter at its views of data and grad_storage (its gradient left as it is)."""
+        """Make the views of data and grad_storage (the parameters are not touched)."""
+        if hasattr(self, "data"):
+            _OWNERS.pop(id(self.data), None)
         self.data, self.grad_storage, self.grad = data, grad_storage, grad_storage[:self.size]
-        self.views, self.grad_tensors = [], []
+        self.views, self.grad_views, self.grad_tensors = [], [], []
         for p, lo, hi in zip(self.params, self.bounds, self.bounds[1:]):
             self.views.append(data[lo:hi].reshape(p.shape))
-            self.grad_tensors.append(Tensor._make(self.grad[lo:hi].reshape(p.shape)))
-            _DATA.__set__(p, self.views[-1])
+            self.grad_views.append(self.grad[lo:hi].reshape(p.shape))
+            self.grad_tensors.append(Tensor._make(self.grad_views[-1]))
+        _OWNERS[id(data)] = self
 
-    # ----- what Parameter's setters call -----
-    def set_data(self, p, value):
-        """p.data = value for a flat parameter: the values are copied into its view (the storage stays flat)."""
-        view = self.views[self.index[id(p)]]
-        if value is view:
-            return
-        if not (backend.is_array(value) and tuple(value.shape) == view.shape and value.dtype == self.dtype
-                and backend.device_of(value) == self.device):
-            got = (f"an array of shape {tuple(value.shape)}, dtype {value.dtype} on {backend.device_of(value)}"
-                   if backend.is_array(value) else f"a {type(value).__name__}")
-            raise RuntimeError(f"p.data = {got}: this parameter is a view of a flat {self.dtype} buffer on "
-                               f"{self.device} (made by an optimizer or GradientSync), so it takes only arrays of its "
-                               f"shape {view.shape}, dtype and device, whose values are copied in; change a model's "
-                               f"dtype, device or shapes before making its optimizer")
-        view[...] = value
+    def _point(self):
+        """Every parameter's .data is its view and its .grad the Tensor of its gradient slot (None if it is frozen:
+        requires_grad False, so that weight decay leaves it alone)."""
+        for p, view, slot in zip(self.params, self.views, self.grad_tensors):
+            p.data, p.grad = view, slot if p.requires_grad else None
 
-    def set_grad(self, p, value):
-        """p.grad = value for a flat parameter: None zeroes its slot; a Tensor's values are copied into it (a Tensor
-        recorded by create_graph=True is kept as it is, "loose", until settle())."""
-        i = self.index[id(p)]
-        slot = self.grad_tensors[i]
-        self.loose.discard(i)
-        if value is None or value is slot:
-            if value is None and _GRAD.__get__(p) is not None:
-                slot.data.fill(0)
-            _GRAD.__set__(p, value)
-            return
-        if not isinstance(value, Tensor) or value.shape != slot.shape or value.device != self.device:
-            got = (f"a Tensor of shape {value.shape} on {value.device}" if isinstance(value, Tensor)
-                   else f"a {type(value).__name__}")
-            raise RuntimeError(f"p.grad = {got}: the gradient of a parameter of shape {slot.shape} on {self.device} "
-                               f"must be a Tensor of that shape and device")
-        if value.requires_grad:
-            self.loose.add(i)
-            _GRAD.__set__(p, value)
-            return
-        slot.data[...] = value.data
-        _GRAD.__set__(p, slot)
+    def zero_grad(self):
+        self._take_data()   # (a model.to() since: the gradient slots must be on the parameters' device)
+        self.grad.fill(0)
+        for p, view, slot in zip(self.params, self.grad_views, self.grad_tensors):
+            slot.data = view   # in case user code (Module.to) replaced the slot Tensor's array
+            p.grad = slot if p.requires_grad else None
 
-    # ----- what the update phase calls -----
     def settle(self):
-        """Copy the values of loose gradients (left by backward(create_graph=True)) into their slots, so that the
-        flat buffer holds every gradient; those parameters' .grad become their slot (without the graph)."""
-        for i in sorted(self.loose):
-            p = self.params[i]
-            self.set_grad(p, Tensor._make(_GRAD.__get__(p).data))
+        self._take_data()
+        for p, gview, slot in zip(self.params, self.grad_views, self.grad_tensors):
+            g = p.grad
+            if g is None:
+                if p.requires_grad:
+                    gview.fill(0)   # (only after user code set it None: zero_grad() puts the slot back)
+            elif g.data is not gview:
+                _copy_into(gview, g.data, "p.grad")
+                slot.data = gview
+                p.grad = slot
+
+    def _take_data(self):
+        """Copy reassigned .data into the views (moving the buffers first if every parameter moved device)."""
+        moved = {backend.device_of(p.data) for p in self.params}
+        if moved != {self.device}:
+            if len(moved) > 1:
+                raise RuntimeError(f"the parameters of one flat {self.dtype} buffer are now on {sorted(moved)}: "
+                                   f"move a model whose FlatParameters holds other parameters too with "
+                                   f"FlatParameters.to(), or build the FlatParameters after moving the models")
+            self._allocate(backend.to_device(self.data, *moved), backend.to_device(self.grad_storage, *moved))
+            self.device = moved.pop()
+        for p, view in zip(self.params, self.views):
+            if p.data is not view:
+                _copy_into(view, p.data, "p.data")
+                p.data = view
 
     def to(self, device):
-        """Move the buffers, and so every parameter of this buffer, to device (Module.to)."""
+        """Move the buffers to device and point the parameters at the new views (call after settle())."""
         if device == self.device:
             return
-        grads = [_GRAD.__get__(p) for p in self.params]
+        had = [p.grad is not None for p in self.params]
         self._allocate(backend.to_device(self.data, device), backend.to_device(self.grad_storage, device))
         self.device = device
-        for i, (p, g) in enumerate(zip(self.params, grads)):
-            if i in self.loose:
-                g.data = backend.to_device(g.data, device)
-            _GRAD.__set__(p, g if g is None or i in self.loose else self.grad_tensors[i])
+        self._point()
+        for p, h in zip(self.params, had):
+            if not h:
+                p.grad = None
 
 
-class Span(NamedTuple):
-    """Parameters first..stop-1 of a FlatParameters: their data and gradients are one slice of its buffers."""
-    group: FlatParameters
-    first: int
-    stop: int
-
-    @property
-    def lo(self):
-        return self.group.bounds[self.first]
-
-    @property
-    def hi(self):
-        return self.group.bounds[self.stop]
-
-    def grad(self):
-        return self.group.grad[self.lo:self.hi]
-
-
-def flatten_parameters(params):
-    """Store params (each once, tied weights too) as views of one flat buffer per (dtype, device), with their
-    gradients in another; parameters that are flat already stay where they are, and plain Tensors (not Parameters)
-    as they are (see others()). Returns spans(params)."""
-    groups = {}
-    for p in dict.fromkeys(params):
-        if getattr(p, "_flat", False) is None:   # a Parameter not flat yet (a plain Tensor has no _flat)
-            groups.setdefault((p.dtype, p.device), []).append(p)
-    for members in groups.values():
-        FlatParameters(members)
-    return spans(params)
-
-
-def spans(params):
-    """The flat parameters among params as Spans, in buffer order (each parameter once); the others are left out."""
-    found = {}
-    for p in params:
-        group = getattr(p, "_flat", None)
-        if group is not None:
-            found.setdefault(id(group), (group, set()))[1].add(group.index[id(p)])
-    result = []
-    for group, indices in found.values():
-        for i in sorted(indices):
-            if result and result[-1].group is group and result[-1].stop == i:
-                result[-1] = result[-1]._replace(stop=i + 1)
-            else:
-                result.append(Span(group, i, i + 1))
-    return result
-
-
-def others(params):
-    """The tensors of params that are not flat (each once): plain Tensors, Parameters no optimizer has flattened."""
-    return [p for p in dict.fromkeys(params) if getattr(p, "_flat", None) is None]
-
-
-def zero_grad(params, set_to_none=True):
-    """Zero params' gradients: one fill per span of flat ones. set_to_none=True (PyTorch's default) makes every .grad
-    None; False keeps each as a Tensor of zeros (for a flat parameter, the view of its slot)."""
-    for span in spans(params):
-        span.grad().fill(0)
-        group = span.group
-        for i in range(span.first, span.stop):
-            group.loose.discard(i)
-            _GRAD.__set__(group.params[i], None if set_to_none else group.grad_tensors[i])
-    for p in others(params):
-        if set_to_none or p.grad is None:
-            p.grad = None
-        else:
-            p.grad = Tensor._make(backend.xp_of(p.grad.data).zeros_like(p.grad.data))
+def _copy_into(view, array, what):
+    """view[...] = array, for an array of view's shape, dtype and device (anything else is a RuntimeError)."""
+    if not (backend.is_array(array) and tuple(array.shape) == view.shape and array.dtype == view.dtype
+            and backend.device_of(array) == backend.device_of(view)):
+        got = (f"an array of shape {tuple(array.shape)}, dtype {array.dtype} on {backend.device_of(array)}"
+               if backend.is_array(array) else f"a {type(array).__name__}")
+        raise RuntimeError(f"{what} of a flat parameter was set to {got}; its slot of the flat buffer has shape "
+                           f"{view.shape}, dtype {view.dtype} on {backend.device_of(view)}: change a model's "
+                           f"dtype or shapes before building its FlatParameters")
+    view[...] = array
 
 
 def run(kernel, arrays, *scalars):
@@ -203,7 +186,3 @@ def run_sum(kernel, array):
         return xp.asarray(kernel(array))
     total = sum(float(kernel(array[lo:lo + CHUNK])) for lo in range(0, array.size, CHUNK))
     return xp.asarray(total, dtype=array.dtype)
-
-
-# the storage of Tensor's slots, under Parameter's properties
-_DATA, _GRAD = Tensor.data, Tensor.grad

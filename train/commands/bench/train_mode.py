@@ -5,9 +5,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from minitorch import backend, distributed
-from minitorch.graph_memory import saved_bytes
-from minitorch.profiler import OpProfiler, kind_of
+from minitorch import backend, distributed, nn
+from minitorch.tools.graph_memory import saved_bytes
+from minitorch.tools.profiler import OpProfiler, kind_of
 
 from ... import parallel
 from ...data.batching import training_batch
@@ -24,14 +24,16 @@ class BenchStep:
     """The training step of `fit` (train/loop/step.py) on one fixed batch, with the bench's measurements around it.
     Calling it returns the loss and the time at each phase boundary.
 
-    With `sync` (a GradientSync) it is the data-parallel step of `fit --distributed`: `batch` is this rank's share of a
-    batch of `batch_tokens` target tokens; `sync_s` is then the time of the sum over the ranks in the last step.
+    With `world` it is the data-parallel step of `fit --distributed` (a GradientSync over the optimizer's flat
+    buffers, as fit makes it): `batch` is this rank's share of a batch of `batch_tokens` target tokens; `sync_s` is
+    then the time of the sum over the ranks in the last step.
     """
 
-    def __init__(self, preset, model, batch, device, sync=None, batch_tokens=None):
+    def __init__(self, preset, model, batch, device, world=None, batch_tokens=None):
         self.batch, self.batch_tokens, self.device = batch, batch_tokens, device   # host arrays, moved each step
-        self.timed_sync = None if sync is None else TimedSync(sync, device)
-        optimizer, schedule = make_optimizer(model.parameters(), preset.lr, preset.warmup, preset.model["d_model"])
+        self.flat = flat = nn.utils.FlatParameters(model)
+        self.timed_sync = None if world is None else TimedSync(distributed.GradientSync(flat, world), device)
+        optimizer, schedule = make_optimizer(flat, preset.lr, preset.warmup, preset.model["d_model"])
         self.step = TrainStep(model.train(), optimizer, schedule, preset.label_smoothing, preset.clip_norm, device,
                               self.timed_sync)
         self.saved = None
@@ -96,7 +98,8 @@ def profile_steps(step, device, n_steps):
     for cls in {cls for cls, _ in prof.seconds}:
         fwd, bwd = (prof.seconds.get((cls, name), 0.0) / n_steps for name in ("forward", "backward"))
         calls = prof.calls.get((cls, "forward"), 0) / n_steps
-        by_op.append({"op": cls.__name__, "kind": kind_of(cls), "calls": calls, "forward_ms": 1e3 * fwd,
+        name = (cls.reference or cls).__name__   # a kernel by its op's name
+        by_op.append({"op": name, "kind": kind_of(cls), "calls": calls, "forward_ms": 1e3 * fwd,
                       "backward_ms": 1e3 * bwd, "percent": 100 * (fwd + bwd) / total})
     by_op.sort(key=lambda r: -(r["forward_ms"] + r["backward_ms"]))
     ops = sum(by_kind.values())
@@ -200,8 +203,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
     mine = parallel.share(list(range(batch_size)), world)
     share = training_batch([src_ids[i] for i in mine], [tgt_ids[i] for i in mine])
     model = build_model(preset, device, seed)
-    sync = distributed.GradientSync(model.parameters(), world)
-    step = BenchStep(preset, model, share, device, sync=sync, batch_tokens=target_tokens)
+    step = BenchStep(preset, model, share, device, world=world, batch_tokens=target_tokens)
     say(f"{world.size} process{'es' if world.size > 1 else ''} together: {warmup_steps} warm-up step(s), then "
         f"{steps} timed, each on its share of the batch")
     timed = timed_steps(step, steps, warmup_steps, world)
@@ -216,7 +218,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
     job_s = [max(ranks_s) for ranks_s in per_step]
     reduce_s = [list(column) for column in zip(*(r["allreduce_s"] for r in ranks))]
     one_s, n_s = statistics.median(alone["step_s"]), statistics.median(job_s)
-    grad_bytes = sum(span.grad().nbytes for span in sync.spans) if world.size > 1 else 0
+    grad_bytes = sum(group.grad.nbytes for group in step.flat.groups) if world.size > 1 else 0
     return {
         "mode": "train", "distributed": True, "preset": preset.name, "device": device, "n_ranks": world.size,
         "parameters": model.num_parameters(),

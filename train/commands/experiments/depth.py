@@ -115,7 +115,8 @@ def train_curve(sizes, vocab_size, batches, lr, warmup, use_warmup, clip_norm, l
     clipping}; stops at the first non-finite loss (kept as the last entry)."""
     mt.manual_seed(seed)
     model = registry.new_model("transformer", vocab_size, sizes).to(device).train()
-    optimizer = mt.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    # flat parameters, as fit's: the update phase is a few kernels over whole buffers
+    optimizer = mt.optim.Adam(mt.nn.utils.FlatParameters(model), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     step_fn = TrainStep(model, optimizer, None, label_smoothing, clip_norm, device)   # the lr is set here, each step
     losses, grad_norms = [], []
     for step, batch in enumerate(batches, 1):

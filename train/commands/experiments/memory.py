@@ -6,7 +6,7 @@ grows as n^2 once n is long enough; an LSTM keeps a few vectors per position and
 Each model takes one training step (forward, label-smoothed cross-entropy, backward) on a batch of random token ids
 whose source and target are both n tokens long, with the preset's sizes (max_len raised to fit the longest n):
 
-    saved for backward   the arrays that the graph's Functions keep for backward (minitorch.graph_memory)
+    saved for backward   the arrays that the graph's Functions keep for backward (minitorch.tools.graph_memory)
     peak                 the most memory allocated at once during the step above what was in use before it
                          (tracemalloc on the CPU, which sees NumPy's buffers; CuPy's memory pool on the GPU)
 
@@ -24,7 +24,7 @@ import numpy as np
 import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend
-from minitorch.graph_memory import saved_bytes
+from minitorch.tools.graph_memory import saved_bytes
 from transformer import registry
 
 from ... import run

@@ -1,0 +1,57 @@
+"""The engine's switches, per thread as in PyTorch: grad mode, anomaly mode, kernels on or off, and the op hook of
+the profiler."""
+import contextlib
+import threading
+
+
+class _State(threading.local):
+    """Each thread starts with these class defaults and sets its own values."""
+    grad_enabled = True
+    anomaly = False     # detect_anomaly(): record each forward's stack, check each backward's result
+    op_hook = None      # see op_hook()
+    kernels = True      # False inside function.reference_ops(): every op runs its own (reference) code
+
+
+state = _State()
+
+
+def is_grad_enabled():
+    """True unless inside no_grad() (in this thread)."""
+    return state.grad_enabled
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Inside this block ops record no graph (inference, optimizer updates)."""
+    previous = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        yield
+    finally:
+        state.grad_enabled = previous
+
+
+@contextlib.contextmanager
+def enable_grad():
+    """Inside this block ops record a graph again, even within no_grad()."""
+    previous = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        yield
+    finally:
+        state.grad_enabled = previous
+
+
+@contextlib.contextmanager
+def op_hook(hook):
+    """Inside the block every op's forward and backward run by this thread (on arrays; not the create_graph walk)
+    goes through hook(op, "forward" | "backward", args, options), which calls op.forward(*args, **options) or
+    op.backward(*args) itself and may time it or look at its arguments (minitorch.tools.profiler). One hook at a
+    time."""
+    if state.op_hook is not None:
+        raise RuntimeError("op_hook: another hook is active (one at a time)")
+    state.op_hook = hook
+    try:
+        yield
+    finally:
+        state.op_hook = None

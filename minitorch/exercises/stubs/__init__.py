@@ -1,5 +1,0 @@
-"""The exercises' stubs: one file per exercise, a Function whose forward and backward raise NotImplementedError.
-
-`python3 -m minitorch.exercises start DIR` copies them to DIR, where the student fills them in, and `python3 -m
-minitorch.exercises check NAME --dir DIR` grades DIR/NAME.py. Each file's docstring says what to derive.
-"""

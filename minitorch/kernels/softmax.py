@@ -1,0 +1,165 @@
+"""Softmax and LogSoftmax on each device: on the CPU in place (one buffer for the output, one for the gradient); on
+the GPU three kernels forward (max, sum of exponentials, output) and two backward (a row reduction, the gradient)."""
+import math
+
+from .. import backend
+from ..core import kernel
+from ..fused.softmax import LogSoftmax, Softmax
+
+
+# ----- the CPU paths: the reference's arithmetic in place -----
+def _shift_by_max(x, dim):
+    """x - max(x) along dim (a new array); a row that is all -inf is shifted by 0 instead, so it never becomes nan."""
+    xp = backend.xp_of(x)
+    m = x.max(axis=dim, keepdims=True)
+    xp.copyto(m, 0, where=xp.isneginf(m))
+    return x - m
+
+
+def _row_sums(e, dim):
+    """sum(e) along dim, with the zero sum of an all -inf row replaced by 1 (softmax 0, log-softmax -inf)."""
+    total = e.sum(axis=dim, keepdims=True)
+    backend.xp_of(e).copyto(total, 1, where=total == 0)
+    return total
+
+
+@kernel(Softmax, "cpu")
+class SoftmaxCpu(Softmax):
+    """y computed in the buffer of x - max; dx in the buffer of g * y."""
+
+    def forward(self, x, dim):
+        self.dim = dim
+        y = _shift_by_max(x, dim)
+        backend.xp_of(x).exp(y, out=y)
+        y /= _row_sums(y, dim)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, g):
+        y, = self.saved_tensors
+        gy = g * y
+        g_dot_y = gy.sum(axis=self.dim, keepdims=True)           # <g, y>
+        dx = backend.xp_of(g).subtract(g, g_dot_y, out=gy)      # g - <g, y>, in the buffer of g * y
+        dx *= y                                                 # dx = y * (g - <g, y>)
+        return dx
+
+
+@kernel(LogSoftmax, "cpu")
+class LogSoftmaxCpu(LogSoftmax):
+    """y computed in the buffer of x - max; dx in the buffer of p = exp(y)."""
+
+    def forward(self, x, dim):
+        xp = backend.xp_of(x)
+        self.dim = dim
+        y = _shift_by_max(x, dim)
+        y -= xp.log(_row_sums(xp.exp(y), dim))
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, g):
+        y, = self.saved_tensors
+        xp = backend.xp_of(g)
+        p = xp.exp(y)
+        p_sum_g = p                                      # the buffer of p goes on to hold p * sum(g), then dx
+        p_sum_g *= g.sum(axis=self.dim, keepdims=True)
+        return xp.subtract(g, p_sum_g, out=p_sum_g)      # dx = g - p * sum(g)
+
+
+# ----- the GPU kernels (backend.fuse): x, y, g (..., n) with the softmax's dim moved last; m, total (..., 1) -----
+def safe_max(xp, m):
+    """A row max of -inf (a row all -inf, or fully masked) as 0, so that the row's exponentials are exp(-inf) = 0,
+    not nan (inside a kernel body; attention's masked softmax uses it too)."""
+    return xp.where(m == -math.inf, 0.0, m)
+
+
+@backend.fuse
+def max_of_rows(xp, x):
+    """(...,) max of each row."""
+    return xp.max(x, axis=-1)
+
+
+@backend.fuse
+def exp_sum_of_rows(xp, x, m):
+    """(...,) sum of exp(x - max) of each row."""
+    return xp.sum(xp.exp(x - safe_max(xp, m)), axis=-1)
+
+
+@backend.fuse
+def _softmax_out(xp, x, m, total):
+    """y = exp(x - max) / sum, dividing an all -inf row's zero sum by 1."""
+    return xp.exp(x - safe_max(xp, m)) / xp.where(total == 0, 1.0, total)
+
+
+@backend.fuse
+def _log_softmax_out(xp, x, m, total):
+    """y = x - max - log(sum) (an all -inf row: -inf)."""
+    return x - safe_max(xp, m) - xp.log(xp.where(total == 0, 1.0, total))
+
+
+@backend.fuse
+def _row_dot(xp, g, y):
+    """(...,) <g, y> of each row."""
+    return xp.sum(g * y, axis=-1)
+
+
+@backend.fuse
+def _row_sum(xp, g, y):
+    """(...,) sum(g) of each row (y is not read; the signature is _row_dot's)."""
+    return xp.sum(g, axis=-1)
+
+
+@backend.fuse
+def _softmax_grad(xp, g, y, g_dot_y):
+    """dx = y * (g - <g, y>)."""
+    return y * (g - g_dot_y)
+
+
+@backend.fuse
+def _log_softmax_grad(xp, g, y, g_sum):
+    """dx = g - exp(y) * sum(g)."""
+    return g - xp.exp(y) * g_sum
+
+
+def _fused_forward(x, dim, out_kernel):
+    """out_kernel(x, max, sum) along dim, on x with dim moved last (a view), and the result moved back (a view)."""
+    xp = backend.xp_of(x)
+    x = xp.moveaxis(x, dim, -1)
+    m = max_of_rows(x)[..., None]
+    return xp.moveaxis(out_kernel(x, m, exp_sum_of_rows(x, m)[..., None]), -1, dim)
+
+
+def _fused_backward(g, y, dim, reduce_kernel, grad_kernel):
+    """grad_kernel(g, y, reduce_kernel(g, y)) with dim moved last, as _fused_forward."""
+    xp = backend.xp_of(g)
+    g, y = xp.moveaxis(g, dim, -1), xp.moveaxis(y, dim, -1)
+    return xp.moveaxis(grad_kernel(g, y, reduce_kernel(g, y)[..., None]), -1, dim)
+
+
+@kernel(Softmax, "cuda")
+class SoftmaxCuda(Softmax):
+    """Three kernels forward (max, sum of exponentials, y), two backward (<g, y>, dx)."""
+
+    def forward(self, x, dim):
+        self.dim = dim
+        y = _fused_forward(x, dim, _softmax_out)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, g):
+        y, = self.saved_tensors
+        return _fused_backward(g, y, self.dim, _row_dot, _softmax_grad)
+
+
+@kernel(LogSoftmax, "cuda")
+class LogSoftmaxCuda(LogSoftmax):
+    """Three kernels forward (max, sum of exponentials, y), two backward (sum(g), dx)."""
+
+    def forward(self, x, dim):
+        self.dim = dim
+        y = _fused_forward(x, dim, _log_softmax_out)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, g):
+        y, = self.saved_tensors
+        return _fused_backward(g, y, self.dim, _row_sum, _log_softmax_grad)

@@ -1,0 +1,118 @@
+"""python3 -m minitorch.tools.exercises {list, start DIR, check NAME|all [--dir DIR | --solution], hint NAME}."""
+import argparse
+import importlib.util
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from . import EXAMPLES, EXERCISES, ExerciseFailed, check
+from .catalog import BY_NAME
+
+STUBS = Path(__file__).resolve().parent / "stubs"
+DEFAULT_DIR = "minitorch-exercises"
+COMMAND = "python3 -m minitorch.tools.exercises"
+
+
+def load(exercise, folder):
+    """The Function class the student wrote in folder/NAME.py; ExerciseFailed with what is missing."""
+    path = Path(folder) / f"{exercise.name}.py"
+    if not path.exists():
+        raise ExerciseFailed(f"{path} does not exist: copy the stubs there first with `{COMMAND} start {folder}`")
+    spec = importlib.util.spec_from_file_location(f"minitorch_exercise_{exercise.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        line = getattr(e, "lineno", None)
+        raise ExerciseFailed(f"{path}{f', line {line}' if line else ''} does not import: {type(e).__name__}: {e}") \
+            from None
+    if not hasattr(module, exercise.cls):
+        raise ExerciseFailed(f"{path} has no class {exercise.cls}: keep the stub's class name")
+    return getattr(module, exercise.cls)
+
+
+def cmd_list(args):
+    for number, e in enumerate(EXERCISES, 1):
+        print(f"{number:>2}. {e.name:<14} {e.cls:<26} {e.title}")
+    print(f"\nStart with `{COMMAND} start {DEFAULT_DIR}`; each stub's docstring says what to derive.")
+    return 0
+
+
+def cmd_start(args):
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    copied, kept = 0, []
+    for e in EXERCISES:
+        stub, target = STUBS / f"{e.name}.py", folder / f"{e.name}.py"
+        if not target.exists():
+            shutil.copyfile(stub, target)
+            copied += 1
+        elif target.read_bytes() != stub.read_bytes():  # never overwrite a student's work
+            kept.append(target.name)
+    print(f"copied {copied} stubs into {folder}/" + (f"; kept your {', '.join(kept)}" if kept else ""))
+    print(f"begin with {folder / 'mul.py'}, then: {COMMAND} check mul --dir {folder}")
+    return 0
+
+
+def cmd_hint(args):
+    e = BY_NAME[args.name]
+    print(f"{e.name}: {e.hint}\nThe derivation, to read afterwards: {e.doc}")
+    return 0
+
+
+def cmd_check(args):
+    chosen = EXERCISES if args.name == "all" else [BY_NAME[args.name]]
+    failed = 0
+    for e in chosen:
+        try:
+            function = e.solution() if args.solution else load(e, args.dir)
+            n = check(e.name, function, args.examples)
+        except ExerciseFailed as failure:
+            failed += 1
+            print(f"FAIL {e.name}: {failure}")
+            if len(chosen) == 1:
+                print(f"     a hint: {COMMAND} hint {e.name}")
+            continue
+        print(f"ok   {e.name}: {n} drawn cases agree with central finite differences and with the engine's {e.cls}")
+        if len(chosen) == 1:
+            print(f"     now read the derivation: {e.doc}")
+    if len(chosen) > 1:
+        print(f"{len(chosen) - failed} of {len(chosen)} exercises pass")
+    return 1 if failed else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog=COMMAND, description=(
+        "Graded exercises: write the forward and backward of one Function at a time, from Mul to the LSTM cell."),
+        allow_abbrev=False)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="the exercises in order").set_defaults(run=cmd_list)
+    start = commands.add_parser("start", help="copy the stubs into a folder of yours (existing files are kept)")
+    start.add_argument("dir", nargs="?", default=DEFAULT_DIR, help=f"default: {DEFAULT_DIR}")
+    start.set_defaults(run=cmd_start)
+    grade = commands.add_parser("check", help="grade one exercise (or all)", allow_abbrev=False)
+    grade.add_argument("name", choices=[*BY_NAME, "all"], metavar="NAME", help=f"one of: {', '.join(BY_NAME)}, all")
+    where = grade.add_mutually_exclusive_group()
+    where.add_argument("--dir", default=DEFAULT_DIR, help=f"the folder of your files (default: {DEFAULT_DIR})")
+    where.add_argument("--solution", action="store_true", help="grade the engine's own op instead")
+    grade.add_argument("--examples", type=int, default=EXAMPLES, help=f"drawn cases per exercise (default: {EXAMPLES})")
+    grade.set_defaults(run=cmd_check)
+    hint = commands.add_parser("hint", help="a hint for one exercise, and where its derivation is")
+    hint.add_argument("name", choices=list(BY_NAME), metavar="NAME", help=f"one of: {', '.join(BY_NAME)}")
+    hint.set_defaults(run=cmd_hint)
+    args = parser.parse_args(argv)
+    if getattr(args, "examples", 1) < 1:
+        parser.error("--examples must be at least 1")
+    try:
+        return args.run(args)
+    except BrokenPipeError:  # `list | head`: the reader has gone, which is not an error here
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush cannot fail
+        return 0
+    except RuntimeError as e:  # e.g. hypothesis is not installed
+        print(f"{COMMAND}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""How many bytes a graph keeps alive for its backward pass: the arrays its Functions saved.
+
+Each Function instance (a tensor's `_op`) declares what its backward reads with `save_for_backward`, kept as
+`op.saved`. `saved_bytes` walks the graph from an output and sums the sizes of those arrays, counting each underlying
+buffer once: a view (a transpose, a reshape, a slice) keeps its whole base buffer alive, so it counts as that base.
+An input counts only where an op saved it: being one of an op's `parents` keeps a Tensor reachable, but that is the
+input, not something the op chose to keep.
+"""
+from .. import backend
+from ..tensor import Tensor
+
+
+def _saved_arrays(op):
+    """The arrays an op declared with save_for_backward (None and Python values skipped), looking one level into
+    tuples and lists (e.g. an index tuple)."""
+    for value in getattr(op, "saved", ()):
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if backend.is_array(item):
+                yield item
+
+
+def _buffer(array):
+    """The array that owns the memory behind a view."""
+    while getattr(array, "base", None) is not None and backend.is_array(array.base):
+        array = array.base
+    return array
+
+
+def op_saved_bytes(op):
+    """Bytes of the distinct buffers that one Function saved for its backward."""
+    return sum({id(b): b.nbytes for b in map(_buffer, _saved_arrays(op))}.values())
+
+
+def saved_bytes(output, exclude=()):
+    """Bytes of the distinct buffers saved for backward by every Function in the graph that produced `output`;
+    buffers of the tensors in `exclude` (the parameters, say, which exist anyway) are not counted."""
+    excluded = {id(_buffer(t.data)) for t in exclude}
+    buffers, seen_ops, stack = {}, set(), [output]
+    while stack:
+        t = stack.pop()
+        op = t._op
+        if op is None or id(op) in seen_ops:
+            continue
+        seen_ops.add(id(op))
+        for array in _saved_arrays(op):
+            base = _buffer(array)
+            if id(base) not in excluded:
+                buffers[id(base)] = base.nbytes
+        stack.extend(p for p in getattr(op, "parents", ()) if isinstance(p, Tensor))
+    return sum(buffers.values())
+
+
+__all__ = ["saved_bytes", "op_saved_bytes"]
