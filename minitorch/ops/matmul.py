@@ -5,10 +5,13 @@ from .array_ops import swap_last
 
 def _as_arrays(a, b):
     """Both operands as backend arrays (a list or number takes the other's float dtype); refuses int @ float."""
-    like = a if backend.is_array(a) else b
-    xp = backend.xp_of(like)
-    a, b = (x if backend.is_array(x) else xp.asarray(x, dtype=like.dtype if like.dtype.kind == "f" else None)
-            for x in (a, b))
+    if type(a) is type(b) and hasattr(a, "dtype") and a.dtype.kind == b.dtype.kind == "f":   # (every step's case)
+        return a, b
+    a_is, b_is = backend.is_array(a), backend.is_array(b)
+    if not (a_is and b_is):
+        like = a if a_is else b
+        xp, dtype = backend.xp_of(like), like.dtype if like.dtype.kind == "f" else None
+        a, b = (a if a_is else xp.asarray(a, dtype=dtype)), (b if b_is else xp.asarray(b, dtype=dtype))
     if (a.dtype.kind == "f") != (b.dtype.kind == "f"):
         raise TypeError(f"matmul: cannot multiply {a.dtype} {tuple(a.shape)} by {b.dtype} {tuple(b.shape)}; "
                         f"convert the integer one with .float() (or .double())")

@@ -130,6 +130,11 @@ class FlatBuffer:
 
     def _take_data(self):
         """Copy reassigned .data into the views (moving the buffers first if every parameter moved device)."""
+        for p, view in zip(self.params, self.views):
+            if p.data is not view:
+                break
+        else:   # every view in place (each step but those after a load or a move): nothing to take
+            return
         moved = {backend.device_of(p.data) for p in self.params}
         if moved != {self.device}:
             if len(moved) > 1:
