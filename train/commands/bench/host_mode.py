@@ -15,7 +15,6 @@ import pstats
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from ...data.batching import training_batch
