@@ -78,8 +78,8 @@ def print_host(ours, theirs):
     m = ours["model"]
     print(f"host cost of a training step: preset {ours['preset']}'s structure ({m['n_encoder_layers']}+"
           f"{m['n_decoder_layers']} layers, {m['n_heads']} heads) at d_model {m['d_model']}, d_ff {m['d_ff']}, "
-          f"vocabulary {ours['vocab_size']}, {ours['sentences']} sentences x {ours['seq_len']} tokens, {ours['device']}; "
-          f"medians of {ours['steps']} steps")
+          f"vocabulary {ours['vocab_size']}, {ours['sentences']} sentences x {ours['seq_len']} tokens, "
+          f"{ours['device']}; medians of {ours['steps']} steps")
     rows = [("forward+loss, ms", "forward_loss"), ("backward, ms", "backward"),
             ("forward+backward, ms", "forward_backward"), ("update, ms", "update"), ("whole step, ms", "step")]
     header = f"  {'':<28} {'minitorch':>10}"
