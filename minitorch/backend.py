@@ -242,7 +242,7 @@ def _cuda_state(generator):
     state = getattr(generator.bit_generator, "_state", None)
     if state is None:
         raise RuntimeError("this CuPy keeps its random generator's state where minitorch does not look "
-                           "(bit_generator._state); resuming exactly on the GPU needs CuPy 13")
+                           "(bit_generator._state); resuming exactly on the GPU needs CuPy 14 (14.2 keeps it there)")
     return state
 
 
