@@ -54,9 +54,10 @@ def _topological_order(roots):
             continue
         visited.add(node)
         stack.append((node, True))
-        if node._op is not None:
-            for parent in node._op.parents:
-                if isinstance(parent, Node) and parent.requires_grad and parent not in visited:
+        op = node._op
+        if op is not None and op is not FREED:
+            for parent, needs_grad in zip(op.parents, op.needs_input_grad):   # (as apply saw them: Tensors that
+                if needs_grad and parent not in visited:                     # required grad)
                     stack.append((parent, False))
     return order[::-1]  # roots first
 
@@ -105,7 +106,11 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
             if node in found:
                 found[node] = g
         elif op is None or node._retains_grad:  # a leaf (or a non-leaf that asked to keep its gradient)
-            _accumulate(node, g, create_graph)
+            grad = node.grad
+            if grad is not None and not create_graph and not grad.requires_grad:
+                grad.data += g   # the usual case, inline: a flat parameter's .grad is a view of the flat buffer
+            else:
+                _accumulate(node, g, create_graph)
         if op is None:
             continue
         if op is FREED:
@@ -126,8 +131,8 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
                                f"(expected {len(op.parents)}, got {len(input_grads)})")
         if state.anomaly:
             anomaly_mode.check_gradients(op, input_grads)
-        for parent, pg in zip(op.parents, input_grads):
-            if pg is None or not isinstance(parent, Node) or not parent.requires_grad:
+        for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
+            if pg is None or not needs_grad:
                 continue
             if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
                 pg = unbroadcast(pg, parent.data.shape)
