@@ -66,8 +66,10 @@ def reference_host(preset_name, device, steps, warmup_steps, seed):
     """scripts/torch_reference.py --host's result (a dict), or None without PyTorch; runs in its own process."""
     if importlib.util.find_spec("torch") is None:
         return None
+    # one intra-op thread, as ours at these sizes: PyTorch's pool spinning on a busy machine would time the pool
     done = subprocess.run([sys.executable, str(REFERENCE), "--preset", preset_name, "--device", device, "--host",
-                           "--steps", str(steps), "--warmup-steps", str(warmup_steps), "--seed", str(seed), "--json"],
+                           "--steps", str(steps), "--warmup-steps", str(warmup_steps), "--seed", str(seed),
+                           "--threads", "1", "--json"],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise TrainError(f"scripts/torch_reference.py --host failed: {done.stderr.strip()[-500:]}")
