@@ -258,8 +258,10 @@ def test_packed_attention_errors_name_the_argument():
 # ----- launches per op on the stand-in -----
 def launches(fn, *tensors):
     """(forward, backward) launches of the op fn makes on the stand-in, each a dict by kind (the backward is the op's
-    own, without the engine's copies into the leaves' .grad)."""
+    own, without the engine's copies into the leaves' .grad), in a call after the first (which may make what the
+    kernels keep for every call of a size, such as cross-entropy's column ids)."""
     import cupy
+    fn(*tensors)
     with cupy._standin.count_launches() as forward:
         out = fn(*tensors)
     g = cupy.ones(out.shape, dtype=out.dtype)
@@ -269,7 +271,7 @@ def launches(fn, *tensors):
 
 
 LAUNCHES = {  # op: (inputs, forward, backward), each a count by kind
-    "layer_norm": (lambda x, w, b: F.layer_norm(x, 8, w, b), [X, W, B], {"fused": 3}, {"fused": 4, "reduction": 1}),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, 8, w, b), [X, W, B], {"fused": 2}, {"fused": 3}),
     "softmax": (lambda x: F.softmax(x, -1), [X], {"fused": 3}, {"fused": 2}),
     "log_softmax": (lambda x: F.log_softmax(x, -1), [X], {"fused": 3}, {"fused": 2}),
     "relu": (lambda x: F.relu(x), [X], {"elementwise": 1}, {"fused": 1}),
@@ -280,7 +282,7 @@ LAUNCHES = {  # op: (inputs, forward, backward), each a count by kind
     "dropout_add": (lambda x, y: F.dropout_add(x, y, 0.1), [X, X], {"random": 1, "elementwise": 1, "fused": 1},
                     {"fused": 1}),
     "cross_entropy (mean)": (lambda x: F.cross_entropy(x, np.arange(3) % 2, label_smoothing=0.1), [X[0]],
-                             {"elementwise": 1, "fused": 6}, {"fused": 2}),
+                             {"fused": 4}, {"fused": 1}),
 }
 
 

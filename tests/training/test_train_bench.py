@@ -200,9 +200,10 @@ def test_the_cpu_bench_has_no_launch_count(capsys):
 @pytest.mark.slow
 @requires_standin
 def test_a_small_training_step_launches_within_pytorchs_budget():
-    """Issue 20's budget, as the one-read budget is pinned: one `small` step on cuda (the bench's batch, 128 x 32
-    tokens, after a warm-up step) launches at most 800 kernels, at most 20 of them to zero, clip and update the
-    parameters, and reads the device once."""
+    """Issue 20's budget, lowered by issue 30 to what the step reached (688 before: the embedding gradient as one
+    product, LayerNorm's and cross-entropy's sums paired, attention's <dw, w> in the kernel that copies g): one
+    `small` step on cuda (the bench's batch, 128 x 32 tokens, after a warm-up step) launches at most 600 kernels, at
+    most 20 of them to zero, clip and update the parameters, and reads the device once."""
     import cupy
     from train.commands.bench.launches import step_launches
     preset = PRESETS["small"]
@@ -213,4 +214,4 @@ def test_a_small_training_step_launches_within_pytorchs_budget():
     n = step_launches(step, "cuda")
     assert len(cupy._standin.SYNCS) - syncs == 1
     assert n["update"]["total"] <= 20, n
-    assert n["total"] <= 800, n
+    assert n["total"] <= 600, n
