@@ -88,6 +88,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 def _walk(roots, root_grads, retain_graph, create_graph, inputs):
     grads = {}   # node -> the sum of the gradients that reached it so far
+    # nodes whose pending gradient is not an array of their own, so a leaf among them copies it rather than keep it:
+    # the caller's (the roots'), an op's incoming g passed on, a view, one array returned for two inputs
+    borrowed = set(roots)
     for root, g in zip(roots, root_grads):
         grads[root] = g if root not in grads else grads[root] + g
     order = _topological_order(roots)
@@ -101,14 +104,14 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
             continue
         if node._hooks:
             g = _run_hooks(node, g)
+            borrowed.add(node)   # (a hook may hand back an array it keeps)
         op = node._op
         if found is not None:
             if node in found:
                 found[node] = g
         elif op is None or node._retains_grad:  # a leaf (or a non-leaf that asked to keep its gradient)
-            grad = node.grad
-            if grad is not None and not create_graph and not grad.requires_grad:
-                grad.data += g   # the usual case, inline: a flat parameter's .grad is a view of the flat buffer
+            if node.grad is None and not create_graph and node not in borrowed and g.dtype == node.data.dtype:
+                node.grad = node._new(g)   # the usual case: an array its op made for it alone, kept without a copy
             else:
                 _accumulate(node, g, create_graph)
         if op is None:
@@ -136,10 +139,24 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
                 continue
             if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
                 pg = unbroadcast(pg, parent.data.shape)
-            grads[parent] = pg if parent not in grads else grads[parent] + pg
+            if parent in grads:
+                grads[parent] = grads[parent] + pg   # a new array
+                borrowed.discard(parent)
+                continue
+            grads[parent] = pg
+            if pg is g or getattr(pg, "base", None) is not None or _twice(pg, input_grads):
+                borrowed.add(parent)
         if not retain_graph:
             node._op = FREED
     return None if found is None else [found[x] for x in inputs]
+
+
+def _twice(array, arrays):
+    """True when `array` (the object) is in `arrays` more than once."""
+    n = 0
+    for a in arrays:
+        n += a is array
+    return n > 1
 
 
 def _accumulate(node, g, create_graph):
@@ -152,7 +169,7 @@ def _accumulate(node, g, create_graph):
         node.grad = node._new(g.astype(node.dtype, copy=True))
     elif node.grad.requires_grad:  # left by a create_graph backward: its array belongs to a graph, so no +=
         node.grad = node._new(node.grad.data + g)
-    else:  # (a flat parameter's .grad is a view of the flat gradient buffer: this writes there)
+    else:  # (after FlatParameters.settle(), a parameter's .grad is a view of the flat buffer: this writes there)
         node.grad.data += g
 
 

@@ -49,9 +49,9 @@ class LayerNormCpu(LayerNorm):
         g = g.reshape(-1, n)
         dx = dw = db = None
         if need_w:
-            dw = xp.einsum("ij,ij->j", g, xhat).reshape(self.w_shape)          # sum(g * xhat)
+            dw = _shaped(xp.einsum("ij,ij->j", g, xhat), self.w_shape)          # sum(g * xhat)
         if need_b:
-            db = g.sum(axis=0).reshape(self.w_shape)                           # sum(g)
+            db = _shaped(g.sum(axis=0), self.w_shape)                           # sum(g)
         if need_x:
             gh = g if weight is None else g * weight.reshape(n)                # gh
             mean_gh_xhat = row_dot(gh, xhat) / n                               # mean(gh * xhat)
@@ -67,7 +67,8 @@ class LayerNormCpu(LayerNorm):
 
 @kernel(LayerNorm, "cuda")
 class LayerNormCuda(LayerNorm):
-    """Two kernels forward, three backward (two with need_x alone); saves x (M, n), its row moments (M, 1) and w."""
+    """Two kernels forward, four backward (two with need_x alone; dw and db are two sums of their own); saves x
+    (M, n), its row moments (M, 1) and w."""
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
         n = math.prod(x.shape[x.ndim - normalized_ndim:])
@@ -87,18 +88,22 @@ class LayerNormCuda(LayerNorm):
         need_x, need_w, need_b = self.needs_input_grad
         g = g.reshape(x.shape)
         dx = dw = db = None
-        if need_w and need_b:
-            sums = _weight_bias_grad(g, x, shift, moments, eps, j)                          # sum(g * xhat) + j sum(g)
-            dw, db = sums.real.reshape(self.w_shape), sums.imag.reshape(self.w_shape)
-        elif need_w:
-            dw = _weight_grad(g, x, shift, moments, eps).reshape(self.w_shape)               # sum(g * xhat)
-        elif need_b:
-            db = g.sum(axis=0).reshape(self.w_shape)                                         # sum(g)
+        # dw and db as two arrays of their own (not two views of one complex sum): the engine hands a parameter the
+        # array its gradient arrives in without a copy only when nothing else shares it (core/backward.py)
+        if need_w:
+            dw = _shaped(_weight_grad(g, x, shift, moments, eps), self.w_shape)             # sum(g * xhat)
+        if need_b:
+            db = _shaped(g.sum(axis=0), self.w_shape)                                       # sum(g)
         if need_x:
             w = x.dtype.type(1) if weight is None else weight.reshape(x.shape[1])
             means = _row_means_gh(g, w, x, shift, moments, eps, inv_n, j)[:, None]          # mean(gh) + j mean(gh xhat)
             dx = _input_grad(g, w, x, shift, moments, eps, means).reshape(self.x_shape)
         return dx, dw, db
+
+
+def _shaped(a, shape):
+    """a in `shape`: itself when it has it already (a reshape would make a view, which the engine copies)."""
+    return a if a.shape == shape else a.reshape(shape)
 
 
 def _imaginary_unit(dtype):
@@ -137,10 +142,6 @@ def _weight_grad(xp, g, x, shift, moments, eps):
     return xp.sum(g * _xhat(xp, x, shift, moments, eps), axis=0)
 
 
-@backend.fuse
-def _weight_bias_grad(xp, g, x, shift, moments, eps, j):
-    """(n,) complex: dw + j db = sum over rows of g * xhat + j g."""
-    return xp.sum(g * _xhat(xp, x, shift, moments, eps) + j * g, axis=0)
 
 
 @backend.fuse

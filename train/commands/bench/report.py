@@ -101,7 +101,7 @@ def print_profile(p, top=12):
           f"clipping {p['phases_ms']['clipping']:,.0f}, optimizer {p['phases_ms']['optimizer']:,.0f} ms)")
     print(f"  {'where':<28} {'ms/step':>9} {'% of step':>10}")
     for row in p["kinds"]:
-        print(f"  {row['kind']:<28} {row['ms']:>9,.1f} {row['percent']:>9.1f}%")
+        print(f"  {row['kind']:<28} {row['ms']:>9,.2f} {row['percent']:>9.1f}%")
     print(f"  matmul ops run at {p['matmul_op_gflops']:,.1f} GFLOP/s = {p['matmul_op_peak_fraction']:.2f} of the "
           f"peak (the attention products are inside the fused attention op)")
     print(f"\n  the {min(top, len(p['ops']))} slowest ops:")
