@@ -41,6 +41,8 @@ def print_result(r):
                 ("fraction of the peak", f"{r['peak_fraction']:.3g}")]
         if r["device"] == "cuda":
             rows.insert(7, ("GPU memory pool peak", _mb(r["device_pool_peak_bytes"])))
+            rows.insert(2, ("host time to issue it", f"{r['host_issue_s_median'] * 1e3:,.0f} ms "
+                                                      f"({r['host_issue_s_median'] / r['step_s_median']:.0%})"))
         for name, value in rows:
             print(f"  {name:<28} {value:>16}")
         if "launches" in r:
