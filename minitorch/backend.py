@@ -122,12 +122,12 @@ def device_memory(device, release=False):
 
 def scatter_add(target, indices, values):
     """target[indices] += values, where repeated indices add up (unlike plain fancy assignment); the same bits on
-    every run, on the GPU too (for float targets indexed by integer arrays: see _segment_sum_add)."""
+    every run, on the GPU too (for float targets indexed by integer arrays: see _onehot_add)."""
     if device_of(target) == "cuda":
         import cupyx  # ships with cupy
         parts = indices if isinstance(indices, tuple) else (indices,)
         if target.dtype.kind == "f" and all(isinstance(i, _cp.ndarray) and i.dtype.kind in "iu" for i in parts):
-            _segment_sum_add(target, parts, values)
+            _onehot_add(target, parts, values)
         else:
             cupyx.scatter_add(target, indices, values)   # exact (integers), or not an integer-array index
     else:
@@ -135,14 +135,25 @@ def scatter_add(target, indices, values):
     return target
 
 
-def _segment_sum_add(target, parts, values):
-    """target[parts] += values on the GPU, deterministically. cupyx.scatter_add adds with atomics in no fixed order,
-    so its float sums vary in the last bits between runs (and a resumed run would drift from an uninterrupted one).
-    Here the rows are sorted by index and summed as differences of one float64 prefix sum over the sorted rows, P:
-    a run of equal indices from i to j sums to P[j+1] - P[i]. Each index then receives at most two non-zero terms
-    (P[j+1] at its run's end, -P[i] at its start; -0.0, which changes nothing, elsewhere), and two terms add to the
-    same bits in either order."""
-    import cupyx
+ONEHOT_MAX = 1 << 26   # elements of the largest one-hot (V, N) matrix made at once (256 MB in float32)
+
+
+def _onehot_add(target, parts, values):
+    """target[parts] += values on the GPU, deterministically and in a few launches: the rows of `values` (N, d) summed
+    per index as one matrix product, target += onehot @ rows, with onehot (V, N) = (index == row number) made in
+    values' dtype by one fused kernel (V: the rows of target). cupyx.scatter_add adds with atomics in no fixed order,
+    so its float sums vary in the last bits between runs (a resumed run would drift from an uninterrupted one);
+    cuBLAS sums in a fixed order on a given GPU, and the one-hot's products are exact (1 * x, 0 * x).
+
+    Why a product and not a sorted segment sum: CuPy has no segment sum, so one is an argsort, gathers and a prefix
+    sum (float64, or float32 sums of many rows lose their small terms in the differences): 17 launches a call as
+    the stand-in counts (about 20 on CuPy) and a float64 (N, d) buffer for the Embedding's gradient. The product is
+    three launches (one-hot, matmul, add) and no host wait; its costs are the one-hot, V x N elements (the `small`
+    preset: 4000 x 4096, 66 MB in float32, freed after the call), and 2 V N d FLOPs (17 GFLOP a step for both
+    embeddings there, a tenth of the step's matmuls: well under a millisecond on a GPU, where that step is bound by
+    launches). Larger products are made in pieces of N of at most ONEHOT_MAX elements (the same bits run to run: a
+    fixed order of fixed products). Under
+    CUPY_TF32=1 cuBLAS would round `values` to TF32, as it does every matmul's operands."""
     xp = _cp
     k = len(parts)
     parts = xp.broadcast_arrays(*parts)
@@ -150,21 +161,17 @@ def _segment_sum_add(target, parts, values):
     if n == 0:
         return
     row_shape = target.shape[k:]
-    flat = parts[0].reshape(n) % target.shape[0]
-    for axis in range(1, k):   # several index arrays: one linear index into the first k axes
-        flat = flat * target.shape[axis] + parts[axis].reshape(n) % target.shape[axis]
-    rows = xp.broadcast_to(xp.asarray(values), parts[0].shape + row_shape).reshape(n, -1)
-    order = xp.argsort(flat)
-    keys, rows = flat[order], rows[order]
-    prefix = xp.empty((n + 1, rows.shape[1]), dtype=xp.float64)
-    prefix[0] = 0
-    xp.cumsum(rows, axis=0, dtype=xp.float64, out=prefix[1:])
-    change = keys[1:] != keys[:-1]
-    start, end = xp.ones(n, dtype=bool), xp.ones(n, dtype=bool)
-    start[1:], end[:-1] = change, change
-    terms = _run_terms(start[:, None], end[:, None], prefix[:-1], prefix[1:])
-    total = xp.zeros((int(np.prod(target.shape[:k])), rows.shape[1]), dtype=xp.float64)
-    cupyx.scatter_add(total, keys, terms)
+    flat = parts[0].reshape(1, n)
+    if k > 1:   # several index arrays: one linear index into the first k axes (negative ones wrapped first)
+        flat = flat % target.shape[0]
+        for axis in range(1, k):
+            flat = flat * target.shape[axis] + parts[axis].reshape(1, n) % target.shape[axis]
+    n_rows = int(np.prod(target.shape[:k]))
+    rows = xp.broadcast_to(xp.asarray(values, dtype=target.dtype), parts[0].shape + row_shape).reshape(n, -1)
+    one, step, total = target.dtype.type(1), max(1, ONEHOT_MAX // max(n_rows, 1)), None
+    for i in range(0, n, step):
+        piece = _onehot(_row_numbers(n_rows, flat.dtype), flat[:, i:i + step], n_rows, one) @ rows[i:i + step]
+        total = piece if total is None else total + piece
     target += total.reshape(target.shape)
 
 
@@ -242,7 +249,7 @@ def _cuda_state(generator):
     state = getattr(generator.bit_generator, "_state", None)
     if state is None:
         raise RuntimeError("this CuPy keeps its random generator's state where minitorch does not look "
-                           "(bit_generator._state); resuming exactly on the GPU needs CuPy 13")
+                           "(bit_generator._state); resuming exactly on the GPU needs CuPy 14 (14.2 keeps it there)")
     return state
 
 
@@ -292,7 +299,18 @@ def nccl():
     return module
 
 
+_row_number_cache = {}
+
+
+def _row_numbers(n_rows, dtype):
+    """(n_rows, 1) device array 0, 1, ..., n_rows - 1, made once per size (an arange would be a launch per call)."""
+    key = (_cp.cuda.Device().id, n_rows, np.dtype(dtype).str)
+    if key not in _row_number_cache:
+        _row_number_cache[key] = _cp.arange(n_rows, dtype=dtype).reshape(n_rows, 1)
+    return _row_number_cache[key]
+
+
 @fuse
-def _run_terms(xp, start, end, before, through):
-    """A row's terms of its index's run sum: P[j+1] at the run's end, -P[i] at its start, -0.0 (no change) else."""
-    return xp.where(end, through, -0.0) - xp.where(start, before, 0.0)   # (scatter_add's kernel: defined after fuse)
+def _onehot(xp, row, index, n_rows, one):
+    """(V, N) one-hot in one's dtype: 1 where row number == index (negative indices counted from the end), else 0."""
+    return ((row == index) | (row == index + n_rows)) * one   # (scatter_add's kernel: defined after fuse)

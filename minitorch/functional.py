@@ -11,7 +11,7 @@ import numpy as np
 from . import backend
 from .fused import (cross_attention, cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention,
                     self_attention, softmax)
-from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf, random_words
+from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf, Linear, random_words
 from .tensor import Tensor, stack, zeros_like
 
 
@@ -61,8 +61,7 @@ def linear(x, weight, bias=None):
     if x.shape[-1] != weight.shape[-1]:
         raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1]} features but the weight of shape "
                          f"{weight.shape} expects {weight.shape[-1]}")
-    y = x @ weight.T
-    return y if bias is None else y + bias
+    return Linear.apply(x, weight, bias)
 
 
 def embedding(ids, weight, padding_idx=None):

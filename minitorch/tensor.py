@@ -51,8 +51,13 @@ class Tensor(Node):
         return t
 
     def _new(self, array, requires_grad=False):
-        """A plain Tensor around array (the engine's way to make outputs and gradients; a Parameter's are Tensors)."""
-        return Tensor._make(array, requires_grad)
+        """A plain Tensor around array (the engine's way to make outputs and gradients; a Parameter's are Tensors).
+        _make's body again, not a call to it: every op of every step runs this."""
+        t = object.__new__(Tensor)
+        t.data, t.requires_grad, t.grad, t._op, t._retains_grad = array, requires_grad, None, None, False
+        t._cut_by = t._hooks = None
+        t._version_counter = VersionCounter()
+        return t
 
     def _cut(self, array, op, *others):
         """A tensor of array that no gradient flows through, remembering op if self or others had a gradient path."""
@@ -67,7 +72,7 @@ class Tensor(Node):
     # ----- properties -----
     @property
     def shape(self):
-        return tuple(self.data.shape)
+        return self.data.shape   # a tuple already (NumPy's and CuPy's)
 
     @property
     def ndim(self):
@@ -108,8 +113,7 @@ class Tensor(Node):
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}{dev}{grad})"
 
-    def __hash__(self):  # == is elementwise, so hash by identity like PyTorch
-        return id(self)
+    __hash__ = Node.__hash__  # == is elementwise, so hash by identity like PyTorch (object's, in C: the walk's keys)
 
     def __array__(self, dtype=None, copy=None):
         """np.asarray(t) for a CPU tensor without grad; for others an error saying what to use (as PyTorch)."""

@@ -4,6 +4,8 @@
 #   2. pytest -m gpu                          the GPU tests on the real CuPy (the stand-in is not used with a GPU)
 #   3. python -m train bench --device cuda    training and decoding: step time, tokens/s, GPU memory
 #   4. scripts/torch_reference.py             the same training step in PyTorch eager, where torch is installed
+#   4b. host time and step time at two batch sizes (the preset's, and BIG_BATCH sentences, 512), and the host cost at
+#       tiny sizes (bench --host), each beside PyTorch's: whether the step is bound by the host or by the GPU
 #   5. python -m train fit --device cuda      FIT_SECONDS (180) of the preset's training on Multi30k, then Ctrl-C
 # Settings (environment): PRESET (small), BENCH_STEPS (20), FIT_SECONDS (180), DATA_DIR (a folder holding
 # Multi30k's train/val files; default: where fit looks, $MINITORCH_DATA/multi30k or ~/.cache/minitorch/multi30k),
@@ -36,7 +38,8 @@ if "implementation" in r:   # scripts/torch_reference.py, beside our bench's fil
           f"minitorch / PyTorch tokens/s = {m['tokens_per_s'] / r['tokens_per_s']:.2f}")
 elif r["mode"] == "train":
     pool = (r["device_pool_peak_bytes"] or 0) / 2**20
-    print(f"{r['preset']} train: {r['step_s_median'] * 1e3:.1f} ms/step (min {r['step_s_min'] * 1e3:.1f}), "
+    print(f"{r['preset']} train, {r['batch']['sentences']} sentences: {r['step_s_median'] * 1e3:.1f} ms/step (min "
+          f"{r['step_s_min'] * 1e3:.1f}; the host issues it in {r['host_issue_s_median'] * 1e3:.1f}), "
           f"{r['tokens_per_s']:,.0f} target tokens/s, GPU pool peak {pool:,.0f} MB, "
           f"{r['achieved_gflops']:,.0f} of {r['matmul_peak_gflops']:,.0f} GFLOP/s (the fp32 matmul peak)")
 else:
@@ -58,6 +61,18 @@ if python3 -c "import torch" 2>/dev/null; then
 else
     echo "torch is not installed here: no reference figures (pip install -e '.[reference]')"
 fi
+
+part "4b. host-bound or GPU-bound: a bigger batch, and the host cost at tiny sizes"
+big=${BIG_BATCH:-512}
+python3 -m train bench --preset "$preset" --device cuda --steps "${BENCH_STEPS:-20}" --batch-size "$big" --json \
+    > "$out/bench_train_big.json" && summary "$out/bench_train_big.json" || failed "bench train, big batch"
+if python3 -c "import torch" 2>/dev/null; then
+    python3 scripts/torch_reference.py --preset "$preset" --device cuda --steps "${BENCH_STEPS:-20}" \
+        --batch-size "$big" --json > "$out/torch_reference_big.json" \
+        && summary "$out/torch_reference_big.json" "$out/bench_train_big.json" || failed "PyTorch reference, big batch"
+fi
+python3 -m train bench --preset "$preset" --device cuda --host --steps 50 2>&1 | tee "$out/bench_host.log" \
+    || failed "bench --host"
 
 part "5. fit for ${FIT_SECONDS:-180} s on Multi30k"
 rm -rf "$out/fit"

@@ -9,7 +9,7 @@ one engine with the other and nothing else. Module names follow ours, so our sta
 
     pip install -e '.[reference]'      # PyTorch; only this script uses it
     python scripts/torch_reference.py --preset small [--device cpu|cuda] [--steps 10] [--warmup-steps 2]
-        [--batch-size N] [--seq-len 32] [--seed 0] [--threads N] [--json] [--count-kernels]
+        [--batch-size N] [--seq-len 32] [--seed 0] [--threads N] [--json] [--count-kernels] [--host]
 
 The defaults are those of `python -m train bench`. Compare runs made back to back: a shared machine is noisy.
 
@@ -24,13 +24,19 @@ tensors for 1-5 lists and 320 blocks of 65,536 elements a launch), and 0-d lists
 on CUDA) launch nothing; dropout, three CPU calls, is CUDA's one fused `native_dropout`; scaled_dot_product_attention
 is one launch forward and two backward (CUDA's memory-efficient kernels). Everything else is one launch a leaf call.
 It needs no GPU: `--device cpu` profiles the CPU run.
+
+`--host` is the twin of `python -m train bench --host` (train/commands/bench/host_mode.py): the preset's structure at
+tiny sizes, the host time of forward+loss, backward and the update per step (medians), and the function calls of one
+step counted by cProfile, as that command counts ours.
 """
 import argparse
 import contextlib
+import cProfile
 import dataclasses
 import json
 import math
 import platform
+import pstats
 import resource
 import statistics
 import sys
@@ -50,6 +56,8 @@ from minitorch.optim.schedule import noam_factor, warmup_lr
 from train.arguments import non_negative_int, positive_int
 from train.data.batching import training_batch
 from train.commands.bench import SEQ_LEN, build_model, synthetic_batch
+from train.commands.bench.host_mode import SENTENCES as HOST_SENTENCES, SEQ_LEN as HOST_SEQ_LEN, VOCAB as HOST_VOCAB
+from train.commands.bench.host_mode import tiny_preset
 from train.presets import PRESETS
 from transformer.registry import model_config
 from train.data.tokenizer import PAD_ID
@@ -270,6 +278,43 @@ class TrainStep:
         return loss
 
 
+# ----- --host: the host's cost of a step at tiny sizes, as `train bench --host` measures ours -----
+def bench_host(preset, device, steps, warmup_steps, seed):
+    """{phase: median host ms}, the calls of one step and the loss, at host_mode's sizes."""
+    preset = tiny_preset(preset)
+    batch = training_batch(*synthetic_batch(HOST_SENTENCES, HOST_SEQ_LEN, HOST_VOCAB, seed))
+    torch.manual_seed(seed)
+    cfg = model_config("transformer", preset.vocab_size, preset.sizes("transformer"))
+    step = TrainStep(Transformer(cfg).to(device), preset, device)
+    marks = []
+
+    @contextlib.contextmanager
+    def phase(name):
+        yield
+        if device == "cuda":
+            torch.cuda.synchronize()
+        marks.append((name, time.perf_counter()))
+
+    for _ in range(warmup_steps):
+        step(batch)
+    phases = {"forward_loss": [], "backward": [], "update": [], "step": [], "forward_backward": []}
+    for _ in range(steps):
+        marks.clear()
+        start = time.perf_counter()
+        loss = step(batch, phase)
+        t = dict(marks)
+        phases["forward_loss"].append(t["phase:forward_loss"] - start)
+        phases["backward"].append(t["phase:backward"] - t["phase:forward_loss"])   # zero_grad and backward
+        phases["update"].append(marks[-1][1] - t["phase:backward"])
+        phases["step"].append(marks[-1][1] - start)
+        phases["forward_backward"].append(t["phase:backward"] - start)
+    profile = cProfile.Profile()
+    profile.runcall(step, batch)
+    return {"implementation": "pytorch eager", "torch": torch.__version__, "preset": preset.name, "device": device,
+            "model": preset.model, "steps": steps, "loss": loss, "calls_per_step": pstats.Stats(profile).total_calls,
+            "host_ms": {name: 1e3 * statistics.median(times) for name, times in phases.items()}}
+
+
 # ----- --count-kernels: PyTorch's kernel-making calls of one step -----
 NOT_KERNELS = {   # views, metadata, allocation and host-side calls: no kernel on CUDA
     "aten::view", "aten::_unsafe_view", "aten::view_as", "aten::reshape", "aten::_reshape_alias", "aten::as_strided",
@@ -453,6 +498,9 @@ def main(argv=None):
     p.add_argument("--vocab-size", type=positive_int, help="the model's vocabulary (default: the preset's), as "
                                                            "`train bench --vocab-size`")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--host", action="store_true",
+                   help="time the host's cost of a step at tiny sizes and count its function calls, as "
+                        "`python -m train bench --host` does for minitorch")
     p.add_argument("--count-kernels", action="store_true",
                    help="also profile one step and count its kernel-making ATen calls by phase, Adam and clipping "
                         "with foreach=True as on CUDA (see the module's docstring for the rule)")
@@ -466,6 +514,10 @@ def main(argv=None):
         p.error(f"--seq-len {args.seq_len}: needs 2 to {preset.model['max_len']} (the {preset.name} model's max_len)")
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.host:
+        result = bench_host(preset, args.device, args.steps, args.warmup_steps, args.seed)
+        print(json.dumps(result) if args.json else result)
+        return 0
     batch_size = args.batch_size or max(preset.batch_tokens // args.seq_len, 1)
     result = bench(preset, args.device, batch_size, args.seq_len, args.steps, args.warmup_steps, args.seed,
                    args.count_kernels)

@@ -350,7 +350,7 @@ def linear_cases(draw):
 
 
 OPS["F.linear"] = Op(linear_cases(), lambda x, w, b=None: F.linear(x, w, b),
-                     lambda x, w, b=None: x @ w.T + (0.0 if b is None else b), ops.MatMul)
+                     lambda x, w, b=None: x @ w.T + (0.0 if b is None else b), ops.Linear)
 
 
 @st.composite

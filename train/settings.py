@@ -33,8 +33,7 @@ def resolve_settings(args):
     preset = PRESETS[args.preset or resumed_preset(args)]
     given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
     size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
-    src, tgt = given.get("src", preset.src), given.get("tgt", preset.tgt)
-    run_dir = Path(args.run_dir or Path("runs") / f"{preset.name}-{src}-{tgt}")
+    run_dir = run_folder(args)
     run.check_new_run_dir(run_dir)
     if args.resume:
         if not checkpoint.checkpoint_path(run_dir, "last").is_file():
@@ -74,6 +73,12 @@ def resolve_settings(args):
     if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
         raise TrainError(existing_run_message(run_dir))
     return settings, model_kw, run_dir
+
+
+def run_folder(args):
+    """The run folder that fit's flags name: --run-dir, else runs/PRESET-SRC-TGT."""
+    preset = PRESETS[args.preset or resumed_preset(args)]
+    return Path(args.run_dir or Path("runs") / f"{preset.name}-{args.src or preset.src}-{args.tgt or preset.tgt}")
 
 
 def resumed_preset(args):

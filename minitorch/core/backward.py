@@ -41,7 +41,8 @@ FREED = _Freed()
 
 
 def _topological_order(roots):
-    """Nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit)."""
+    """Nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit). Nodes are
+    dict and set keys by identity (Node's hash is object's)."""
     order, visited = [], set()
     stack = [(root, False) for root in reversed(roots)]
     while stack:
@@ -49,13 +50,14 @@ def _topological_order(roots):
         if expanded:
             order.append(node)
             continue
-        if id(node) in visited:
+        if node in visited:
             continue
-        visited.add(id(node))
+        visited.add(node)
         stack.append((node, True))
-        if node._op is not None:
-            for parent in node._op.parents:
-                if isinstance(parent, Node) and parent.requires_grad and id(parent) not in visited:
+        op = node._op
+        if op is not None and op is not FREED:
+            for parent, needs_grad in zip(op.parents, op.needs_input_grad):   # (as apply saw them: Tensors that
+                if needs_grad and parent not in visited:                     # required grad)
                     stack.append((parent, False))
     return order[::-1]  # roots first
 
@@ -63,12 +65,12 @@ def _topological_order(roots):
 def _leading_to(order, targets):
     """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad), and those
     whose graph was released (so that the walk reports it)."""
-    needed = {id(t) for t in targets}
+    needed = set(targets)
     for node in reversed(order):  # parents before the nodes that use them
-        if id(node) not in needed and node._op is not None and (node._op is FREED or any(
-                isinstance(p, Node) and id(p) in needed for p in node._op.parents)):
-            needed.add(id(node))
-    return [node for node in order if id(node) in needed]
+        if node not in needed and node._op is not None and (node._op is FREED or any(
+                isinstance(p, Node) and p in needed for p in node._op.parents)):
+            needed.add(node)
+    return [node for node in order if node in needed]
 
 
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None):
@@ -85,54 +87,76 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 
 def _walk(roots, root_grads, retain_graph, create_graph, inputs):
-    grads = {}
+    grads = {}   # node -> the sum of the gradients that reached it so far
+    # nodes whose pending gradient is not an array of their own, so a leaf among them copies it rather than keep it:
+    # the caller's (the roots'), an op's incoming g passed on, a view, one array returned for two inputs
+    borrowed = set(roots)
     for root, g in zip(roots, root_grads):
-        grads[id(root)] = g if id(root) not in grads else grads[id(root)] + g
+        grads[root] = g if root not in grads else grads[root] + g
     order = _topological_order(roots)
     found = None
     if inputs is not None:
-        order, found = _leading_to(order, inputs), {id(x): None for x in inputs}
+        order, found = _leading_to(order, inputs), dict.fromkeys(inputs)
+    hook = state.op_hook
     for node in order:
-        g = grads.pop(id(node), None)
+        g = grads.pop(node, None)
         if g is None:
             continue
         if node._hooks:
             g = _run_hooks(node, g)
+            borrowed.add(node)   # (a hook may hand back an array it keeps)
         op = node._op
         if found is not None:
-            if id(node) in found:
-                found[id(node)] = g
+            if node in found:
+                found[node] = g
         elif op is None or node._retains_grad:  # a leaf (or a non-leaf that asked to keep its gradient)
-            _accumulate(node, g, create_graph)
+            if node.grad is None and not create_graph and node not in borrowed and g.dtype == node.data.dtype:
+                node.grad = node._new(g)   # the usual case: an array its op made for it alone, kept without a copy
+            else:
+                _accumulate(node, g, create_graph)
         if op is None:
             continue
         if op is FREED:
             raise RuntimeError(RELEASED)
-        parents = [p for p in op.parents if isinstance(p, Node)]
-        if op._saved_versions != versions.record(parents, node):
-            versions.check(op, parents, node)
+        if op.saved:  # the tensors it saved must be as its forward saw them
+            parents = [p for p in op.parents if isinstance(p, Node)]
+            if op._saved_versions != versions.record(parents, node):
+                versions.check(op, parents, node)
         op.retain_graph = retain_graph
         if create_graph:
             input_grads = backward_recorded(op, node, g)
         else:
-            hook = state.op_hook
             input_grads = op.backward(g) if hook is None else hook(op, "backward", (g,), {})
-        if not isinstance(input_grads, tuple):
+        if type(input_grads) is not tuple:
             input_grads = (input_grads,)
         if len(input_grads) != len(op.parents):
             raise RuntimeError(f"function {type(op).__name__}.backward returned an incorrect number of gradients "
                                f"(expected {len(op.parents)}, got {len(input_grads)})")
         if state.anomaly:
             anomaly_mode.check_gradients(op, input_grads)
-        for parent, pg in zip(op.parents, input_grads):
-            if pg is None or not isinstance(parent, Node) or not parent.requires_grad:
+        for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
+            if pg is None or not needs_grad:
                 continue
-            pg = unbroadcast(pg, parent.shape)
-            key = id(parent)
-            grads[key] = pg if key not in grads else grads[key] + pg
+            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
+                pg = unbroadcast(pg, parent.data.shape)
+            if parent in grads:
+                grads[parent] = grads[parent] + pg   # a new array
+                borrowed.discard(parent)
+                continue
+            grads[parent] = pg
+            if pg is g or getattr(pg, "base", None) is not None or _twice(pg, input_grads):
+                borrowed.add(parent)
         if not retain_graph:
             node._op = FREED
-    return None if found is None else [found[id(x)] for x in inputs]
+    return None if found is None else [found[x] for x in inputs]
+
+
+def _twice(array, arrays):
+    """True when `array` (the object) is in `arrays` more than once."""
+    n = 0
+    for a in arrays:
+        n += a is array
+    return n > 1
 
 
 def _accumulate(node, g, create_graph):
@@ -145,7 +169,7 @@ def _accumulate(node, g, create_graph):
         node.grad = node._new(g.astype(node.dtype, copy=True))
     elif node.grad.requires_grad:  # left by a create_graph backward: its array belongs to a graph, so no +=
         node.grad = node._new(node.grad.data + g)
-    else:  # (a flat parameter's .grad is a view of the flat gradient buffer: this writes there)
+    else:  # (after FlatParameters.settle(), a parameter's .grad is a view of the flat buffer: this writes there)
         node.grad.data += g
 
 

@@ -21,6 +21,7 @@ in one place; `reference_ops()` turns them off, so that every op runs the code o
 """
 import contextlib
 
+from .. import backend
 from . import anomaly_mode, versions
 from .grad_mode import state
 from .node import Node
@@ -42,6 +43,14 @@ def kernel(op, device):
         KERNELS[(op, device)] = cls
         return cls
     return register
+
+
+def _check_one_device(cls, tensors):
+    """Raise when the tensors of one op live on different devices."""
+    devices = [backend.device_of(t.data) for t in tensors]
+    if len(set(devices)) > 1:
+        raise RuntimeError(f"{cls.__name__}: tensors on different devices ({devices[0]} and "
+                           f"{next(d for d in devices if d != devices[0])}); move them with .to(device) first")
 
 
 @contextlib.contextmanager
@@ -84,24 +93,25 @@ class Function:
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain arrays or numbers; at least one Tensor); record it in the graph if a
         gradient is needed. The op's kernel for the inputs' device runs instead of its own code, if it has one."""
+        # This runs once per op of every step, so it is written for the host's time: one pass over the inputs, no
+        # property calls (a GPU step is bound by this Python, not by the arithmetic: bench --host measures it).
         tensors = [x for x in inputs if isinstance(x, Node)]
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply: at least one input must be a Tensor")
         first = tensors[0]
-        device = first.device
-        for t in tensors[1:]:
-            if t.device != device:
-                raise RuntimeError(f"{cls.__name__}: tensors on different devices ({device} and {t.device}); "
-                                   f"move them with .to(device) first")
-        if cls.needs_float:
-            for t in tensors:
-                if t.dtype.kind not in "fc":
-                    raise TypeError(f"{cls.__name__} needs a floating-point tensor, got dtype {t.dtype}; "
-                                    f"convert with .float() or .double()")
-        op = (KERNELS.get((cls, device), cls) if state.kernels else cls)()
+        kind, requires_grad = type(first.data), False
+        for t in tensors:
+            if type(t.data) is not kind:   # (a NumPy scalar beside an array is fine; two devices are not)
+                _check_one_device(cls, tensors)
+            if cls.needs_float and t.data.dtype.kind not in "fc":
+                raise TypeError(f"{cls.__name__} needs a floating-point tensor, got dtype {t.data.dtype}; "
+                                f"convert with .float() or .double()")
+            requires_grad = requires_grad or t.requires_grad
         grad_enabled = state.grad_enabled
-        requires_grad = grad_enabled and any(t.requires_grad for t in tensors)
-        op.needs_input_grad = tuple(requires_grad and isinstance(x, Node) and x.requires_grad for x in inputs)
+        requires_grad = requires_grad and grad_enabled
+        op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if state.kernels else cls)()
+        op.needs_input_grad = tuple([isinstance(x, Node) and x.requires_grad for x in inputs]) if requires_grad \
+            else (False,) * len(inputs)
         arrays = [x.data if isinstance(x, Node) else x for x in inputs]
         hook = state.op_hook
         result = op.forward(*arrays, **options) if hook is None else hook(op, "forward", arrays, options)
@@ -110,7 +120,8 @@ class Function:
             out._version_counter = first._version_counter
         if requires_grad:
             op.parents, op.options = inputs, options
-            op._saved_versions = versions.record(tensors, out)
+            if op.saved:  # only a saved array can be changed in place under backward's feet
+                op._saved_versions = versions.record(tensors, out)
             if state.anomaly:
                 anomaly_mode.record_stack(op)
             out._op = op

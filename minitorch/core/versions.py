@@ -11,10 +11,7 @@ from .node import Node
 
 class VersionCounter:
     """How many in-place changes the memory of the tensors that hold this counter has seen."""
-    __slots__ = ("value",)
-
-    def __init__(self):
-        self.value = 0
+    value = 0   # a class default, and no __init__: every op makes one, so making one runs no Python
 
 
 def increment_version(tensors):
@@ -26,15 +23,14 @@ def increment_version(tensors):
 
 def record(tensors, out):
     """The versions an op's forward saw: of its input Tensors, then of its output."""
-    versions = [t._version_counter.value for t in tensors]
-    versions.append(out._version_counter.value)
-    return versions
+    return [*[t._version_counter.value for t in tensors], out._version_counter.value]
 
 
 def _buffer(array):
-    """The array that owns the memory behind a view."""
-    while getattr(array, "base", None) is not None and hasattr(array.base, "shape"):
-        array = array.base
+    """The array that owns the memory behind a view (NumPy and CuPy arrays and NumPy scalars have a .base)."""
+    base = array.base
+    while base is not None and hasattr(base, "base"):   # (a view of a bytes object stops there)
+        array, base = base, base.base
     return array
 
 
@@ -67,4 +63,9 @@ def check(op, tensors, out):
 
 def same_buffer(result, array):
     """True when the array `result` is a view of the memory of `array` (a NumPy or CuPy array)."""
-    return hasattr(result, "base") and hasattr(array, "base") and _buffer(result) is _buffer(array)
+    base = result.base
+    if base is None:
+        return False
+    if base is array or (base is array.base and base is not None):   # the usual case: a view of the input or of its
+        return True                                                    # base, known without walking the chain
+    return _buffer(result) is _buffer(array)

@@ -124,8 +124,9 @@ class ScaledDotProductAttentionCpu(_Parts, ScaledDotProductAttention):
 class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
     """Fuse kernels: one copies q, k, v, k^T and v^T C-contiguous (CuPy copies each batched matmul operand that is
     not, transposes included), three make the masked softmax with its scale (row max, sum of exponentials, w written
-    over s and w^T beside it), one the dropout after the entry's draw; backward two (<dw, w>, then ds with the scale
-    folded in, ds^T beside it) and one more with dropout (a^T from w^T and the mask). Saves q, k, v^T, w, w^T, keep."""
+    over s and w^T beside it), one the dropout after the entry's draw; backward two (g copied C-contiguous with
+    <dw, w> = <g, out> row by row, then ds with the scale folded in, ds^T beside it) and one more with dropout (a^T
+    from w^T and the mask). Saves q, k, v^T, w, w^T, keep and the output."""
 
     def forward(self, q, k, v, mask, words, *, dropout_p):
         xp = backend.xp_of(q)
@@ -144,14 +145,21 @@ class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
         if words is not None:
             self.dropout_scale = q.dtype.type(1.0 / (1.0 - dropout_p))
             a, keep = dropout_kernel(w, words, keep_threshold(dropout_p, xp), self.dropout_scale)
-        self.save_for_backward(q, k, v_t, w, w_t, keep)
-        return a @ v
+        out = a @ v
+        self.save_for_backward(q, k, v_t, w, w_t, keep, out)
+        return out
 
     def backward(self, g):
-        g = backend.xp_of(g).ascontiguousarray(g)                            # one copy for its two products
-        q, k, v_t, w, w_t, keep = self.saved_tensors
-        grads = self.gradient_buffers(g)
+        xp = backend.xp_of(g)
+        q, k, v_t, w, w_t, keep, out = self.saved_tensors
         need_q, need_k, need_v = self.needs_qkv_grad()
+        dw_dot_w = None
+        if need_q or need_k:   # g copied C-contiguous for its two products in the kernel that sums <dw, w>
+            g_copy = xp.empty(g.shape, g.dtype)
+            dw_dot_w = _copy_and_row_dot(g, out, g_copy)[..., None]
+            g = g_copy
+        g = xp.ascontiguousarray(g)                                          # (dv alone: a copy, if any)
+        grads = self.gradient_buffers(g)
         dropout_scale = q.dtype.type(1) if keep is None else self.dropout_scale
         a_t = w_t if keep is None else scale_by_mask(w_t, _swap(keep), dropout_scale)
         dv = self.product(a_t, g, 2, grads) if need_v else None              # dv = a^T g
@@ -159,7 +167,6 @@ class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
             return self.gradients(grads, None, None, dv)
         keep = True if keep is None else keep
         da = g @ v_t                                                         # da = g v^T
-        dw_dot_w = _dropped_dot(da, keep, dropout_scale, w)[..., None]       # <dw, w>
         ds_t = _transposed_buffer(da)
         _softmax_grad(da, keep, dropout_scale, w, dw_dot_w, q.dtype.type(self.scale), _swap(ds_t))
         ds = da                                                              # written over da, and ds^T beside it
@@ -240,9 +247,12 @@ def _masked_softmax(xp, s, mask, scale, row_max, total, w_t):
 
 
 @backend.fuse
-def _dropped_dot(xp, da, keep, dropout_scale, w):
-    """(..., Tq) <dw, w> with dw = da * m / (1 - p)."""
-    return xp.sum(da * keep * dropout_scale * w, axis=-1)
+def _copy_and_row_dot(xp, g, out, g_copy):
+    """(..., Tq) <dw, w> over the keys, computed as <g, out> over d_k (as FlashAttention's backward does; equal,
+    dropout included: out = a v, a = w * m / (1 - p), dw = (g v^T) * m / (1 - p), so <dw, w> = <g v^T, a> = <g, a v>),
+    with g copied into g_copy: the copy that the products need anyway, and the reduction, in one kernel."""
+    g_copy[...] = g
+    return xp.sum(g * out, axis=-1)
 
 
 @backend.fuse

@@ -2,15 +2,19 @@
 
 On the CPU the rows are walked in cache-sized blocks (rows.py) and only E (M, C) in the logits' dtype and S (M,) are
 saved, not x: the division by S happens on the (M, 1) side, and the backward writes dx into E when no second backward
-follows (rows.grad_buffer). On the GPU the forward is three row reductions (max, S, sum_c q_c z_c with q built from a
-column index) and the loss's sum, and the backward one kernel, dx = s * (exp(z) / S - q); x, the row max and S are
-saved.
+follows (rows.grad_buffer). On the GPU the forward is two row reductions (max, then S and sum_c q_c z_c together with
+q built from a column index made once per class count) and the loss's sum (with the count of valid rows: the mean's
+division reads both), and the backward one kernel, dx = s * (exp(z) / S - q); x, the row max and S are saved. Two sums
+over the same rows are one complex sum, sum(a + 1j b) = sum(a) + 1j sum(b), each part the float sum it would be alone
+(see kernels/layer_norm.py).
 """
+import numpy as np
+
 from .. import backend
 from ..core import kernel
 from ..fused.cross_entropy import CrossEntropy, n_valid_of
 from .rows import grad_buffer, row_blocks, row_sum
-from .softmax import exp_sum_of_rows, max_of_rows
+from .softmax import max_of_rows
 
 
 @kernel(CrossEntropy, "cpu")
@@ -74,9 +78,10 @@ def _q(xp, columns, target, q_on, q_off):
 
 
 @backend.fuse
-def _target_dot(xp, x, row_max, columns, target, q_on, q_off):
-    """(M,) sum_c q_c z_c, z = x - max."""
-    return xp.sum(_q(xp, columns, target, q_on, q_off) * (x - row_max), axis=1)
+def _exp_and_target_sums(xp, x, row_max, columns, target, q_on, q_off, j):
+    """(M,) complex: S + j sum_c q_c z_c, S = sum_c exp(z_c), z = x - max."""
+    z = x - row_max
+    return xp.sum(xp.exp(z) + j * (_q(xp, columns, target, q_on, q_off) * z), axis=1)
 
 
 def _loss(xp, S, q_z, target, ignore_index):
@@ -97,9 +102,9 @@ def _loss_sum(xp, S, q_z, target, ignore_index):
 
 
 @backend.fuse
-def _valid_count(xp, target, ignore_index, zero):
-    """() the count of targets not ignored, in the logits' dtype (zero)."""
-    return xp.sum((target != ignore_index) + zero)
+def _loss_and_valid_sums(xp, S, q_z, target, ignore_index, j):
+    """() complex: the sum of the rows' losses + j the count of targets not ignored."""
+    return xp.sum(_loss(xp, S, q_z, target, ignore_index) + j * (target != ignore_index))
 
 
 @backend.fuse
@@ -108,37 +113,54 @@ def _per_valid(xp, value, n_valid):
     return value / xp.maximum(n_valid, 1)
 
 
+_column_cache = {}
+
+
+def _columns(xp, n_classes):
+    """(C,) the class id of each column, made once per count (an arange would be a launch per call)."""
+    if xp is np:
+        return xp.arange(n_classes)
+    key = (xp.cuda.Device().id, n_classes)
+    if key not in _column_cache:
+        _column_cache[key] = xp.arange(n_classes)
+    return _column_cache[key]
+
+
 @backend.fuse
-def _ce_grad(xp, s, x, row_max, S, columns, target, ignore_index, q_on, q_off):
-    """dx = s (p - q) on the rows whose target is not ignored, p = exp(x - max) / S."""
+def _ce_grad(xp, g, n_valid, x, row_max, S, columns, target, ignore_index, q_on, q_off):
+    """dx = s (p - q) on the rows whose target is not ignored, p = exp(x - max) / S, s = g / max(n_valid, 1) (the
+    mean's division in the same kernel; n_valid 1 for the other reductions)."""
+    s = _per_valid.body(xp, g, n_valid)
     return (s * (target != ignore_index)) * (xp.exp(x - row_max) / S - _q(xp, columns, target, q_on, q_off))
 
 
 @kernel(CrossEntropy, "cuda")
 class CrossEntropyCuda(CrossEntropy):
-    """Forward: max, S, sum_c q_c z_c and the loss's sum (and the count of valid rows for the mean), one kernel each;
-    backward: one kernel (two for the mean). Saves x, the row max, S, the column ids, the target (and the count)."""
+    """Forward: max, then S with sum_c q_c z_c, then the loss's sum (with the count of valid rows for the mean), then
+    the mean's division: one kernel each; backward: one kernel. Saves x, the row max, S, the column ids, the target
+    (and the count)."""
 
     def forward(self, x, target, *, ignore_index, label_smoothing, reduction):
         xp, n_classes, kind = backend.xp_of(x), x.shape[1], x.dtype.type
         e = label_smoothing
         self.ignore_index, self.e, self.reduction = ignore_index, e, reduction
-        columns = xp.arange(n_classes)                                    # the class id of each column: q without
+        columns = _columns(xp, n_classes)                                 # the class id of each column: q without
         self.q_on, self.q_off = kind(1.0 - e + e / n_classes), kind(e / n_classes)           # a one-hot array
+        j = np.result_type(x.dtype, np.complex64).type(1j)               # complex sums at x's precision
         target = target[:, None]
         row_max = max_of_rows(x)[:, None]
-        S = exp_sum_of_rows(x, row_max)[:, None]                                              # S
-        q_z = _target_dot(x, row_max, columns, target, self.q_on, self.q_off)                 # sum_c q_c z_c
-        loss_args = (S, q_z[:, None], target, ignore_index)
+        sums = _exp_and_target_sums(x, row_max, columns, target, self.q_on, self.q_off, j)[:, None]
+        S = sums.real                                                                         # S
+        loss_args = (S, sums.imag, target, ignore_index)                                      # sum_c q_c z_c
         n_valid = None
         if reduction == "none":
             out = _row_loss(*loss_args)[:, 0]
         elif reduction == "sum":
             out = _loss_sum(*loss_args)
         else:
-            total = _loss_sum(*loss_args)
-            n_valid = _valid_count(target, ignore_index, kind(0))        # on the device, as on the CPU
-            out = _per_valid(total, n_valid)
+            sums = _loss_and_valid_sums(*loss_args, j)
+            n_valid = sums.imag                                          # on the device, as on the CPU
+            out = _per_valid(sums.real, n_valid)
         self.save_for_backward(x, row_max, S, columns, target, n_valid)
         return out
 
@@ -146,6 +168,5 @@ class CrossEntropyCuda(CrossEntropy):
         x, row_max, S, columns, target, n_valid = self.saved_tensors
         if self.reduction == "none":
             g = g[:, None]
-        elif self.reduction == "mean":
-            g = _per_valid(g, n_valid)
-        return _ce_grad(g, x, row_max, S, columns, target, self.ignore_index, self.q_on, self.q_off), None
+        n_valid = x.dtype.type(1) if n_valid is None else n_valid
+        return _ce_grad(g, n_valid, x, row_max, S, columns, target, self.ignore_index, self.q_on, self.q_off), None

@@ -1,8 +1,15 @@
 """LayerNorm on each device, on x as (M, n) rows. The CPU kernel saves xhat and rstd (the reference computes them
-again) and writes its last gradient term into xhat when no second backward follows. On the GPU: three launches
-forward (mean, variance, normalise) and five backward (dw, db, the two row means, dx); xhat is recomputed inside each
-from x, mean and var, which are what is saved there."""
+again) and writes its last gradient term into xhat when no second backward follows. On the GPU: two launches
+forward (the row moments, normalise) and three backward (dw and db, the two row means, dx); xhat is recomputed inside
+each from x and its row moments, which are what is saved there.
+
+Two sums in one reduction: a fused kernel ends in at most one reduction, and on these sizes a launch costs about as
+much as its work, so two sums over the same rows (or columns) are taken as one complex sum, sum(a + 1j b) = sum(a) +
+1j sum(b): complex addition adds real and imaginary parts apart, so each part is the float sum it would be alone
+(1j b is exact), and one reduction gives both."""
 import math
+
+import numpy as np
 
 from .. import backend
 from ..core import kernel
@@ -42,9 +49,9 @@ class LayerNormCpu(LayerNorm):
         g = g.reshape(-1, n)
         dx = dw = db = None
         if need_w:
-            dw = xp.einsum("ij,ij->j", g, xhat).reshape(self.w_shape)          # sum(g * xhat)
+            dw = _shaped(xp.einsum("ij,ij->j", g, xhat), self.w_shape)          # sum(g * xhat)
         if need_b:
-            db = g.sum(axis=0).reshape(self.w_shape)                           # sum(g)
+            db = _shaped(g.sum(axis=0), self.w_shape)                           # sum(g)
         if need_x:
             gh = g if weight is None else g * weight.reshape(n)                # gh
             mean_gh_xhat = row_dot(gh, xhat) / n                               # mean(gh * xhat)
@@ -60,83 +67,94 @@ class LayerNormCpu(LayerNorm):
 
 @kernel(LayerNorm, "cuda")
 class LayerNormCuda(LayerNorm):
-    """Three kernels forward, five backward; saves x (M, n), mean and var (M, 1) and w."""
+    """Two kernels forward, four backward (two with need_x alone; dw and db are two sums of their own); saves x
+    (M, n), its row moments (M, 1) and w."""
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
         n = math.prod(x.shape[x.ndim - normalized_ndim:])
         self.x_shape, self.w_shape = x.shape, x.shape[x.ndim - normalized_ndim:]
         x = x.reshape(-1, n)
         one = x.dtype.type(1)
-        self.inv_n, self.eps = x.dtype.type(1.0 / n), x.dtype.type(eps)
-        mean = _row_mean(x, self.inv_n)[:, None]
-        var = _row_var(x, mean, self.inv_n)[:, None]
-        self.save_for_backward(x, mean, var, weight)
+        self.inv_n, self.eps, self.j = x.dtype.type(1.0 / n), x.dtype.type(eps), _imaginary_unit(x.dtype)
+        moments = _row_moments(x, x[:, :1], self.inv_n, self.j)[:, None]
+        self.save_for_backward(x, moments, weight)
         w = one if weight is None else weight.reshape(n)
         b = 0 * one if bias is None else bias.reshape(n)
-        return _normalize(x, mean, var, self.eps, w, b).reshape(self.x_shape)
+        return _normalize(x, x[:, :1], moments, self.eps, w, b).reshape(self.x_shape)
 
     def backward(self, g):
-        x, mean, var, weight = self.saved_tensors
-        eps, inv_n = self.eps, self.inv_n
+        x, moments, weight = self.saved_tensors
+        eps, inv_n, j, shift = self.eps, self.inv_n, self.j, x[:, :1]
         need_x, need_w, need_b = self.needs_input_grad
         g = g.reshape(x.shape)
         dx = dw = db = None
+        # dw and db as two arrays of their own (not two views of one complex sum): the engine hands a parameter the
+        # array its gradient arrives in without a copy only when nothing else shares it (core/backward.py)
         if need_w:
-            dw = _weight_grad(g, x, mean, var, eps).reshape(self.w_shape)                    # sum(g * xhat)
+            dw = _shaped(_weight_grad(g, x, shift, moments, eps), self.w_shape)             # sum(g * xhat)
         if need_b:
-            db = g.sum(axis=0).reshape(self.w_shape)                                         # sum(g)
+            db = _shaped(g.sum(axis=0), self.w_shape)                                       # sum(g)
         if need_x:
             w = x.dtype.type(1) if weight is None else weight.reshape(x.shape[1])
-            mean_gh = _row_mean_gh(g, w, inv_n)[:, None]                                     # mean(gh)
-            mean_gh_xhat = _row_mean_gh_xhat(g, w, x, mean, var, eps, inv_n)[:, None]        # mean(gh * xhat)
-            dx = _input_grad(g, w, x, mean, var, eps, mean_gh, mean_gh_xhat).reshape(self.x_shape)
+            means = _row_means_gh(g, w, x, shift, moments, eps, inv_n, j)[:, None]          # mean(gh) + j mean(gh xhat)
+            dx = _input_grad(g, w, x, shift, moments, eps, means).reshape(self.x_shape)
         return dx, dw, db
 
 
-# ----- the GPU kernels (backend.fuse): x (M, n) rows; mean, var (M, 1); w, b (n,) or scalars; one launch each -----
-def _xhat(xp, x, mean, var, eps):
-    """(x - mean) * rstd inside a kernel body, the same expression as the NumPy path's."""
-    return (x - mean) * (1.0 / xp.sqrt(var + eps))
+def _shaped(a, shape):
+    """a in `shape`: itself when it has it already (a reshape would make a view, which the engine copies)."""
+    return a if a.shape == shape else a.reshape(shape)
+
+
+def _imaginary_unit(dtype):
+    """1j as a complex scalar of x's precision (complex64 for float32): a kernel's scalar argument computes in its
+    own type, so this keeps the complex sums at x's precision."""
+    return np.result_type(dtype, np.complex64).type(1j)
+
+
+# ----- the GPU kernels (backend.fuse): x (M, n) rows; shift = x[:, :1] and moments (M, 1); w, b (n,) or scalars -----
+def _xhat(xp, x, shift, moments, eps):
+    """(x - mean) * rstd inside a kernel body, from the row moments of x - shift (see _row_moments): mean = shift +
+    mean(x - shift), var = mean((x - shift)^2) - mean(x - shift)^2 (at least 0)."""
+    m1, m2 = xp.real(moments), xp.imag(moments)
+    var = xp.maximum(m2 - m1 * m1, 0.0)
+    return (x - (shift + m1)) * (1.0 / xp.sqrt(var + eps))
 
 
 @backend.fuse
-def _row_mean(xp, x, inv_n):
-    """(M,) mean of each row."""
-    return xp.sum(x * inv_n, axis=1)
+def _row_moments(xp, x, shift, inv_n, j):
+    """(M,) complex: mean(x - shift) + j mean((x - shift)^2) of each row, in one pass. The shift, the row's first
+    element, keeps the variance's difference of two means from cancelling (it is the shifted-data algorithm): the
+    means are of the order of the spread of the row, not of its mean."""
+    c = x - shift
+    return xp.sum((c + j * (c * c)) * inv_n, axis=1)
 
 
 @backend.fuse
-def _row_var(xp, x, mean, inv_n):
-    """(M,) mean((x - mean)^2) of each row."""
-    centered = x - mean
-    return xp.sum(centered * centered * inv_n, axis=1)
-
-
-@backend.fuse
-def _normalize(xp, x, mean, var, eps, w, b):
+def _normalize(xp, x, shift, moments, eps, w, b):
     """y = xhat * w + b."""
-    return _xhat(xp, x, mean, var, eps) * w + b
+    return _xhat(xp, x, shift, moments, eps) * w + b
 
 
 @backend.fuse
-def _weight_grad(xp, g, x, mean, var, eps):
+def _weight_grad(xp, g, x, shift, moments, eps):
     """dw = sum over rows of g * xhat."""
-    return xp.sum(g * _xhat(xp, x, mean, var, eps), axis=0)
+    return xp.sum(g * _xhat(xp, x, shift, moments, eps), axis=0)
+
+
 
 
 @backend.fuse
-def _row_mean_gh(xp, g, w, inv_n):
-    """(M,) mean(gh), gh = g * w."""
-    return xp.sum(g * w * inv_n, axis=1)
+def _row_means_gh(xp, g, w, x, shift, moments, eps, inv_n, j):
+    """(M,) complex: mean(gh) + j mean(gh * xhat), gh = g * w."""
+    gh = g * w * inv_n
+    return xp.sum(gh + j * (gh * _xhat(xp, x, shift, moments, eps)), axis=1)
 
 
 @backend.fuse
-def _row_mean_gh_xhat(xp, g, w, x, mean, var, eps, inv_n):
-    """(M,) mean(gh * xhat)."""
-    return xp.sum(g * w * _xhat(xp, x, mean, var, eps) * inv_n, axis=1)
-
-
-@backend.fuse
-def _input_grad(xp, g, w, x, mean, var, eps, mean_gh, mean_gh_xhat):
+def _input_grad(xp, g, w, x, shift, moments, eps, means):
     """dx = (gh - mean(gh) - xhat * mean(gh * xhat)) * rstd."""
-    return (g * w - mean_gh - _xhat(xp, x, mean, var, eps) * mean_gh_xhat) * (1.0 / xp.sqrt(var + eps))
+    m1, m2 = xp.real(moments), xp.imag(moments)
+    rstd = 1.0 / xp.sqrt(xp.maximum(m2 - m1 * m1, 0.0) + eps)
+    xhat = (x - (shift + m1)) * rstd
+    return (g * w - xp.real(means) - xhat * xp.imag(means)) * rstd

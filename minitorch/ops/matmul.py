@@ -5,10 +5,13 @@ from .array_ops import swap_last
 
 def _as_arrays(a, b):
     """Both operands as backend arrays (a list or number takes the other's float dtype); refuses int @ float."""
-    like = a if backend.is_array(a) else b
-    xp = backend.xp_of(like)
-    a, b = (x if backend.is_array(x) else xp.asarray(x, dtype=like.dtype if like.dtype.kind == "f" else None)
-            for x in (a, b))
+    if type(a) is type(b) and hasattr(a, "dtype") and a.dtype.kind == b.dtype.kind == "f":   # (every step's case)
+        return a, b
+    a_is, b_is = backend.is_array(a), backend.is_array(b)
+    if not (a_is and b_is):
+        like = a if a_is else b
+        xp, dtype = backend.xp_of(like), like.dtype if like.dtype.kind == "f" else None
+        a, b = (a if a_is else xp.asarray(a, dtype=dtype)), (b if b_is else xp.asarray(b, dtype=dtype))
     if (a.dtype.kind == "f") != (b.dtype.kind == "f"):
         raise TypeError(f"matmul: cannot multiply {a.dtype} {tuple(a.shape)} by {b.dtype} {tuple(b.shape)}; "
                         f"convert the integer one with .float() (or .double())")
@@ -56,3 +59,25 @@ class MatMul(Function):
             if b.ndim == 1:
                 gb = gb.reshape(-1, b.shape[0]).sum(0)
         return ga, gb
+
+
+class Linear(Function):
+    """out = x @ w^T + b: x (..., in), w (out, in), b (out,) or None -> (..., out); one node where `x @ w.T + b`
+    would make three (a transpose, a product, a sum), each with its Python cost on every step.
+        dx = g @ w,   dw = g^T x,   db = sum(g)        (g and x as (rows, features): all batch dims are rows)
+    """
+
+    def forward(self, x, w, b):
+        need_x, need_w, _ = self.needs_input_grad
+        self.save_for_backward(x if need_w else None, w if need_x else None)
+        out = (x.reshape(-1, x.shape[-1]) @ w.T).reshape(x.shape[:-1] + w.shape[:1])
+        return out if b is None else out + b
+
+    def backward(self, g):
+        x, w = self.saved_tensors
+        need_x, need_w, need_b = self.needs_input_grad
+        g_rows = g.reshape(-1, g.shape[-1])
+        dx = (g_rows @ w).reshape(g.shape[:-1] + w.shape[1:]) if need_x else None
+        dw = g_rows.T @ x.reshape(-1, x.shape[-1]) if need_w else None
+        db = g_rows.sum(0) if need_b else None
+        return dx, dw, db

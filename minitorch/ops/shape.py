@@ -26,13 +26,16 @@ class Permute(Function):
     is_view = True  # shares its input's version counter when NumPy returns a view
 
     def forward(self, a, *, dims):
-        if sorted(d + a.ndim if d < 0 else d for d in dims) != list(range(a.ndim)):
-            raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {a.ndim} dims of {tuple(a.shape)}")
-        self.dims = tuple(d % a.ndim for d in dims)
-        return a.transpose(self.dims)
+        n = a.ndim
+        self.inverse = inverse = [None] * n   # where each of a's dims went
+        for i, d in enumerate(dims):
+            if not -n <= d < n or inverse[d % n] is not None:
+                raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {n} dims of {tuple(a.shape)}")
+            inverse[d % n] = i
+        return a.transpose(dims)
 
     def backward(self, g):  # the inverse permutation
-        return A.permute(g, tuple(int(d) for d in np.argsort(self.dims)))
+        return A.permute(g, self.inverse)
 
 
 def index_add(g, index, shape, advanced):

@@ -32,6 +32,7 @@ class Optimizer:
         self.state = [{} for _ in self.params]
         self.position = {id(p): i for i, p in enumerate(self.params)}
         self.groups = self.flat.groups if self.flat else []
+        self.group_positions = [[self.position[id(p)] for p in group.params] for group in self.groups]
         self.flat_state = [None] * len(self.groups)   # per flat buffer: {name: flat array}, made at its first step
 
     def zero_grad(self, set_to_none=True):
@@ -77,13 +78,15 @@ class Optimizer:
         """[first, stop, t] for each run of consecutive parameters of group k that have a gradient and the same t."""
         runs = []
         self._place_state(k, group)
-        for i, p in enumerate(group.params):
+        for i, (p, where) in enumerate(zip(group.params, self.group_positions[k])):
             if p.grad is None:
                 continue
-            state = self.state[self.position[id(p)]]
+            state = self.state[where]
             if not state:
                 self._make_state(k, group, i, state)
-            t = self._count(state)
+            t = 0
+            if self.counts_steps:   # (inline: this loop runs over every parameter at every step)
+                t = state["step"] = state.get("step", 0) + 1
             if runs and runs[-1][1] == i and runs[-1][2] == t:
                 runs[-1][1] = i + 1
             else:

@@ -14,13 +14,13 @@ from collections import defaultdict
 
 from .. import backend
 from ..core import op_hook
-from ..ops import MatMul
+from ..ops import Linear, MatMul
 
 
 def kind_of(cls):
     """matmul, fused (the hand-written fused ops) or elementwise/shape (the other primitive ops); a kernel is of its
     reference op's kind."""
-    if issubclass(cls, MatMul):
+    if issubclass(cls, (MatMul, Linear)):
         return "matmul"
     if (cls.reference or cls).__module__.startswith("minitorch.fused"):
         return "fused"
@@ -28,8 +28,9 @@ def kind_of(cls):
 
 
 class OpProfiler:
-    """While active, times every op's forward and backward, per op class, and counts MatMul's FLOPs from the shapes
-    of its arguments (forward: 2 out.size k; backward: the same for each input that gets a gradient)."""
+    """While active, times every op's forward and backward, per op class, and counts the FLOPs of MatMul and Linear
+    (F.linear) from the shapes of their arguments (forward: 2 out.size k; backward: the same for each of the two
+    factors that gets a gradient)."""
 
     def __init__(self, device):
         self.device = device
@@ -62,7 +63,7 @@ class OpProfiler:
         key = (type(op), phase)
         self.seconds[key] += time.perf_counter() - start
         self.calls[key] += 1
-        if isinstance(op, MatMul):
+        if isinstance(op, (MatMul, Linear)):
             self._count_matmul(op, phase, args, out)
         return out
 
@@ -71,5 +72,6 @@ class OpProfiler:
             flops = 2 * out.size * args[0].shape[-1]   # out = a @ b: one multiply-add per output and inner index
             self._matmul_forward_flops[op] = flops
         else:   # a gradient for each input that needs one, each product the forward's size
-            flops = self._matmul_forward_flops.get(op, 0) * sum(bool(n) for n in op.needs_input_grad)
+            flops = self._matmul_forward_flops.get(op, 0) * sum(bool(n) for n in op.needs_input_grad[:2])   # (a bias
+            # gradient is a sum, not a product)
         self.matmul_flops += flops

@@ -1,6 +1,6 @@
 """Write cupy_names.json: the public names of one CuPy release, read from CuPy's own source.
 
-    python tests/cupy_standin/make_lists.py CUPY_GIT_CHECKOUT v13.6.0
+    python tests/cupy_standin/make_lists.py CUPY_GIT_CHECKOUT v14.2.0
 
 The stand-in (tests/cupy_standin/cupy) offers a name only where this list says the real CuPy has it, so a call that
 would fail with AttributeError on a GPU fails the same way in CI. Nothing is imported from CuPy (it needs CUDA to
@@ -29,6 +29,8 @@ def module_names(text):
 
     def visit(body):
         for node in body:
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                continue   # `from __future__ import annotations` binds no name
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
             elif isinstance(node, ast.Assign):

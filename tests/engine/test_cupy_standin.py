@@ -112,22 +112,23 @@ def test_the_generator_state_is_a_device_array_that_restores_the_stream(cp):
     np.testing.assert_array_equal(rng.random(8).get(), first)
 
 
-# ----- only CuPy 13.6.0's names -----
+# ----- only CuPy 14.2.0's names -----
 @requires_standin
 def test_only_the_names_of_the_pinned_cupy_exist(cp):
-    assert cp.__version__ == NAMES["cupy_version"] == "13.6.0"
-    missing_in_cupy = ["bool", "astype", "concat", "pow", "permute_dims", "matrix_transpose", "trapezoid",
-                       "cumulative_sum", "unique_counts", "errstate"]
+    assert cp.__version__ == NAMES["cupy_version"] == "14.2.0"
+    missing_in_cupy = ["errstate", "vecdot", "matvec", "unstack"]
     for name in missing_in_cupy:
-        assert hasattr(np, name) and name not in NAMES["cupy"] and not hasattr(cp, name), name
-    assert not hasattr(cp.ones(2), "mT") and not hasattr(cp.ones(2), "device_put")
-    for name in ("exp", "take_along_axis", "argpartition", "einsum", "asnumpy", "get_array_module", "bool_"):
+        assert name not in NAMES["cupy"] and not hasattr(cp, name), name
+    assert hasattr(cp.ones((2, 2)), "mT") and not hasattr(cp.ones(2), "device_put")
+    for name in ("exp", "take_along_axis", "argpartition", "einsum", "asnumpy", "get_array_module", "bool_",
+                 "bool", "concat", "pow", "permute_dims", "cumulative_sum", "unique_counts", "astype"):
         assert name in NAMES["cupy"] and hasattr(cp, name), name
 
 
 @requires_standin
 def test_the_name_list_was_made_from_cupy_source():
-    assert NAMES["made_by"].endswith("v13.6.0") and len(NAMES["cupy"]) > 400 and "get" in NAMES["cupy.ndarray"]
+    assert NAMES["made_by"].endswith("v14.2.0") and len(NAMES["cupy"]) > 400 and "get" in NAMES["cupy.ndarray"]
+    assert "annotations" not in NAMES["cupy"]   # `from __future__ import annotations` is no name
     assert "normal" not in NAMES["cupy.random.Generator"] and "standard_normal" in NAMES["cupy.random.Generator"]
 
 
@@ -183,7 +184,7 @@ def test_the_stand_in_is_in_use_exactly_when_no_gpu_is():
     assert hasattr(cupy, "_standin") == CUPY_STANDIN
 
 
-# ----- the launch counter: what CuPy 13.6 launches for each call (read from its source) -----
+# ----- the launch counter: what CuPy 14.2 launches for each call (read from its source) -----
 @pytest.fixture
 def launches(cp):
     if not CUPY_STANDIN:
@@ -228,8 +229,14 @@ def launches(cp):
     (lambda cp, a, b: a.__setitem__(cp.arange(2)[::-1], b), {"elementwise": 1, "scatter": 1}),
     (lambda cp, a, b: cp.where(a > 1, a, b), {"elementwise": 2}),
     (lambda cp, a, b: cp.tril(a), {"fill": 1, "elementwise": 1}),             # tri mask, then where
-    (lambda cp, a, b: a.argsort(axis=1), {"sort": 1}),
-    (lambda cp, a, b: a.cumsum(axis=0), {"scan": 1}),
+    (lambda cp, a, b: a.argsort(axis=1), {"copy": 1, "sort": 3}),             # copy, index and key transforms, sort
+    (lambda cp, a, b: cp.argsort(a[0]), {"copy": 1, "sort": 2}),
+    (lambda cp, a, b: a.cumsum(axis=1), {"copy": 1, "scan": 1}),              # astype(order='C'), batch scan
+    (lambda cp, a, b: a.cumsum(axis=0), {"copy": 2, "scan": 1}),              # + the rolled rows' reshape copy
+    (lambda cp, a, b: cp.cumsum(a, axis=0, out=b), {"copy": 3, "scan": 1}),   # + the copy back into out
+    (lambda cp, a, b: a.sum(), {"reduction": 1}),                             # < 128 elements: the plain kernel
+    (lambda cp, a, b: cp.random.default_rng(0).integers(0, 9, size=3, dtype=cp.uint16),
+     {"random": 1, "elementwise": 1}),                                        # uint32 draw, then add(low, y, dtype)
     (lambda cp, a, b: cp.random.default_rng(0).random((3,), dtype=cp.float32), {"random": 1}),
 ])
 def test_each_call_counts_the_launches_cupy_makes(cp, a, launches, call, expected):
@@ -261,7 +268,59 @@ def test_the_counts_add_up_in_the_global_counter(cp, a, launches):
     assert cp._standin.LAUNCHES["reduction"] == before + 2
 
 
-# ----- cupy.fuse: CuPy 13.6's first fusion implementation's rules, one launch a call -----
+@pytest.mark.parametrize("shape, axis, expected", [
+    ((4096,), None, 1),            # cub::DeviceReduce, one tile (256 x 16 float32)
+    ((4097,), None, 2),            # two passes
+    ((64, 100), None, 2),
+    ((64, 100), 1, 1),             # DeviceSegmentedReduce over the contiguous last axis
+    ((3000, 4), 0, 1),             # axis 0 of a C array: CuPy's own reduction kernel, one launch
+])
+def test_a_sum_launches_cubs_kernels(cp, launches, shape, axis, expected):
+    x = cp.ones(shape, dtype=cp.float32)
+    with launches() as counted:
+        x.sum(axis=axis)
+    assert dict(counted) == {"reduction": expected}
+
+
+def test_full_reductions_outside_cubs_routines_take_the_two_pass_block_kernel(cp, launches):
+    x = cp.ones((64, 100), dtype=cp.float32)
+    with launches() as counted:
+        x.mean(), (x > 0).all(), x.astype(cp.int32).sum()   # int32 sums promote: not CUB's routine
+    assert counted["reduction"] == 6
+    with launches() as counted:
+        x[:, ::2].mean()                                    # not contiguous: one plain kernel
+    assert counted["reduction"] == 1
+
+
+def test_argmax_of_a_whole_array_reads_cubs_key_value_pair(cp, launches):
+    with launches() as counted:
+        cp.arange(5000, dtype=cp.float32).argmax()
+    assert dict(counted) == {"elementwise": 1, "reduction": 2, "copy": 1}
+
+
+def test_cumsum_along_axis_0_of_long_rows_scans_the_block_sums_too(cp, launches):
+    rows = cp.ones((1500, 3), dtype=cp.float32)
+    prefix = cp.empty((1501, 3), dtype=cp.float64)
+    with launches() as counted:
+        cp.cumsum(rows, axis=0, dtype=cp.float64, out=prefix[1:])
+    assert dict(counted) == {"copy": 3, "scan": 3}   # 1500 > 512: scan, scan of the 2 block sums, add
+    np.testing.assert_array_equal(prefix[1:].get()[:, 0], np.arange(1, 1501))
+
+
+def test_uniform_computes_its_bounds_on_the_device(cp, launches):
+    with launches() as counted:
+        cp.random.default_rng(0).uniform(-1, 1, (2, 3))
+    assert dict(counted) == {"random": 1, "elementwise": 3} and dict(counted.memcpys) == {"h2d": 2}
+
+
+def test_sort_does_not_wait_for_the_device(cp, a, syncs):
+    """CuPy 13 ran thrust with cuda::par, which synchronises the stream (cupy/cupy#9126); 14 uses par_nosync
+    (cupy/cupy#9497)."""
+    cp.argsort(a, axis=1), cp.sort(a[0])
+    assert syncs == []
+
+
+# ----- cupy.fuse: CuPy 14.2's first fusion implementation's rules, one launch a call -----
 @pytest.fixture
 def xy(cp):
     rng = np.random.default_rng(0)
@@ -365,13 +424,16 @@ def test_a_fused_reduction_must_reduce_the_kernels_whole_shape(cp, xy):
 
 
 def test_fused_dtypes_follow_cupys_scalar_rule(cp, xy):
-    """In CuPy 13.6's fusion a constant counts by its value, a scalar argument by its type: under NumPy 2 a Python
-    float argument is a float64 (float32 arrays then compute in float64), a NumPy float32 argument stays float32."""
+    """In CuPy 14.2's fusion every scalar is weak (fusion.pyx `is_weak = type(a)`): a Python scalar, constant or
+    argument, keeps the arrays' type; a NumPy float64 is strong under NumPy 2 and promotes; and without the kind check
+    of the ufuncs outside fuse, uint8 + 0.5 takes the float16 loop."""
     dx = xy[2]
     assert cp.fuse(lambda x: x * 0.5)(dx).dtype == np.float32                        # constant
     assert cp.fuse(lambda x, s: x * s)(dx, np.float32(0.5)).dtype == np.float32
-    assert cp.fuse(lambda x, s: x * s)(dx, 0.5).dtype == np.float64
+    assert cp.fuse(lambda x, s: x * s)(dx, 0.5).dtype == np.float32
+    assert cp.fuse(lambda x, s: x * s)(dx, np.float64(0.5)).dtype == np.float64
     assert cp.fuse(lambda x: x.astype(cp.float16) + 1)(dx).dtype == np.float16
+    assert cp.fuse(lambda x: x + 0.5)(cp.ones(2, dtype=cp.uint8)).dtype == np.float16
 
 
 def test_fused_outputs_take_the_broadcast_shape_of_all_arguments(cp, xy):
@@ -532,23 +594,30 @@ def test_linalg_norm_launches_as_cupy_computes_it(cp, a, launches):
 
 
 @pytest.mark.parametrize("dtype, scalar, cupy_dtype", [
-    (np.float32, np.float64(0.5), np.float32),    # NumPy 2: float64 (a NumPy scalar keeps its dtype)
-    (np.float16, 1e5, np.float32),                # NumPy 2: float16 (inf): CuPy types 1e5 by its value
-    (np.int8, 300, np.int16),                     # NumPy 2: OverflowError
-    (np.uint8, -1, np.int16),                     # NumPy 2: OverflowError
+    (np.float32, np.float64(0.5), np.float64),    # a NumPy scalar is strong (CuPy 13: float32, by value)
+    (np.float16, 1e5, np.float16),                # a Python float is weak: float16, inf (CuPy 13: float32)
     (np.uint8, 200, np.uint8),
     (np.int8, 1, np.int8),
-    (np.float32, np.float64(1e300), np.float64),  # too large for float32: by value, a float64
-    (np.int32, 1.5, np.float64),                  # a scalar of a higher kind: its own type
+    (np.float32, np.float64(1e300), np.float64),
+    (np.int32, 1.5, np.float64),                  # a weak scalar of a higher kind: its own type
     (np.float32, 0.5, np.float32),
+    (np.int32, np.int64(1), np.int64),            # CuPy 13: int32
 ])
-def test_scalars_are_typed_as_cupy_13_types_them(cp, dtype, scalar, cupy_dtype):
-    """CuPy 13.6 types a Python or NumPy scalar mixed with arrays of its kind or a higher one by its value
-    (numpy.min_scalar_type, NumPy 1's rule, _kernel.pyx guess_routine), where NumPy 2 types it by its type."""
+def test_scalars_are_typed_as_cupy_14_types_them(cp, dtype, scalar, cupy_dtype):
+    """CuPy 14.2 follows NEP 50 (_kernel.pyx guess_routine, _scalar.pyx CScalar): a NumPy scalar counts by its
+    dtype, a Python scalar as the arrays' type when its kind is not above theirs."""
     x = cp.ones(3, dtype=dtype)
-    assert (x + scalar).dtype == cupy_dtype and cp.add(scalar, x).dtype == cupy_dtype
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # 1e5 overflows float16
+        assert (x + scalar).dtype == cupy_dtype and cp.add(scalar, x).dtype == cupy_dtype
+
+
+@pytest.mark.parametrize("dtype, scalar", [(np.int8, 300), (np.uint8, -1)])
+def test_a_python_int_out_of_the_arrays_range_is_an_overflow_error(cp, dtype, scalar):
+    with pytest.raises(OverflowError):
+        cp.ones(3, dtype=dtype) + scalar
 
 
 def test_a_scalar_keeps_its_precision_in_the_loop_cupy_picks(cp):
     x = cp.zeros(2, dtype=cp.float64)
-    assert (x + 0.1).get().tolist() == [0.1, 0.1]   # typed float16 by value, computed as float64 0.1
+    assert (x + 0.1).get().tolist() == [0.1, 0.1]

@@ -72,14 +72,14 @@ def test_parameters_and_gradients_are_views_of_one_buffer_allocated_once():
         opt.zero_grad()
         loss_of(model).backward()
         opt.step()
-        grads.append([p.grad.data for p in model.parameters()])
+        grads.append([None if p.grad is None else p.grad.data for p in model.parameters()])
     for p in model.parameters():
         assert np.shares_memory(p.data, group.data)
     # the same gradient arrays, views of the one gradient buffer, at every step: nothing allocated per step
     assert all(a is b for a, b in zip(grads[0], grads[2]))
-    assert all(np.shares_memory(g, group.grad) for g in grads[0])
-    # after zero_grad every .grad is its slot: one that backward never reaches holds zeros (not None)
-    assert (model.unused.weight.grad.numpy() == 0).all()
+    assert all(np.shares_memory(g, group.grad) for g in grads[0] if g is not None)
+    # one that backward never reaches keeps the None zero_grad left (and the optimizer skips it, as PyTorch does)
+    assert model.unused.weight.grad is None and sum(g is None for g in grads[0]) == 2
 
 
 def test_the_optimizer_and_gradient_sync_leave_plain_parameters_where_they_are():
@@ -150,7 +150,10 @@ def test_a_gradient_set_to_none_is_skipped_and_zero_grad_puts_the_slot_back():
     opt.step()
     np.testing.assert_array_equal(w.numpy(), before)   # skipped, as PyTorch skips a None gradient
     fp.zero_grad()
-    assert w.grad.data is group.grad_views[[id(p) for p in group.params].index(id(w))] and (group.grad == 0).all()
+    assert all(p.grad is None for p in model.parameters())   # no fill: the next backward hands over new arrays
+    loss_of(model).backward()
+    fp.settle()
+    assert w.grad.data is group.grad_views[[id(p) for p in group.params].index(id(w))]
 
 
 def test_load_state_dict_and_deepcopy_keep_working():
@@ -206,7 +209,7 @@ def test_parameters_without_a_gradient_are_skipped_and_count_their_own_steps(fla
     assert [s["step"] for s in opt.state] == [3, 2, 3]
 
 
-def test_zero_grad_is_one_fill_that_keeps_the_views_and_module_zero_grad_still_trains_the_same():
+def test_zero_grad_fills_nothing_and_settle_gathers_the_new_gradients_into_the_views():
     model, reference = fresh(), fresh()
     fp = FlatParameters(model)
     opt, opt_ref = optim.SGD(fp, lr=0.1, momentum=0.9), optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
@@ -214,7 +217,15 @@ def test_zero_grad_is_one_fill_that_keeps_the_views_and_module_zero_grad_still_t
     slots = [p.grad for p in model.parameters()]
     loss_of(model).backward()
     opt.zero_grad()
-    assert (group.grad == 0).all() and all(p.grad is s for p, s in zip(model.parameters(), slots))
+    assert all(p.grad is None for p in model.parameters())
+    loss_of(model).backward()
+    kept = {id(p): p.grad.data for p in model.parameters() if p.grad is not None}   # the arrays backward made
+    fp.settle()
+    for p in model.parameters():
+        if id(p) in kept:   # their values now in the buffer, and .grad the slot again
+            assert p.grad.data is not kept[id(p)] and np.shares_memory(p.grad.data, group.grad)
+            np.testing.assert_array_equal(p.grad.numpy(), kept[id(p)])
+    opt.zero_grad()
     train(reference, opt_ref, 1)
     loss_of(model).backward()
     opt.step()
@@ -285,7 +296,8 @@ def test_moving_to_a_device_after_the_optimizer_keeps_training_the_same(device, 
 def test_a_buffer_whose_parameters_went_to_several_devices_is_a_clear_error(monkeypatch):
     a, b = nn.Linear(2, 2), nn.Linear(2, 2)
     fp = FlatParameters(a.parameters() + b.parameters())
-    monkeypatch.setattr(backend, "device_of", lambda x: "cuda" if x is a.weight.data else "cpu")
+    a.weight.data = moved = a.weight.data.copy()   # what a move does: a new array (on "cuda", by the patch below)
+    monkeypatch.setattr(backend, "device_of", lambda x: "cuda" if x is moved else "cpu")
     with pytest.raises(RuntimeError, match="one flat float32 buffer are now on \\['cpu', 'cuda'\\]"):
         fp.settle()
 
@@ -333,7 +345,7 @@ def test_gradient_sync_sums_the_flat_buffer_in_place_with_the_extras_in_one_call
     for k, p in model.named_parameters():
         np.testing.assert_array_equal(p.grad.numpy(), 2 * before[k])
     opt.zero_grad()
-    assert (group.grad == 0).all()
+    assert all(p.grad is None for p in model.parameters())
 
 
 def test_gradient_sync_over_plain_parameters_sums_each_and_fills_missing_gradients():
@@ -421,8 +433,9 @@ def test_flat_and_per_tensor_optimizers_give_the_same_bits_and_exchange_their_st
 @requires_standin
 @pytest.mark.parametrize("n_layers", [2, 12])
 def test_the_update_phase_launches_a_few_kernels_whatever_the_number_of_parameter_tensors(n_layers):
-    """zero_grad + clip_grad_norm_ + Adam over flat buffers on the stand-in: one fill, a norm, a sqrt and a scale,
-    one fused update (the stand-in counts what CuPy launches); per-parameter code would grow with the tensors."""
+    """clip_grad_norm_ + Adam + zero_grad over flat buffers on the stand-in: the gradients gathered by one
+    concatenation (CuPy copies more than 8 arrays in one kernel, fewer one each), a norm, a sqrt and a scale, one
+    fused update, no fill (the stand-in counts what CuPy launches); per-parameter code would grow with the tensors."""
     import cupy
     mt.manual_seed(0)
     model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(n_layers)]).to("cuda")
@@ -435,7 +448,8 @@ def test_the_update_phase_launches_a_few_kernels_whatever_the_number_of_paramete
             nn.utils.clip_grad_norm_(fp, 0.5)
             opt.step()
             opt.zero_grad()
-    assert n.total <= 5, dict(n)
+    tensors = len(fp.params)
+    assert n.total <= (5 if tensors > 8 else 4 + tensors), dict(n)
 
 
 def test_an_optimizer_over_some_flat_parameters_updates_only_them():

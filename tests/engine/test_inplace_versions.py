@@ -50,14 +50,14 @@ def test_a_step_after_backward_is_fine_and_the_next_forward_sees_the_new_weights
     np.testing.assert_allclose(w.grad.numpy(), [0.0, 0.0])
 
 
-def test_a_linear_layer_saves_a_view_of_its_weight_and_still_sees_the_step():
-    """F.linear multiplies by weight.T (a view): the view shares the weight's counter."""
+def test_a_linear_layer_and_a_product_with_a_view_of_the_weight_both_see_the_step():
+    """F.linear saves the weight itself; x @ weight.T saves a view of it, which shares the weight's counter."""
     layer = nn.Linear(3, 2, dtype=mt.float64)
     x = mt.tensor(np.ones((4, 3)), dtype=mt.float64, requires_grad=True)
-    loss = layer(x).sum()
-    optim.Adam(layer.parameters()).step()
-    with pytest.raises(RuntimeError, match="MatMul"):
-        loss.backward()
+    for loss, op in ((layer(x).sum(), "Linear"), ((x @ layer.weight.T).sum(), "MatMul")):
+        optim.Adam(layer.parameters()).step()
+        with pytest.raises(RuntimeError, match=op):
+            loss.backward()
 
 
 def test_scaling_a_saved_output_in_place_raises_naming_the_op():

@@ -258,8 +258,10 @@ def test_packed_attention_errors_name_the_argument():
 # ----- launches per op on the stand-in -----
 def launches(fn, *tensors):
     """(forward, backward) launches of the op fn makes on the stand-in, each a dict by kind (the backward is the op's
-    own, without the engine's copies into the leaves' .grad)."""
+    own, without the engine's copies into the leaves' .grad), in a call after the first (which may make what the
+    kernels keep for every call of a size, such as cross-entropy's column ids)."""
     import cupy
+    fn(*tensors)
     with cupy._standin.count_launches() as forward:
         out = fn(*tensors)
     g = cupy.ones(out.shape, dtype=out.dtype)
@@ -269,16 +271,18 @@ def launches(fn, *tensors):
 
 
 LAUNCHES = {  # op: (inputs, forward, backward), each a count by kind
-    "layer_norm": (lambda x, w, b: F.layer_norm(x, 8, w, b), [X, W, B], {"fused": 3}, {"fused": 4, "reduction": 1}),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, 8, w, b), [X, W, B], {"fused": 2}, {"fused": 3, "reduction": 1}),
     "softmax": (lambda x: F.softmax(x, -1), [X], {"fused": 3}, {"fused": 2}),
     "log_softmax": (lambda x: F.log_softmax(x, -1), [X], {"fused": 3}, {"fused": 2}),
     "relu": (lambda x: F.relu(x), [X], {"elementwise": 1}, {"fused": 1}),
     "bias_relu": (lambda x, b: F.bias_relu(x, b), [X, B], {"fused": 1}, {"fused": 1}),
     "gelu": (lambda x: F.gelu(x), [X], {"fused": 1}, {"fused": 1}),
-    "dropout": (lambda x: F.dropout(x, 0.1), [X], {"random": 1, "fused": 1}, {"fused": 1}),
-    "dropout_add": (lambda x, y: F.dropout_add(x, y, 0.1), [X, X], {"random": 1, "fused": 1}, {"fused": 1}),
+    # (the draw of uint16 words is two launches on CuPy 14.2: the cuRAND draw and the add of the low bound)
+    "dropout": (lambda x: F.dropout(x, 0.1), [X], {"random": 1, "elementwise": 1, "fused": 1}, {"fused": 1}),
+    "dropout_add": (lambda x, y: F.dropout_add(x, y, 0.1), [X, X], {"random": 1, "elementwise": 1, "fused": 1},
+                    {"fused": 1}),
     "cross_entropy (mean)": (lambda x: F.cross_entropy(x, np.arange(3) % 2, label_smoothing=0.1), [X[0]],
-                             {"elementwise": 1, "fused": 6}, {"fused": 2}),
+                             {"fused": 4}, {"fused": 1}),
 }
 
 
@@ -294,7 +298,7 @@ ATTENTION = {  # (forward, backward): one kernel copies q, k, v, k^T, v^T, three
     # and no copies for the matmuls (CuPy copies an operand that is not C-contiguous)
     "scaled_dot_product_attention": ({"fused": 4, "matmul": 2}, {"fused": 2, "matmul": 4}),
     "self_attention": ({"fused": 4, "matmul": 2}, {"fused": 2, "matmul": 4}),
-    "self_attention (dropout)": ({"fused": 5, "matmul": 2, "random": 1}, {"fused": 3, "matmul": 4}),
+    "self_attention (dropout)": ({"fused": 5, "matmul": 2, "random": 1, "elementwise": 1}, {"fused": 3, "matmul": 4}),
     "cross_attention": ({"fused": 4, "matmul": 2}, {"fused": 2, "matmul": 4}),
 }
 

@@ -84,7 +84,7 @@ def test_a_model_names_its_parameters():
     model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
     dot = mt.draw_graph(model(mt.tensor([[1.0, 2.0]])).sum(), names=model)
     labels = {v.split("\n")[0] for v in nodes(dot).values()}
-    assert {"0.weight", "0.bias", "2.weight", "2.bias", "MatMul", "Relu", "Sum"} <= labels
+    assert {"0.weight", "0.bias", "2.weight", "2.bias", "Linear", "Relu", "Sum"} <= labels
 
 
 def test_clear_errors():

@@ -72,7 +72,7 @@ def test_train_table_and_profile(capsys):
     rows = dict(re.findall(r"^  (\S[^%]*?)\s+([\d,.]+)\s+[\d.]+%$", out.split("profile:")[1], re.M))
     for kind in ("matmul", "fused", "elementwise/shape", "clipping", "Python overhead"):
         assert float(rows[kind].replace(",", "")) > 0, (kind, rows)
-    assert re.search(r"MatMul\s+matmul", out) and re.search(r"LayerNorm\s+fused", out)
+    assert re.search(r"Linear\s+matmul", out) and re.search(r"LayerNorm\s+fused", out)
     assert core.grad_mode.state.op_hook is None  # the profiler's hook is gone after the run
 
 
@@ -200,9 +200,12 @@ def test_the_cpu_bench_has_no_launch_count(capsys):
 @pytest.mark.slow
 @requires_standin
 def test_a_small_training_step_launches_within_pytorchs_budget():
-    """Issue 20's budget, as the one-read budget is pinned: one `small` step on cuda (the bench's batch, 128 x 32
-    tokens, after a warm-up step) launches at most 800 kernels, at most 20 of them to zero, clip and update the
-    parameters, and reads the device once."""
+    """Issue 30's budget, counted as CuPy 14.2 launches (the stand-in's count; 688 under its CuPy 13.6 count before
+    the issue, 719 under 14.2's): the embedding gradient as one product, cross-entropy's sums paired, attention's
+    <dw, w> in the kernel that copies g, each parameter handed the gradient array its op made (no fill, no add per
+    parameter, one concatenation into the flat buffer). One `small` step on cuda (the bench's batch, 128 x 32 tokens,
+    after a warm-up step) launches at most 550 kernels, at most 20 of them to clip and update the parameters, and
+    reads the device once."""
     import cupy
     from train.commands.bench.launches import step_launches
     preset = PRESETS["small"]
@@ -213,4 +216,4 @@ def test_a_small_training_step_launches_within_pytorchs_budget():
     n = step_launches(step, "cuda")
     assert len(cupy._standin.SYNCS) - syncs == 1
     assert n["update"]["total"] <= 20, n
-    assert n["total"] <= 800, n
+    assert n["total"] <= 550, n

@@ -10,18 +10,21 @@ as it was.
 
 On a terminal a progress bar shows the epoch; elsewhere (a log file, a pipe, CI) a plain progress line goes to
 stdout every 30 seconds and at the end of each epoch. The BLAS threads are chosen for the preset (see --threads),
-printed first and recorded in config.json.
+printed first and recorded in config.json; a resumed run keeps the recorded choice (unless --threads is given),
+and a run on more than one thread checks after its first steps that they are faster than one (falling back to one
+when they are not). Only one fit at a time writes a run folder: it holds a lock on RUN_DIR/fit.lock while it runs,
+and a second fit there stops at once, naming the first (train/run_lock.py).
 """
 import sys
 
 from transformer import registry
 
-from .. import parallel, run, threads
+from .. import parallel, run, run_lock, threads
 from ..arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
                          positive_float, positive_int, probability)
 from ..presets import PRESETS
 from ..data.prepare import prepare_corpus
-from ..settings import MIN_MAX_LEN, resolve_settings
+from ..settings import MIN_MAX_LEN, resolve_settings, run_folder
 from ..loop.trainer import MAX_BAD_STEPS, Trainer
 from ..loop.validation import epoch_line
 
@@ -92,11 +95,14 @@ def main(args):
         sys.stdout.reconfigure(line_buffering=True)
     device = run.check_device(args.device)
     world = parallel.init_world(args.distributed, device)
-    with parallel.stop_job_on_error(world, "fit"):
+    with parallel.stop_job_on_error(world, "fit"), run_lock.RunLock(world) as lock:
+        lock.take(run_folder(args))   # a second fit on the folder stops here, before it checks or measures anything
         settings, model_kw, run_dir = resolve_settings(args)
-        blas, line = threads.setup(settings["preset"], args.threads, world)
+        lock.take(run_dir, make=True)   # a new run's folder, made once its settings have passed their checks
+        recorded = run.load_config(run_dir).get("blas_threads") if args.resume else None
+        blas, line = threads.setup(settings["preset"], args.threads, world, recorded=recorded)
         print(line)
-        world.barrier()   # every rank has checked the run folder before rank 0 writes into it
+        world.barrier()   # every rank has checked the run folder (and rank 0 holds its lock) before rank 0 writes
         data_dir = parallel.main_first(world, lambda: prepare_corpus(settings, run_dir, args.data_dir))
         trainer = Trainer(settings, model_kw, run_dir, data_dir, device, resume=args.resume, world=world,
                           blas_threads=blas)

@@ -65,10 +65,14 @@ def read_metrics(path):
     if not Path(path).is_file():
         raise TrainError(f"{path}: not found; is this a run folder made by `{PROG} fit`?")
     records = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    text = Path(path).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    for n, line in enumerate(lines, 1):
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:
+            if n == len(lines) and not text.endswith("\n"):
+                break   # a record that a training run is appending right now, not yet whole: left for next time
             raise TrainError(f"{path}, line {n}: not JSON") from None
     return records
 

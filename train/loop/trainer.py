@@ -15,7 +15,7 @@ from minitorch import distributed
 from transformer import registry
 
 from . import checkpoint, training_state, validation
-from .. import parallel, progress, run
+from .. import parallel, progress, run, threads
 from ..data.batching import token_batches, training_batch
 from ..data.held_back import HELD_BACK_FILE, held_back_summary, write_held_back
 from ..data.pairs import read_split, read_training
@@ -56,7 +56,6 @@ class Trainer:
         if resume:
             self.tok = Tokenizer(self.run_dir / "spm.model", source_tag_language(settings))
             self.config = dict(run.load_config(self.run_dir), settings=settings)
-            # the threads of this command, which may differ from those of the command that started the run
             self.config.update({"blas_threads": blas_threads} if blas_threads else {})
             world.barrier()   # every rank has read the configuration before rank 0 rewrites it
             if self.main:
@@ -78,6 +77,7 @@ class Trainer:
                 if held:
                     write_held_back(self.run_dir / HELD_BACK_FILE, held)
 
+        self.blas_check = threads.StepCheck(self.config, self.run_dir, world, device)   # more threads than one: faster?
         max_len = self.config["model_config"]["max_len"]
         self.training_pairs = TrainingPairs(self.tok, parts, src, tgt, max_len, settings, world)
         self.train_src, self.train_tgt = self.training_pairs.src, self.training_pairs.tgt
@@ -110,9 +110,8 @@ class Trainer:
             training_state.load_state(self, saved)
         elif self.main:
             self.metrics_path.write_text("")
-        n_params = self.model.num_parameters()
         print(f"model: {settings['model']} {self.config['model_config']}")
-        print(f"parameters: {n_params:,}")
+        print(f"parameters: {self.model.num_parameters():,}")
 
     def saved_state(self):
         """The `last` training state of a run to resume; TrainError when it has finished its epochs or steps."""
@@ -215,7 +214,8 @@ class Trainer:
         w["loss"] += result.loss
         w["steps"] += 1
         w["tokens"] += n_tokens
-        w["time"] += time.perf_counter() - start
+        w["time"] += (seconds := time.perf_counter() - start)
+        self.blas_check.after_step(seconds, n_tokens)
         w["lr"] = lr
         if w["steps"] == self.s["log_every"]:
             self.log_window()

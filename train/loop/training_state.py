@@ -1,5 +1,7 @@
 """What `last.npz` holds so that a run continues exactly: weights, optimizer, schedule, every rank's random state
 and the position in the epoch; saving it, and loading it into a Trainer."""
+import os
+
 import numpy as np
 
 import minitorch as mt
@@ -51,7 +53,10 @@ def load_state(trainer, state):
     # records written after the checkpoint (by a run that was killed) are dropped, so none appears twice
     lines = trainer.metrics_path.read_text(encoding="utf-8").splitlines(keepends=True) \
         if trainer.metrics_path.is_file() else []
-    trainer.metrics_path.write_text("".join(lines[:trainer.metrics_lines]), encoding="utf-8")
+    # whole or not at all, as `plot` may read it meanwhile: a temporary file, then a rename
+    tmp = trainer.metrics_path.with_name(f".{trainer.metrics_path.name}.tmp")
+    tmp.write_text("".join(lines[:trainer.metrics_lines]), encoding="utf-8")
+    os.replace(tmp, trainer.metrics_path)
 
 
 def load_rng(trainer, state):

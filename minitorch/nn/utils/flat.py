@@ -3,8 +3,9 @@ and device end to end in one contiguous array (each parameter's .data a view of 
 one flat gradient array, allocated once. The training step builds it and hands it to the optimizer (`Adam(flat)`),
 to `clip_grad_norm_(flat, ...)` and to `GradientSync(flat, world)`; given plain parameters these work per tensor.
 
-On a GPU the update phase of a step costs a few kernel launches per parameter tensor (zeroing, clipping, Adam); over
-flat buffers it is a few in all: one fill, one norm and one scale, one fused optimizer kernel, one all-reduce.
+On a GPU the update phase of a step costs a few kernel launches per parameter tensor (zeroing, accumulating, clipping,
+Adam); over flat buffers it is a few in all: one concatenation of the gradients, one norm and one scale, one fused
+optimizer kernel, one all-reduce.
 
 The rule for user code (nothing on Parameter is overridden, so nothing stops an assignment): the buffers are the
 truth, and `settle()`, which the optimizer's step, clip_grad_norm_ and GradientSync call before they read them,
@@ -12,8 +13,13 @@ takes back whatever was reassigned. A parameter whose .data was replaced (p.data
 model.to(device)) gets the array's values copied into its view and its view back (an array of another shape or dtype
 is a RuntimeError; all of one buffer's parameters moved to another device move the buffer). A .grad replaced by a
 Tensor (p.grad = t, a backward(create_graph=True)) is copied into its slot, and the slot put back; a .grad set to
-None zeroes the slot and stays None (the optimizer skips that parameter, as PyTorch does). `zero_grad()` is one fill
-and puts every slot back in .grad, so after it a parameter that backward does not reach has a gradient of zeros.
+None zeroes the slot and stays None (the optimizer skips that parameter, as PyTorch does).
+
+Gradients, step by step: `zero_grad()` sets every .grad to None (no fill, as PyTorch's set_to_none); the backward
+gives each parameter the gradient array its op made, without a copy (core/backward.py); `settle()` then writes them
+all into the flat buffer with one concatenation and points each .grad at its slot again. A parameter that backward
+does not reach keeps .grad None, and the optimizer skips it. A second backward before settle() adds into .grad as
+usual; one after it adds into the slots.
 """
 import weakref
 
@@ -54,9 +60,10 @@ class FlatParameters:
         return iter(self.params)
 
     def zero_grad(self):
-        """One fill per buffer; every parameter's .grad becomes (again) the view of its slot, holding zeros."""
-        for group in self.groups:
-            group.zero_grad()
+        """Every parameter's .grad becomes None, as PyTorch's zero_grad(set_to_none=True) makes it: no fill. The next
+        backward hands each parameter the gradient array its op made, and settle() gathers them into the buffer."""
+        for p in self.params:
+            p.grad = None
 
     def settle(self):
         """Take back reassigned .data and .grad (the module docstring's rule), so the buffers hold every value."""
@@ -109,15 +116,20 @@ class FlatBuffer:
         for p, view, slot in zip(self.params, self.views, self.grad_tensors):
             p.data, p.grad = view, slot if p.requires_grad else None
 
-    def zero_grad(self):
-        self._take_data()   # (a model.to() since: the gradient slots must be on the parameters' device)
-        self.grad.fill(0)
-        for p, view, slot in zip(self.params, self.grad_views, self.grad_tensors):
-            slot.data = view   # in case user code (Module.to) replaced the slot Tensor's array
-            p.grad = slot if p.requires_grad else None
-
     def settle(self):
         self._take_data()
+        pieces = []
+        for p, gview in zip(self.params, self.grad_views):
+            g = p.grad
+            if g is None or g.data is gview or type(g.data) is not type(gview) or g.data.dtype != self.dtype:
+                break
+            pieces.append(g.data.reshape(-1))
+        else:   # the usual step (zero_grad, then one backward): every gradient an array of its own, one copy in all
+            backend.xp_of(self.grad).concatenate(pieces, out=self.grad)
+            for p, view, slot in zip(self.params, self.grad_views, self.grad_tensors):
+                slot.data = view   # in case user code (Module.to) replaced the slot Tensor's array
+                p.grad = slot
+            return
         for p, gview, slot in zip(self.params, self.grad_views, self.grad_tensors):
             g = p.grad
             if g is None:
@@ -130,6 +142,11 @@ class FlatBuffer:
 
     def _take_data(self):
         """Copy reassigned .data into the views (moving the buffers first if every parameter moved device)."""
+        for p, view in zip(self.params, self.views):
+            if p.data is not view:
+                break
+        else:   # every view in place (each step but those after a load or a move): nothing to take
+            return
         moved = {backend.device_of(p.data) for p in self.params}
         if moved != {self.device}:
             if len(moved) > 1:

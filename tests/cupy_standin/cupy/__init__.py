@@ -1,6 +1,6 @@
-"""A strict stand-in for CuPy 13.6.0 that runs on the CPU, so that CI can run every device="cuda" path.
+"""A strict stand-in for CuPy 14.2.0 that runs on the CPU, so that CI can run every device="cuda" path.
 
-Only the names that CuPy 13.6.0 has exist here (cupy_names.json, made from CuPy's source by make_lists.py); each one
+Only the names that CuPy 14.2.0 has exist here (cupy_names.json, made from CuPy's source by make_lists.py); each one
 computes with NumPy behind CuPy's rules (see _core.py). Names that CuPy has but this stand-in does not model raise
 NotImplementedError saying so. `cupy._standin` is the stand-in's own handle (the sync log, the launch counter);
 real CuPy has none.
@@ -132,6 +132,7 @@ from . import cuda, linalg, random  # noqa: E402  (they import this module's nda
 from ._fusion import fuse  # noqa: E402
 
 _OWN.update(cuda=cuda, linalg=linalg, random=random, fuse=fuse)
+_OWN["exceptions"] = numpy.exceptions   # cupy/exceptions re-exports NumPy's
 
 _module = sys.modules[__name__]
 for _name in NAMES["cupy"]:

@@ -130,7 +130,7 @@ def quiet():
 
 
 def check_signature(qualname, args, kwargs):
-    """Refuse what CuPy 13.6's own definition of the function does not take (cupy_names.json's "signatures", read
+    """Refuse what CuPy 14.2's own definition of the function does not take (cupy_names.json's "signatures", read
     from its source): keywords NumPy has and CuPy lacks (`where=`, `initial=`, ...) and extra positionals."""
     sig = NAMES["signatures"].get(qualname)
     if sig is None:
@@ -139,11 +139,11 @@ def check_signature(qualname, args, kwargs):
     if not sig["varkw"]:
         for key in kwargs:
             if key not in sig["params"]:
-                raise TypeError(f"{short}() got an unexpected keyword argument '{key}' (CuPy 13.6's {qualname} "
+                raise TypeError(f"{short}() got an unexpected keyword argument '{key}' (CuPy 14.2's {qualname} "
                                 f"takes {', '.join(sig['params']) or 'no keywords'})")
     if not sig["varargs"] and len(args) > len(sig["params"]):
         raise TypeError(f"{short}() takes at most {len(sig['params'])} positional arguments but {len(args)} were "
-                        f"given (CuPy 13.6's {qualname})")
+                        f"given (CuPy 14.2's {qualname})")
 
 
 def overlaps(a, b):
@@ -192,7 +192,7 @@ def _has_host_data(x):
 _SCALARS_ANY = (bool, int, float, complex, numpy.generic)
 
 
-# What each function and ndarray method launches on CuPy 13.6 (read from its source), by name. A name not listed
+# What each function and ndarray method launches on CuPy 14.2 (read from its source), by name. A name not listed
 # launches one elementwise kernel per new array it returns (a view, a host value or a shape launches nothing).
 _REDUCTIONS = {"sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "nansum",
                "nanprod", "nanmean", "nanmax", "nanmin", "nanargmax", "nanargmin", "count_nonzero", "average",
@@ -200,8 +200,7 @@ _REDUCTIONS = {"sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "a
 _FIXED = {"var": {"reduction": 2}, "nanvar": {"reduction": 2},  # mean, then the squared deviations' reduction
           "std": {"reduction": 2, "elementwise": 1}, "nanstd": {"reduction": 2, "elementwise": 1},
           "ptp": {"reduction": 2, "elementwise": 1},
-          "cumsum": {"scan": 1}, "cumprod": {"scan": 1}, "nancumsum": {"scan": 1}, "nancumprod": {"scan": 1},
-          "sort": {"sort": 1}, "argsort": {"sort": 1}, "partition": {"sort": 1}, "argpartition": {"sort": 1},
+          "nancumsum": {"scan": 1}, "nancumprod": {"scan": 1}, "partition": {"sort": 1}, "argpartition": {"sort": 1},
           "lexsort": {"sort": 1}, "msort": {"sort": 1}, "unique": {"sort": 1, "mask": 3},
           "take": {"gather": 1}, "take_along_axis": {"gather": 1}, "choose": {"gather": 1},
           "compress": {"mask": 3}, "extract": {"mask": 3}, "nonzero": {"mask": 3}, "argwhere": {"mask": 3},
@@ -250,8 +249,15 @@ def record_call(name, args, kwargs, result):
     """Count what the function or method `name` launched on CuPy, given its device arguments and its result."""
     if name in _FIXED:
         launches = dict(_FIXED[name])
+        if name in ("var", "std", "nanvar", "nanstd"):   # the mean first: a full one takes CUB's two passes
+            launches["reduction"] += _reduction_launches("mean", args, {"axis": _arg(name, args, kwargs, "axis")})[
+                "reduction"] - 1
     elif name in _REDUCTIONS:
-        launches = {"reduction": 1}
+        launches = _reduction_launches(name, args, kwargs)
+    elif name in ("cumsum", "cumprod"):
+        launches = _scan_launches(name, args, kwargs)
+    elif name in ("sort", "argsort"):
+        launches = _sort_launches(name, args, kwargs)
     elif name in _MATMUL:
         launches = _matmul_launches(args)
     elif name in _JOIN:
@@ -275,6 +281,108 @@ def record_call(name, args, kwargs, result):
         launches = {}
     for kind, n in launches.items():
         record_launch(kind, n)
+
+
+def _arg(name, args, kwargs, param):
+    """The argument `param` of a call of cupy.`name` (args[0] is the array, for a method too), or None."""
+    sig = NAMES["signatures"].get(f"cupy.{name}")
+    params = sig["params"] if sig else ["a"] + NAMES["signatures"].get(f"cupy.ndarray.{name}", {"params": []})["params"]
+    if param in kwargs:
+        return kwargs[param]
+    i = params.index(param) if param in params else len(args)
+    return args[i] if i < len(args) else None
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(sorted(a % ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))))
+
+
+# CuPy 14.2 uses CUB by default (cupy/_core/_accelerator.pyx: CUPY_ACCELERATORS defaults to "cub" on CUDA), at two
+# levels. The routine level (cupy/cuda/cub.pyx cub_reduction, called from _routines_math.pyx / _routines_statistics.pyx
+# for sum, prod, amax, amin, argmax, argmin): a full reduction of a C- or F-contiguous array is cub::DeviceReduce, a
+# reduction over its contiguous trailing (C) or leading (F) axes cub::DeviceSegmentedReduce, for the dtypes CUB takes
+# (sum/prod without dtype=: int64, uint64 and floats only, since CuPy promotes smaller ints). The kernel level
+# (_cub_reduction.pyx, for every one-input reduction kernel not taken above: mean, all, any, int32 sums, ...): a full
+# reduction of a contiguous array of >= 128 elements is CUB's block reduction in two passes (_cub_two_pass_launch).
+_CUB_ROUTINE = {"sum": "sum", "prod": "sum", "max": "", "amax": "", "min": "", "amin": "", "argmax": "arg",
+                "argmin": "arg"}
+_CUB_SUM_DTYPES = set("qQlLefdFD")
+_CUB_DTYPES = set("bBhHiIlLqQefdFD")
+_SIMPLE_REDUCTIONS = {"sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any",
+                      "nansum", "nanprod"}
+
+
+def _reduction_launches(name, args, kwargs):
+    """The kernels of one reduction on CuPy 14.2 (see above): cub::DeviceReduce is one kernel when the input fits
+    one tile of its single-tile policy (256 threads x min(16, 64 / itemsize) items: 4096 float32, 2048 float64),
+    else two (a multi-block pass, then the single-tile pass over its partial results)."""
+    a = args[0] if args and isinstance(args[0], ndarray) else None
+    if a is None or name not in _SIMPLE_REDUCTIONS:
+        return {"reduction": 1}
+    axes, dtype, out = _axes(_arg(name, args, kwargs, "axis"), a.ndim), _arg(name, args, kwargs, "dtype"), \
+        _arg(name, args, kwargs, "out")
+    flags = a._a.flags
+    contiguous = flags.c_contiguous or flags.f_contiguous
+    full = len(axes) == a.ndim
+    copies = 1 if out is not None else 0
+    kind = _CUB_ROUTINE.get(name)
+    cub_dtype = (dtype is None and a.dtype.char in (_CUB_SUM_DTYPES if kind == "sum" else _CUB_DTYPES)) or \
+        (dtype is not None and kind != "arg" and numpy.dtype(dtype) == a.dtype and a.dtype.char in _CUB_DTYPES)
+    if kind is not None and contiguous and cub_dtype and a.size:
+        if full and a.size <= 0x7FFFFFFF:
+            tile = 256 * min(16, max(1, 64 // a.itemsize))
+            # argmax/argmin read the index out of CUB's key-value pair with an astype(int64)
+            return {"reduction": 1 if a.size <= tile else 2, "copy": copies + (kind == "arg")}
+        # segmented: the reduced axes are the trailing ones of a C-contiguous array (leading ones of an F one)
+        trailing = axes == tuple(range(a.ndim - len(axes), a.ndim))
+        leading = axes == tuple(range(len(axes)))
+        if kind != "arg" and (flags.c_contiguous and trailing or flags.f_contiguous and leading):
+            return {"reduction": 1, "copy": copies}
+    if full and contiguous and a.size >= 128:
+        return {"reduction": 2}   # _cub_two_pass_launch
+    return {"reduction": 1}
+
+
+def _batch_scan_kernels(batch):
+    """_batch_scan_op's kernels for rows of `batch` elements (block 512): the scan, and for longer rows a scan of
+    every 512th partial sum and an add kernel."""
+    return 1 if batch <= 512 else 2 + _batch_scan_kernels(batch // 512)
+
+
+def _scan_launches(name, args, kwargs):
+    """cumsum/cumprod as CuPy 14.2's scan_core (_routines_math.pyx): the input copied (cast) into the result (`out`
+    when contiguous, else a new C array), rolled so that the axis is last and reshaped to rows (a copy unless the axis
+    is already last), _batch_scan_op, and an elementwise copy back into `out` when the rows are not its memory.
+    axis=None: a raveled copy and cub::DeviceScan (two kernels: init and scan)."""
+    a = args[0] if args and isinstance(args[0], ndarray) else None
+    if a is None or not a.size:
+        return {}
+    axis, out = _arg(name, args, kwargs, "axis"), _arg(name, args, kwargs, "out")
+    out_contiguous = out is not None and (out._a.flags.c_contiguous or out._a.flags.f_contiguous)
+    copies = 1   # elementwise_copy(a, out) or a.astype(out.dtype / dtype, order='C')
+    if axis is None:
+        return {"copy": copies + (out is not None and not out_contiguous), "scan": 2}
+    axis = axis % a.ndim
+    rolled = axis != a.ndim - 1 and any(n > 1 for i, n in enumerate(a.shape) if i != axis)
+    result_is_c = not out_contiguous or out._a.flags.c_contiguous
+    reshape_copy = rolled or not result_is_c and a.ndim > 1
+    copies += reshape_copy
+    if out is not None and (reshape_copy or not out_contiguous):
+        copies += 1   # the rows are not out's memory: elementwise_copy back
+    return {"copy": copies, "scan": _batch_scan_kernels(a.shape[axis])}
+
+
+def _sort_launches(name, args, kwargs):
+    """sort/argsort (_routines_sorting.pyx + cupy_thrust.cu): the data copied (rolled to the last axis), then
+    thrust: argsort's index sequence (a transform), the keys of each row for >1-D (a transform), and thrust's
+    stable sort (several kernels, counted one). cupy.sort is a.copy() and then ndarray.sort in place."""
+    a = args[0] if args and isinstance(args[0], ndarray) else None
+    if a is None or not a.size:
+        return {}
+    ndim = 1 if _arg(name, args, kwargs, "axis") is None and name == "argsort" and "axis" in kwargs else max(a.ndim, 1)
+    return {"copy": 1, "sort": 1 + (name == "argsort") + (ndim > 1)}
 
 
 def _fill_launches(target, value):
@@ -423,6 +531,7 @@ class ndarray:
     strides = property(lambda self: self._a.strides)
     flags = property(lambda self: self._a.flags)
     T = property(lambda self: _wrap(self._a.T))
+    mT = property(lambda self: _wrap(self._a.mT))   # new in CuPy 14
     real = property(lambda self: _wrap(self._a.real))
     imag = property(lambda self: _wrap(self._a.imag))
     base = property(lambda self: None if self._a.base is None else _base(self._a.base))
@@ -648,20 +757,41 @@ ndarray.__invert__ = lambda self: sys.modules["cupy"].invert(self)
 
 
 _KIND_SCORE = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_LOOP_CHARS = set("?bBhHiIlLqQefdFD")   # the dtypes CuPy's ufuncs have loops for
 
 
-def _min_scalar_type(x, unsigned_arrays):
-    """CuPy's _min_scalar_type: numpy.min_scalar_type, but a non-negative int that fits the signed type may be either
-    (CuPy's loop search takes the first loop either casts to: the unsigned one beside unsigned arrays)."""
-    t = numpy.min_scalar_type(x)
-    if t.kind == "u" and not unsigned_arrays:
-        signed = numpy.dtype(t.char.lower())
-        if x <= numpy.iinfo(signed).max:
-            return signed
-    return t
+def _scalar_dtype(x):
+    """CuPy 14.2's CScalar (_scalar.pyx): (dtype, weak type). A Python scalar is weak (bool, int -> int64 or uint64
+    from 2**63, float -> float64, complex -> complex128); a NumPy scalar is strong, typed by its dtype."""
+    if type(x) is bool:
+        return numpy.dtype(bool), False
+    if isinstance(x, numpy.generic):
+        return x.dtype, False
+    if type(x) is int:
+        return numpy.dtype(numpy.uint64 if x >= 0x8000000000000000 else numpy.int64), int
+    if type(x) in (float, complex):
+        return numpy.dtype(type(x)), type(x)
+    return numpy.asarray(x).dtype, False
 
 
-_SCATTER_UFUNCS = {"add", "subtract", "bitwise_and", "bitwise_or", "bitwise_xor"}  # with a scatter_op in 13.6
+def _weak_ok(weak, loop_dtype):
+    """_guess_routine_from_in_types: a weak scalar fits a loop type when NumPy 2 keeps that type beside it."""
+    try:
+        return numpy.result_type(weak(0), loop_dtype) == loop_dtype
+    except TypeError:
+        return False
+
+
+def _first_loop(loops, in_types, weaks):
+    """The first loop (CuPy's order) each input casts to safely, or, for a weak scalar, whose type NumPy 2 keeps."""
+    for loop in loops:
+        dtypes = [numpy.dtype(c) for c in loop.split("->")[0]]
+        if all(numpy.can_cast(t, d) or w and _weak_ok(w, d) for t, d, w in zip(in_types, dtypes, weaks)):
+            return dtypes
+    return None
+
+
+_SCATTER_UFUNCS = {"add", "subtract", "bitwise_and", "bitwise_or", "bitwise_xor"}  # with a scatter_op in 14.2
 
 
 class ufunc:
@@ -680,7 +810,7 @@ class ufunc:
         return self._f.types
 
     def __call__(self, *args, out=None, **kwargs):
-        if set(kwargs) - {"dtype", "casting"}:   # CuPy 13.6's ufunc.__call__ takes out, dtype and casting only
+        if set(kwargs) - {"dtype", "casting"}:   # CuPy 14.2's ufunc.__call__ takes out, dtype and casting only
             raise TypeError(f"Wrong arguments {kwargs}")
         trace = getattr(fusion_state, "trace", None)
         if trace is not None:
@@ -704,21 +834,25 @@ class ufunc:
         return out if out is not None and not isinstance(out, tuple) else _wrap(result)
 
     def _cupy_typed(self, args):
-        """The scalar operands typed as CuPy 13.6 types them (_kernel.pyx guess_routine), as 0-d arrays, which NumPy
-        2 types by their dtype: mixed with arrays, a Python or NumPy scalar whose kind (bool < int < float < complex)
-        is not above the arrays' counts by its value (numpy.min_scalar_type; a non-negative int that fits the signed
-        type takes it), as in NumPy 1; otherwise by its own type (Python int -> int64, float -> float64). NumPy 2
-        instead types a NumPy scalar by its dtype and a Python scalar as the arrays' type."""
+        """The scalar operands typed as CuPy 14.2 types them (NEP 50, as NumPy 2; _kernel.pyx guess_routine and
+        _check_should_use_weak_scalar, _scalar.pyx CScalar), as 0-d arrays of the chosen loop's types: a NumPy
+        scalar is strong (its dtype counts: float32 * numpy.float64(0.5) is float64); a Python scalar is weak when
+        its kind (bool < int < float < complex) is not above the arrays' (float16 + 1e5 is float16, inf), else a
+        strong int64/float64/complex128 (int32 + 1.5 is float64). The value is then stored in the loop's type by
+        NumPy's assignment, which refuses an int out of its range (int8 + 300: OverflowError)."""
         scalars = [a for a in args if not isinstance(a, numpy.ndarray)]
         if not scalars or len(scalars) == len(args):
             return args   # arrays only, or scalars only: CuPy and NumPy 2 agree
-        max_array = max(_KIND_SCORE[a.dtype.kind] for a in args if isinstance(a, numpy.ndarray))
-        by_value = max(_KIND_SCORE[numpy.asarray(a).dtype.kind] for a in scalars) <= max_array
-        unsigned = all(a.dtype.kind == "u" for a in args if isinstance(a, numpy.ndarray) and a.dtype.kind in "iu")
-        in_types = tuple(a.dtype if isinstance(a, numpy.ndarray) else _min_scalar_type(a, unsigned) if by_value
-                         else numpy.asarray(a).dtype for a in args)
-        loop = self._f.resolve_dtypes(in_types + (None,) * self.nout)   # the loop; the value keeps its precision
-        return [a if isinstance(a, numpy.ndarray) else numpy.asarray(a).astype(t) for a, t in zip(args, loop)]
+        typed = [(a.dtype, False) if isinstance(a, numpy.ndarray) else _scalar_dtype(a) for a in args]
+        max_array = max(_KIND_SCORE[t.kind] for t, w in typed if not w)
+        max_weak = max([_KIND_SCORE[numpy.dtype(w).kind] for t, w in typed if w], default=-1)
+        if max_weak > max_array:
+            typed = [(t, False) for t, w in typed]   # a weak scalar of a higher kind counts by its own type
+        loops = [t for t in self._f.types if set(t.replace("->", "")) <= _LOOP_CHARS]
+        dtypes = _first_loop(loops, [t for t, w in typed], [w for t, w in typed])
+        if dtypes is None:
+            raise TypeError(f"Wrong type ({tuple(t for t, w in typed)}) of arguments for cupy_{self.__name__}")
+        return [a if isinstance(a, numpy.ndarray) else numpy.asarray(a, dtype=d) for a, d in zip(args, dtypes)]
 
     def at(self, a, indices, b=None):
         if self.__name__ not in _SCATTER_UFUNCS:
@@ -747,20 +881,20 @@ class ufunc:
         return result
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False):
-        if self.__name__ not in ("add", "multiply"):   # CuPy 13.6's ufunc.reduce is sum or prod
-            raise NotImplementedError(f"`{self.__name__}.reduce` is not supported yet (CuPy 13.6: add and multiply "
+        if self.__name__ not in ("add", "multiply"):   # CuPy 14.2's ufunc.reduce is sum or prod
+            raise NotImplementedError(f"`{self.__name__}.reduce` is not supported yet (CuPy 14.2: add and multiply "
                                       "only; use cupy.max, cupy.min, ...)")
         return self._reduction("reduce", array, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
-        if self.__name__ not in ("add", "multiply"):   # CuPy 13.6's ufunc.accumulate is cumsum or cumprod
-            raise NotImplementedError(f"accumulate is not supported for ufunc '{self.__name__}' in CuPy 13.6 (only "
+        if self.__name__ not in ("add", "multiply"):   # CuPy 14.2's ufunc.accumulate is cumsum or cumprod
+            raise NotImplementedError(f"accumulate is not supported for ufunc '{self.__name__}' in CuPy 14.2 (only "
                                       "add and multiply)")
         return self._reduction("accumulate", array, axis=axis, dtype=dtype, out=out)
 
     def reduceat(self, array, indices, axis=0, dtype=None, out=None):
         if self.__name__ != "add":
-            raise NotImplementedError(f"reduceat is not supported for ufunc '{self.__name__}' in CuPy 13.6 (only add)")
+            raise NotImplementedError(f"reduceat is not supported for ufunc '{self.__name__}' in CuPy 14.2 (only add)")
         return self._reduction("reduceat", array, _unwrap(indices, host_ok=True), axis=axis, dtype=dtype, out=out)
 
     def outer(self, A, B, **kwargs):

@@ -1,14 +1,14 @@
-"""cupy.fuse under the rules of CuPy 13.6's first fusion implementation (cupy/_core/fusion.pyx), one launch a call.
+"""cupy.fuse under the rules of CuPy 14.2's first fusion implementation (cupy/_core/fusion.pyx), one launch a call.
 
 The body really runs: each argument becomes a `_Var` holding its NumPy value (an array argument holds the device
 memory itself, so in-place updates write it), and the stand-in's ufuncs and fusable functions compute on the values
 eagerly while checking what CuPy's tracer checks: ufuncs, operators and in-place operators, `astype`, `copy`,
 `x[...] = v`, `where`/`clip`/`copyto`/`around`, and one reduction (`sum`, `prod`, `max`/`amax`, `min`/`amin`, `all`,
 `any`, `nansum`, `nanprod`) with an `axis` (int or tuple) and without `keepdims`, after which only the reduced value
-and constants may be used. Dtypes follow that tracer's rule, including its treatment of scalar arguments under NumPy 2
-(a Python float argument is a float64 value: float32 arrays then compute in float64).
+and constants may be used. Dtypes follow that tracer's rule (NEP 50 with every scalar weak: a Python float argument
+or constant keeps float32 arrays float32, a numpy.float64 one makes them float64).
 
-What the first implementation cannot trace, CuPy 13.6 hands to its second (new_fusion.pyx: several ops joined by
+What the first implementation cannot trace, CuPy 14.2 hands to its second (new_fusion.pyx: several ops joined by
 cooperative grid synchronisation, experimental, skipped by CuPy's own tests where grid synchronisation is missing).
 The stand-in refuses those bodies (NotImplementedError naming the rule), so that a body accepted in CI is one plain
 kernel on the GPU. See tests/cupy_standin/README.md, "cupy.fuse".
@@ -20,10 +20,9 @@ import numpy
 from . import _core
 from ._core import ndarray
 
-FALLBACK = ("; CuPy 13.6 would hand the body to its experimental grid-synchronised fusion (new_fusion.pyx), which the "
+FALLBACK = ("; CuPy 14.2 would hand the body to its experimental grid-synchronised fusion (new_fusion.pyx), which the "
             "stand-in refuses: see 'cupy.fuse' in tests/cupy_standin/README.md")
 _SCALARS = (bool, int, float, complex, numpy.generic)
-_KIND_SCORE = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _REDUCTIONS = {"sum": numpy.sum, "prod": numpy.prod, "nansum": numpy.nansum, "nanprod": numpy.nanprod,
                "amax": numpy.max, "max": numpy.max, "amin": numpy.min, "min": numpy.min, "all": numpy.all,
                "any": numpy.any}
@@ -72,7 +71,7 @@ class _Var:
         raise TypeError("a value inside cupy.fuse cannot become a NumPy array")
 
     def __getitem__(self, key):
-        raise NotImplementedError("indexing a value inside cupy.fuse is not supported by CuPy 13.6's first fusion"
+        raise NotImplementedError("indexing a value inside cupy.fuse is not supported by CuPy 14.2's first fusion"
                                   + FALLBACK)
 
     def __setitem__(self, key, value):
@@ -82,7 +81,7 @@ class _Var:
 
     def __getattr__(self, name):
         hint = f"; use xp.{name}(x, axis=...)" if name in _REDUCTIONS else ""
-        raise AttributeError(f"a value inside cupy.fuse has no attribute '{name}' (CuPy 13.6's first fusion gives "
+        raise AttributeError(f"a value inside cupy.fuse has no attribute '{name}' (CuPy 14.2's first fusion gives "
                              f"its values operators, astype, copy, dtype and ndim only{hint})")
 
     def astype(self, dtype, order=None, casting=None, subok=None, copy=True):
@@ -168,32 +167,23 @@ class _Trace:
 
     def check_stage(self, v):
         if v._postmap != self.reduced:
-            raise NotImplementedError("a value from before the fused reduction is used after it (CuPy 13.6's first "
+            raise NotImplementedError("a value from before the fused reduction is used after it (CuPy 14.2's first "
                                       "fusion: 'Shape mismatch'); after the reduction only its result and constants "
                                       "may be used" + FALLBACK)
 
     def loop(self, op, ins, outs):
-        """The first of op's loops the arguments can be cast to, by CuPy 13.6's fusion rule (fusion.pyx call_ufunc):
-        with scalars whose kind is not above the arrays', a constant counts by its value and a scalar argument as a
-        zero of its dtype (NumPy 2 keeps a NumPy float64 zero float64); otherwise dtypes must cast safely."""
-        variables = ins + outs
-        array_kind = max([_KIND_SCORE[v.dtype.kind] for v in variables if v._array], default=-2)
-        scalar_kind = max([_KIND_SCORE[v.dtype.kind] for v in variables if not v._array], default=-1)
-        min_scalar = scalar_kind != -1 and array_kind >= scalar_kind
-        for loop in op.loops:
-            in_chars, out_chars = loop.split("->")
-            dtypes = [numpy.dtype(c) for c in in_chars]
-            ok = True
-            for v, dt in zip(ins, dtypes):
-                if min_scalar and not v._array:
-                    value = v._v if v._const else v.dtype.type(0)
-                    ok = numpy.result_type(value, dt) == dt
-                else:
-                    ok = numpy.can_cast(v.dtype, dt)
-                if not ok:
-                    break
-            if ok:
-                return dtypes, [numpy.dtype(c) for c in out_chars]
+        """The first of op's loops the arguments can be cast to, by CuPy 14.2's fusion rule (fusion.pyx call_ufunc ->
+        _guess_routine_from_in_types with each operand's is_weak): every scalar, constant or argument, Python or
+        NumPy, is weak there (`is_weak = pytype if [bool, int, float, complex] else False` is always its type), and
+        _check_should_use_weak_scalar is not applied; so a scalar fits a loop type NumPy 2 keeps beside it:
+        `x_float32 * s` stays float32 for a Python float s, becomes float64 for s = numpy.float64 (numpy.float64(0)
+        is strong in NumPy 2), and `x_uint8 + 0.5` takes the float16 loop (outside fuse: float64)."""
+        in_types = [numpy.dtype(v.dtype) for v in ins]
+        weaks = [False if v._array else type(v._v) for v in ins]   # a value made in the body is a NumPy scalar
+        dtypes = _core._first_loop(op.loops, in_types, weaks)
+        if dtypes is not None:
+            loop = next(lp for lp in op.loops if [numpy.dtype(c) for c in lp.split("->")[0]] == dtypes)
+            return dtypes, [numpy.dtype(c) for c in loop.split("->")[1]]
         raise TypeError(f"Invalid type cast in '{op.name}': {[v.dtype for v in ins]} -> {[v.dtype for v in outs]}")
 
     def ufunc(self, op, args, out, kwargs):
@@ -245,13 +235,13 @@ class _Trace:
         if self.reduced:
             raise NotImplementedError("Multiple reduction is not implemented yet" + FALLBACK)
         if dtype is not None or out is not None:
-            raise NotImplementedError(f"cupy.{name}(dtype=..., out=...) inside cupy.fuse: CuPy 13.6's first fusion "
+            raise NotImplementedError(f"cupy.{name}(dtype=..., out=...) inside cupy.fuse: CuPy 14.2's first fusion "
                                       "drops dtype (the result takes the reduction's own type); cast with astype "
                                       "before reducing, and return the result instead of passing out")
         if v._v.shape != self.shape:
             raise NotImplementedError(
                 f"cupy.{name} of a {v._v.shape} value in a kernel whose array arguments broadcast to {self.shape}: "
-                "CuPy 13.6's fused reduction runs over the broadcast shape of all the array arguments, so it would "
+                "CuPy 14.2's fused reduction runs over the broadcast shape of all the array arguments, so it would "
                 "not reduce this value as NumPy does")
         result = numpy.asarray(_REDUCTIONS[name](v._v, axis=axis))
         self.reduced, self.reduced_shape = True, result.shape
@@ -285,7 +275,7 @@ class _Trace:
             return self.ufunc(_Op(name, [c + "->" + c for c in "efd"] + ["F->f", "D->d"],
                                   getattr(numpy, name), 1), args[:1], None, {})
         del cupy
-        raise NotImplementedError(f"cupy.{name} cannot be used inside cupy.fuse: CuPy 13.6 fuses ufuncs, operators, "
+        raise NotImplementedError(f"cupy.{name} cannot be used inside cupy.fuse: CuPy 14.2 fuses ufuncs, operators, "
                                   "astype, copy, where, clip, copyto, around and one reduction (sum, prod, max, "
                                   "min, all, any, nansum, nanprod)")
 
@@ -318,7 +308,7 @@ class Fusion:
         arrays = [a for a in args if isinstance(a, ndarray)]
         trace = _Trace(numpy.broadcast_shapes(*(a.shape for a in arrays)))
         variables = [None if a is None else _Var(a._a, True, False) if isinstance(a, ndarray)
-                     else _Var(numpy.dtype(type(a)).type(a), False, False) for a in args]
+                     else _Var(a, False, False) for a in args]   # a Python scalar stays weak
         for i, a in enumerate(args):
             if any(isinstance(b, ndarray) and b is not a and _core.overlaps(a, b) for b in arrays if
                    isinstance(a, ndarray)):

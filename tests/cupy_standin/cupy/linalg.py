@@ -1,4 +1,4 @@
-"""cupy.linalg as far as the project calls it: `norm`, following CuPy 13.6's cupy/linalg/_norms.py step by step (so
+"""cupy.linalg as far as the project calls it: `norm`, following CuPy 14.2's cupy/linalg/_norms.py step by step (so
 its launches are counted as CuPy makes them); the other names raise NotImplementedError."""
 import numpy
 

@@ -1,4 +1,4 @@
-"""cupy.random's Generator API: default_rng, Generator, XORWOW, with only the methods CuPy 13.6's Generator has.
+"""cupy.random's Generator API: default_rng, Generator, XORWOW, with only the methods CuPy 14.2's Generator has.
 
 The bit generator keeps its whole state in the device array `_state`, as CuPy's cuRAND generators do (there it is
 the cuRAND states); here it is 16 bytes, a seed and a counter, and each draw takes NumPy's generator for
@@ -6,7 +6,7 @@ the cuRAND states); here it is 16 bytes, a seed and a counter, and each draw tak
 """
 import numpy
 
-from ._core import NAMES, ndarray, _wrap, record_launch
+from ._core import NAMES, ndarray, _wrap, record_launch, record_memcpy
 
 
 class BitGenerator:
@@ -45,21 +45,40 @@ class Philox4x3210(BitGenerator):
     pass
 
 
+def _draw_launches(method, out, dtype):
+    """What one draw launches on CuPy 14.2 (cupy/random/_generator_api.pyx): one cuRAND kernel (none for size 0),
+    and for `integers` a uint32 (uint64 for ranges past 2**32) temporary that `cupy.add(low, y, dtype=dtype)`
+    turns into the result: a second, elementwise kernel; for `uniform` `low + (high - low) * y` on 0-d device
+    arrays (three elementwise kernels, float64 by NEP 50) and an astype copy for another dtype."""
+    if not out.size:
+        return {}
+    if method == "integers":
+        return {"random": 1, "elementwise": 1}
+    if method == "uniform":
+        return {"random": 1, "elementwise": 3, "copy": int(dtype is not None and numpy.dtype(dtype) != numpy.float64)}
+    return {"random": 1}
+
+
 def _draw(method):
     def draw(self, *args, **kwargs):
         dtype = kwargs.pop("dtype", None)
+        if method == "integers" and dtype is not None:
+            kwargs["dtype"] = dtype   # bounds checked against dtype (ValueError), as CuPy does
         args = [a._a if isinstance(a, ndarray) else a for a in args]
         kwargs = {k: (v._a if isinstance(v, ndarray) else v) for k, v in kwargs.items()}
         out = getattr(self.bit_generator._next(), method)(*args, **kwargs)
         out = numpy.asarray(out)
-        record_launch("random")  # one cuRAND kernel (uniform's bounds are copied to the device first)
+        for kind, n in _draw_launches(method, out, dtype).items():
+            record_launch(kind, n)
+        if method == "uniform":
+            record_memcpy("h2d", 2)   # cupy.asarray(low), cupy.asarray(high)
         return _wrap(out.astype(dtype, copy=False) if dtype is not None else out)
     draw.__name__ = method
     return draw
 
 
 class Generator:
-    """cupy.random.Generator: only the methods CuPy 13.6.0's Generator has (no normal, permutation, shuffle, choice)."""
+    """cupy.random.Generator: only the methods CuPy 14.2.0's Generator has (no normal, permutation, shuffle, choice)."""
 
     def __init__(self, bit_generator):
         self.bit_generator = bit_generator

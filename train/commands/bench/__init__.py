@@ -33,6 +33,7 @@ from ...presets import PRESETS
 from ...prog import PROG
 from ...threads import setup as setup_blas_threads
 from .decode_mode import bench_decode
+from .host_mode import bench_host, print_host, reference_host
 from .machine import step_matmul_flops
 from .report import print_distributed, print_result
 from .train_mode import BenchStep, bench_distributed, bench_train
@@ -64,6 +65,10 @@ def add_arguments(p):
     p.add_argument("--profile", action="store_true",
                    help="train mode: afterwards run --steps more steps with every op timed, and print where a step's "
                         "time goes by op kind and by op")
+    p.add_argument("--host", action="store_true",
+                   help="train mode: time the host's cost of a step (the engine's Python) on the preset's structure "
+                        "at tiny sizes, count the step's function calls, and run scripts/torch_reference.py --host "
+                        "beside it when PyTorch is installed")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     add_threads_argument(p)
     p.add_argument("--distributed", action="store_true",
@@ -93,6 +98,17 @@ def main(args):
             raise UsageError("--profile times the ops of one process's steps; drop it with --distributed")
         return main_distributed(args, preset, device, batch_size)
     chosen_by = setup_blas_threads(preset.name, args.threads)[0]["chosen_by"]
+    if args.host:
+        if args.mode != "train" or args.profile:
+            raise UsageError("--host times training steps on its own; drop --mode decode and --profile")
+        steps, warmup = args.steps or 50, max(args.warmup_steps, 5)
+        ours = bench_host(preset, device, steps, warmup, args.seed)
+        theirs = reference_host(args.preset, device, steps, warmup, args.seed)
+        if args.json:
+            print(json.dumps({"minitorch": ours, "pytorch": theirs}))
+        else:
+            print_host(ours, theirs)
+        return 0
     if args.mode == "train":
         result = bench_train(preset, device, batch_size, args.seq_len, args.steps or 10, args.warmup_steps,
                              args.seed, args.profile, progress=not args.json)

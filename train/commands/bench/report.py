@@ -41,6 +41,8 @@ def print_result(r):
                 ("fraction of the peak", f"{r['peak_fraction']:.3g}")]
         if r["device"] == "cuda":
             rows.insert(7, ("GPU memory pool peak", _mb(r["device_pool_peak_bytes"])))
+            rows.insert(2, ("host time to issue it", f"{r['host_issue_s_median'] * 1e3:,.0f} ms "
+                                                      f"({r['host_issue_s_median'] / r['step_s_median']:.0%})"))
         for name, value in rows:
             print(f"  {name:<28} {value:>16}")
         if "launches" in r:
@@ -101,7 +103,7 @@ def print_profile(p, top=12):
           f"clipping {p['phases_ms']['clipping']:,.0f}, optimizer {p['phases_ms']['optimizer']:,.0f} ms)")
     print(f"  {'where':<28} {'ms/step':>9} {'% of step':>10}")
     for row in p["kinds"]:
-        print(f"  {row['kind']:<28} {row['ms']:>9,.1f} {row['percent']:>9.1f}%")
+        print(f"  {row['kind']:<28} {row['ms']:>9,.2f} {row['percent']:>9.1f}%")
     print(f"  matmul ops run at {p['matmul_op_gflops']:,.1f} GFLOP/s = {p['matmul_op_peak_fraction']:.2f} of the "
           f"peak (the attention products are inside the fused attention op)")
     print(f"\n  the {min(top, len(p['ops']))} slowest ops:")

@@ -128,10 +128,11 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         step(measure_saved=i == 0)
     backend.device_memory(device, release=True)
     rss_before, peak_reset = memory.rss(), memory.reset_peak()
-    times, losses = [], []
+    times, losses, issue = [], [], []
     for _ in range(steps):
         loss, marks = step(measure_saved=step.saved is None)   # without warm-up, on the first timed step
         times.append(marks[-1] - marks[0])
+        issue.append(marks[3] - marks[0])   # the host's time to issue forward, backward and clipping: up to the read
         losses.append(loss)
     _, device_peak = backend.device_memory(device)
     step_peak = memory.peak_since_reset() if peak_reset else None
@@ -157,6 +158,9 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         "saved_for_backward_bytes": step.saved,
         "step_matmul_gflop": flops / 1e9, "matmul_peak_gflops": peak, "achieved_gflops": flops / median / 1e9,
         "peak_fraction": flops / median / 1e9 / peak, "blas_threads": blas_threads(),
+        # on a GPU the step waits at its one read for what the host issued before: an issue time near the step time
+        # means the GPU waited for the host (bound by Python: a bigger batch costs the host no more)
+        "host_issue_s_median": statistics.median(issue),
         "other_threads": blas_threads(blas=False),
     }
     if device == "cuda":

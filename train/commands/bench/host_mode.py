@@ -1,0 +1,104 @@
+"""Host mode (`bench --host`): the host's cost of a training step, the part a GPU cannot hide.
+
+The preset's structure (layers, heads, pre-/post-LN, dropout, label smoothing, tied embeddings) at tiny sizes
+(d_model 16, d_ff 32, vocabulary 64, 2 sentences of 8 tokens a side), so that the arithmetic is negligible and what
+is timed is the engine's Python: building the graph, the walk, the optimizer's bookkeeping. It prints the host time
+of forward+loss, backward and the update per step (medians over --steps) and the function calls of one step, counted
+by cProfile (Python functions and the builtins they call). `scripts/torch_reference.py --host` measures PyTorch eager
+the same way; with PyTorch installed this command runs it too and prints the two side by side.
+"""
+import cProfile
+import dataclasses
+import importlib.util
+import json
+import pstats
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from ...data.batching import training_batch
+from ...errors import TrainError
+from .train_mode import BenchStep
+from .workload import build_model, synthetic_batch
+
+TINY = {"d_model": 16, "d_ff": 32}   # the preset's layers and heads are kept
+VOCAB, SENTENCES, SEQ_LEN = 64, 2, 8
+REFERENCE = Path(__file__).resolve().parents[3] / "scripts" / "torch_reference.py"
+
+
+def tiny_preset(preset):
+    """The preset with its model at the host mode's sizes (heads that divide d_model 16: at most 16)."""
+    model = {**preset.model, **TINY, "n_heads": min(preset.model["n_heads"], 16)}
+    return dataclasses.replace(preset, model=model, vocab_size=VOCAB, batch_tokens=SENTENCES * SEQ_LEN)
+
+
+def calls_of(fn):
+    """The function calls fn() makes (cProfile's count: Python functions and builtins)."""
+    profile = cProfile.Profile()
+    profile.runcall(fn)
+    return pstats.Stats(profile).total_calls
+
+
+def bench_host(preset, device, steps, warmup_steps, seed):
+    """{phase: median host ms}, the calls of one step and the loss, for the preset's structure at tiny sizes."""
+    preset = tiny_preset(preset)
+    model = build_model(preset, device, seed)
+    step = BenchStep(preset, model, training_batch(*synthetic_batch(SENTENCES, SEQ_LEN, VOCAB, seed)), device)
+    for _ in range(warmup_steps):
+        step()
+    phases = {"forward_loss": [], "backward": [], "update": [], "step": []}
+    for _ in range(steps):
+        loss, marks = step()
+        phases["forward_loss"].append(marks[1] - marks[0])
+        phases["backward"].append(marks[2] - marks[1])
+        phases["update"].append(marks[-1] - marks[2])
+        phases["step"].append(marks[-1] - marks[0])
+    ms = {name: 1e3 * statistics.median(times) for name, times in phases.items()}
+    ms["forward_backward"] = 1e3 * statistics.median(
+        f + b for f, b in zip(phases["forward_loss"], phases["backward"]))
+    return {"implementation": "minitorch", "preset": preset.name, "device": device, "model": preset.model,
+            "vocab_size": VOCAB, "sentences": SENTENCES, "seq_len": SEQ_LEN, "steps": steps, "host_ms": ms,
+            "calls_per_step": calls_of(step), "loss": float(loss)}
+
+
+def reference_host(preset_name, device, steps, warmup_steps, seed):
+    """scripts/torch_reference.py --host's result (a dict), or None without PyTorch; runs in its own process."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    # one intra-op thread, as ours at these sizes: PyTorch's pool spinning on a busy machine would time the pool
+    done = subprocess.run([sys.executable, str(REFERENCE), "--preset", preset_name, "--device", device, "--host",
+                           "--steps", str(steps), "--warmup-steps", str(warmup_steps), "--seed", str(seed),
+                           "--threads", "1", "--json"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise TrainError(f"scripts/torch_reference.py --host failed: {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout)
+
+
+def print_host(ours, theirs):
+    m = ours["model"]
+    print(f"host cost of a training step: preset {ours['preset']}'s structure ({m['n_encoder_layers']}+"
+          f"{m['n_decoder_layers']} layers, {m['n_heads']} heads) at d_model {m['d_model']}, d_ff {m['d_ff']}, "
+          f"vocabulary {ours['vocab_size']}, {ours['sentences']} sentences x {ours['seq_len']} tokens, "
+          f"{ours['device']}; medians of {ours['steps']} steps")
+    rows = [("forward+loss, ms", "forward_loss"), ("backward, ms", "backward"),
+            ("forward+backward, ms", "forward_backward"), ("update, ms", "update"), ("whole step, ms", "step")]
+    header = f"  {'':<28} {'minitorch':>10}"
+    if theirs:
+        header += f" {'PyTorch ' + theirs['torch']:>16} {'ratio':>7}"
+    print(header)
+    for label, key in rows:
+        line = f"  {label:<28} {ours['host_ms'][key]:>10.2f}"
+        if theirs:
+            line += f" {theirs['host_ms'][key]:>16.2f} {ours['host_ms'][key] / theirs['host_ms'][key]:>7.2f}"
+        print(line)
+    line = f"  {'function calls a step':<28} {ours['calls_per_step']:>10,}"
+    if theirs:
+        line += f" {theirs['calls_per_step']:>16,} {ours['calls_per_step'] / theirs['calls_per_step']:>7.2f}"
+    print(line)
+    if not theirs:
+        print("  (PyTorch is not installed: pip install -e '.[reference]' to measure it side by side)")
+
+
+__all__ = ["bench_host", "reference_host", "print_host", "tiny_preset", "calls_of"]
