@@ -53,12 +53,12 @@ except ImportError as e:   # a one-line answer, not a traceback: torch is an opt
     sys.exit(f"torch_reference.py needs PyTorch ({e}): pip install torch, or pip install -e '.[reference]'")
 
 from minitorch.optim.schedule import noam_factor, warmup_lr
-from train.arguments import non_negative_int, positive_int
+from train.cli.arguments import non_negative_int, positive_int
 from train.data.batching import training_batch
 from train.commands.bench import SEQ_LEN, build_model, synthetic_batch
 from train.commands.bench.host_mode import SENTENCES as HOST_SENTENCES, SEQ_LEN as HOST_SEQ_LEN, VOCAB as HOST_VOCAB
 from train.commands.bench.host_mode import tiny_preset
-from train.presets import PRESETS
+from train.run.presets import PRESETS
 from transformer.registry import model_config
 from train.data.tokenizer import PAD_ID
 

@@ -6,7 +6,7 @@ run under mpirun (a preset patched into PRESETS inside the test process would no
 import sys
 
 from train.__main__ import main
-from train.presets import PRESETS, Preset
+from train.run.presets import PRESETS, Preset
 
 # dropout 0: the data-parallel step then computes what the one-process step does, so their losses can be compared
 MICRO = Preset("bench-micro", "a few-thousand-parameter model for the distributed bench's tests",

@@ -12,7 +12,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend, distributed
 from train.data.batching import training_batch
-from train.parallel import share
+from train.cli.parallel import share
 from train.data.tokenizer import PAD_ID
 from transformer import ModelConfig, Transformer
 

@@ -252,8 +252,8 @@ def test_a_stated_number_default_is_the_options_default():
 
 
 def test_the_help_states_the_presets_settings():
-    from train.presets import DECODING, PRESETS
-    from train.settings import fit_defaults
+    from train.run.presets import DECODING, PRESETS
+    from train.run.settings import fit_defaults
     vocab = ", ".join(f"{name} {p.vocab_size:,}" for name, p in PRESETS.items())
     assert f"(default: the preset's: {vocab})" in help_of("fit", "--vocab-size")
     assert f"(default {fit_defaults(PRESETS['tiny'])['seed']})" in help_of("fit", "--seed")
@@ -268,7 +268,7 @@ def test_the_help_states_the_presets_settings():
 
 
 def test_the_readme_states_the_small_presets_recipe_and_decoding():
-    from train.presets import PRESETS
+    from train.run.presets import PRESETS
     small, readme = PRESETS["small"], " ".join((ROOT / "README.md").read_text().split())
     d, lr = small.decoding, f"{small.lr:.0e}".replace("e-0", "e-")   # 2e-3
     assert (f"BPE {small.vocab_size:,}, warmup to a peak learning rate of {lr}, dropout "

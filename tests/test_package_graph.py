@@ -97,19 +97,15 @@ def test_the_engine_core_imports_neither_tensor_nor_the_ops():
             assert not above, f"{module} imports {sorted(above)}"
 
 
-def test_no_file_in_train_is_over_300_lines():
-    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "train").rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 300}
-    assert not long, long
-
-
-# train/'s sub-packages in pipeline order; a module may import its own group and the groups before it. The modules
-# directly in train/ (errors, presets, arguments, threads, run, settings, parallel, decode, metrics, progress) are the
-# pieces several groups share: they may import data/ and loop/, never commands/.
-GROUPS = ("data", "loop", "commands")
-# what each group is for: these modules must sit in it
-MEMBERS = {"data": {"corpus", "download", "demo_corpus", "pairs", "tokenizer", "batching"},
-           "loop": {"step", "trainer", "validation", "training_state", "checkpoint", "stopping"},
+# train/'s packages in layer order; a module may import its own package and the packages before it. train/'s top
+# level holds only packages, __init__.py and __main__.py (the entry point, which lists the commands).
+GROUPS = ("cli", "data", "run", "evaluation", "loop", "commands")
+# what each package is for: these modules must sit in it
+MEMBERS = {"cli": {"errors", "prog", "arguments", "parallel", "progress"},
+           "data": {"corpus", "download", "demo_corpus", "pairs", "tokenizer", "batching", "training_pairs"},
+           "run": {"presets", "settings", "folder", "lock", "checkpoint", "threads"},
+           "evaluation": {"decode", "metrics", "ensemble", "arguments"},
+           "loop": {"step", "trainer", "assemble", "validation", "training_state", "stopping"},
            "commands": {"fit", "evaluate", "translate", "plot", "check_gpu", "bench", "experiments"}}
 
 
@@ -121,9 +117,15 @@ def group(module):
 def test_train_groups_hold_the_pipeline_parts():
     for name, members in MEMBERS.items():
         present = {p.stem if p.name != "__init__.py" else p.parent.name
-                   for p in (ROOT / "train" / name).glob("*") if p.suffix == ".py" or (p / "__init__.py").is_file()}
+                   for p in (ROOT / name.join(("train/", ""))).glob("*")
+                   if p.suffix == ".py" or (p / "__init__.py").is_file()}
         assert members <= present, f"train/{name}/ lacks {sorted(members - present)}"
-    assert not [p.name for p in (ROOT / "train").glob("*.py") if p.stem in set().union(*MEMBERS.values())]
+
+
+def test_train_top_level_holds_only_packages_init_and_main():
+    top = {p.name for p in (ROOT / "train").iterdir() if p.name != "__pycache__"}
+    assert top == {"__init__.py", "__main__.py", *GROUPS}, sorted(top)
+    assert all((ROOT / "train" / g / "__init__.py").is_file() for g in GROUPS)
 
 
 def test_train_groups_import_in_pipeline_order():
@@ -131,16 +133,22 @@ def test_train_groups_import_in_pipeline_order():
     for module, targets in graph().items():
         if not module.startswith("train"):
             continue
-        for target in (t for t in targets if t.startswith("train")):
+        for target in (t for t in targets if t.startswith("train") and t != "train"):
             mine, theirs = group(module), group(target)
-            if theirs is None:
-                # data/ is the start of the pipeline: of the shared modules it may use the errors and the CLI's name
-                assert mine != "data" or target in ("train", "train.errors", "train.prog"), f"{module} imports {target}"
-                continue
-            if mine is None:   # a shared module: not the commands (except the CLI's entry point, which lists them)
-                assert theirs != "commands" or module == "train.__main__", f"{module} imports {target} (a command)"
+            assert theirs is not None, f"{module} imports {target}, outside train/'s packages"
+            if mine is None:   # train/__init__ and the entry point, train/__main__
+                assert module in ("train", "train.__main__"), module
             else:
-                assert rank[theirs] <= rank[mine], f"{module} imports {target} (later in the pipeline)"
+                assert rank[theirs] <= rank[mine], f"{module} imports {target} (a later package)"
+
+
+def test_train_packages_have_no_import_cycle():
+    """The packages as a whole (cli, data, run, ...) import one another without a cycle, lazy imports too."""
+    edges = {}
+    for m, ts in package_edges("train").items():
+        if group(m):
+            edges.setdefault(group(m), set()).update(group(t) for t in ts if group(t) not in (group(m), None))
+    find_cycle(edges)
 
 
 def test_every_command_of_the_cli_is_in_commands():
@@ -149,7 +157,7 @@ def test_every_command_of_the_cli_is_in_commands():
 
 
 def test_the_engines_distributed_errors_know_nothing_of_the_cli():
-    """minitorch.distributed's messages say what is wrong in the library's terms; train/parallel.py adds the CLI's
+    """minitorch.distributed's messages say what is wrong in the library's terms; train/cli/parallel.py adds the CLI's
     flags (--distributed) and the project's extras (pip install -e '.[dist]')."""
     import re
     cli = re.compile(r"(^|\s)--[a-z]|python3? -m train|\.\[[a-z]+\]")
@@ -161,7 +169,7 @@ def test_the_engines_distributed_errors_know_nothing_of_the_cli():
 
 
 def test_only_the_data_package_and_the_commands_fetch_or_make_corpora():
-    """settings.py resolves a run's settings; where its corpus comes from is data/prepare.py's."""
+    """run/settings.py resolves a run's settings; where its corpus comes from is data/prepare.py's."""
     makers = {"train.data.download", "train.data.demo_corpus"}
     for module, targets in graph().items():
         if module.startswith("train") and targets & makers:

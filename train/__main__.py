@@ -10,8 +10,8 @@ import os
 import sys
 
 from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate
-from .errors import TrainError, error_message
-from .prog import PROG
+from .cli.errors import TrainError, error_message
+from .cli.prog import PROG
 
 COMMANDS = {
     "fit": fit,

@@ -25,11 +25,11 @@ class Encoder(nn.Module):
 
 
 class Decoder(nn.Module):
-    """N decoder layers, then (pre-LN only) a final LayerNorm. cross=False drops cross-attention (DecoderOnly)."""
+    """N decoder layers, then (pre-LN only) a final LayerNorm."""
 
-    def __init__(self, cfg, cross=True):
+    def __init__(self, cfg):
         super().__init__()
-        self.layers = nn.ModuleList([DecoderLayer(cfg, cross) for _ in range(cfg.n_decoder_layers)])
+        self.layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers)])
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else None
 
     def forward(self, x, tgt_mask, memory=None, src_mask=None, memory_kv=None, caches=None, weights=None):
@@ -39,9 +39,7 @@ class Decoder(nn.Module):
         caches: one key/value cache dict per layer (incremental decoding); weights: collects cross-attention weights.
         """
         for i, layer in enumerate(self.layers):
-            kv = None
-            if layer.cross_attn is not None:
-                kv = memory_kv[i] if memory_kv is not None else layer.cross_attn.memory_kv(memory, packed=True)
+            kv = memory_kv[i] if memory_kv is not None else layer.cross_attn.memory_kv(memory, packed=True)
             x = layer(x, tgt_mask, kv, src_mask, caches[i] if caches is not None else None, weights)
         return self.norm(x) if self.norm is not None else x
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import minitorch as mt
 import minitorch.functional as F
 from minitorch import optim
-from transformer import DecoderOnly, ModelConfig, Transformer, beam_search, greedy_decode
+from transformer import ModelConfig, Transformer, beam_search, greedy_decode
 from transformer.inference import inference
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
@@ -24,10 +24,10 @@ def tiny(**kw):
     return ModelConfig(**{**base, **kw})
 
 
-def make(kind, seed, **kw):
+def make(seed, **kw):
     """A freshly initialised model."""
     mt.manual_seed(seed)
-    return Transformer(tiny(**kw)) if kind == "transformer" else DecoderOnly(tiny(**kw))
+    return Transformer(tiny(**kw))
 
 
 def padded(rows, width):
@@ -38,22 +38,18 @@ def padded(rows, width):
 
 
 @functools.lru_cache(maxsize=None)
-def half_trained(kind, norm="pre"):
-    """A model after 80 Adam steps on reversing random sequences (as a language model: the sequence, then its
-    reverse): unlike a fresh one, which repeats one token, its outputs differ between sentences and steps.
+def half_trained(norm="pre"):
+    """A model after 80 Adam steps on reversing random sequences: unlike a fresh one, which repeats one token, its
+    outputs differ between sentences and steps.
     Shared between tests: do not change it."""
     mt.manual_seed(0)
     cfg = tiny(d_model=16, n_heads=2, d_ff=32, norm=norm)
-    model = Transformer(cfg) if kind == "transformer" else DecoderOnly(cfg)
+    model = Transformer(cfg)
     rng, opt = np.random.default_rng(0), optim.Adam(model.parameters(), lr=1e-2)
     for _ in range(80):
         rows = [unpadded(r) for r in random_batch(rng, 16, 5)]
-        if kind == "transformer":
-            logits = model(padded(rows, 5), padded([[BOS] + r[::-1] for r in rows], 6))
-            targets = padded([r[::-1] + [EOS] for r in rows], 6)
-        else:
-            logits = model(padded([[BOS] + r + r[::-1] for r in rows], 11))
-            targets = padded([[PAD] * len(r) + r[::-1] + [EOS] for r in rows], 11)
+        logits = model(padded(rows, 5), padded([[BOS] + r[::-1] for r in rows], 6))
+        targets = padded([r[::-1] + [EOS] for r in rows], 6)
         loss = F.cross_entropy(logits, targets, ignore_index=PAD)
         opt.zero_grad()
         loss.backward()
@@ -76,9 +72,7 @@ def unpadded(row):
 def full_forward_logits(model, src_row, ys):
     """Next-token logits after bos + ys, recomputed from scratch for one sentence (no cache, no batching)."""
     with inference(model):
-        if isinstance(model, Transformer):
-            return model(np.array([src_row]), np.array([[BOS] + ys]))[0, -1].numpy().astype(np.float64)
-        return model(np.array([[BOS] + src_row + ys]))[0, -1].numpy().astype(np.float64)
+        return model(np.array([src_row]), np.array([[BOS] + ys]))[0, -1].numpy().astype(np.float64)
 
 
 def reference_greedy(model, src, max_len_a=1.5, max_len_b=10):
@@ -97,10 +91,9 @@ def reference_greedy(model, src, max_len_a=1.5, max_len_b=10):
 
 
 # ----- the cache -----
-@pytest.mark.parametrize("kind, kw", [("transformer", {}), ("transformer", dict(norm="post", positions="learned")),
-                                      ("decoder-only", {}), ("decoder-only", dict(tie_embeddings=False))])
-def test_decode_step_gives_the_logits_of_a_full_forward_pass(kind, kw):
-    model = make(kind, 0, **kw).eval()
+@pytest.mark.parametrize("kw", [{}, dict(norm="post", positions="learned"), dict(tie_embeddings=False)])
+def test_decode_step_gives_the_logits_of_a_full_forward_pass(kw):
+    model = make(0, **kw).eval()
     for p in model.parameters():
         p.data = p.data.astype(np.float64)
     rng = np.random.default_rng(0)
@@ -119,9 +112,8 @@ def test_decode_step_gives_the_logits_of_a_full_forward_pass(kind, kw):
             state, prev = new_state, ys[:, t]
 
 
-@pytest.mark.parametrize("kind", ["transformer", "decoder-only"])
-def test_reorder_state_picks_and_repeats_rows(kind):
-    model = make(kind, 1).eval()
+def test_reorder_state_picks_and_repeats_rows():
+    model = make(1).eval()
     src = random_batch(np.random.default_rng(1), 3, 4)
     with mt.no_grad():
         state = model.start_decoding(src)
@@ -135,10 +127,10 @@ def test_reorder_state_picks_and_repeats_rows(kind):
 
 # ----- greedy -----
 @settings(max_examples=6, deadline=None)
-@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["transformer", "decoder-only"]))
-def test_cached_batched_greedy_equals_recomputing_each_sentence(seed, kind):
-    model = half_trained(kind, ["pre", "post"][seed % 2])
-    src = random_batch(np.random.default_rng(seed), 4, 5, min_len=0 if kind == "decoder-only" else 1)
+@given(seed=st.integers(0, 10_000))
+def test_cached_batched_greedy_equals_recomputing_each_sentence(seed):
+    model = half_trained(["pre", "post"][seed % 2])
+    src = random_batch(np.random.default_rng(seed), 4, 5, min_len=1)
     out = greedy_decode(model, src)
     assert model.training  # the mode is restored
     assert out == reference_greedy(model, src)
@@ -146,7 +138,7 @@ def test_cached_batched_greedy_equals_recomputing_each_sentence(seed, kind):
 
 
 def test_greedy_respects_the_length_limit():
-    model = half_trained("transformer")
+    model = half_trained()
     src = np.array([[4, 5, 6, 7], [4, 5, PAD, PAD], [PAD, PAD, PAD, PAD]])
     out = greedy_decode(model, src, max_len_a=1.0, max_len_b=1)
     assert [len(ys) <= n for ys, n in zip(out, [5, 3, 1])] == [True] * 3
@@ -156,17 +148,15 @@ def test_greedy_respects_the_length_limit():
 
 # ----- beam search -----
 @settings(max_examples=6, deadline=None)
-@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["transformer", "decoder-only"]),
-       alpha=st.sampled_from([0.0, 0.6, 1.0]))
-def test_beam_size_one_is_greedy(seed, kind, alpha):
-    model = half_trained(kind)
+@given(seed=st.integers(0, 10_000), alpha=st.sampled_from([0.0, 0.6, 1.0]))
+def test_beam_size_one_is_greedy(seed, alpha):
+    model = half_trained()
     src = random_batch(np.random.default_rng(seed), 5, 6)
     assert beam_search(model, src, beam_size=1, length_penalty=alpha) == greedy_decode(model, src)
 
 
-@pytest.mark.parametrize("kind", ["transformer", "decoder-only"])
-def test_batched_beam_search_equals_one_sentence_at_a_time(kind):
-    model = half_trained(kind, "post")
+def test_batched_beam_search_equals_one_sentence_at_a_time():
+    model = half_trained("post")
     src = random_batch(np.random.default_rng(5), 4, 6)
     batched = beam_search(model, src, beam_size=3)
     alone = [beam_search(model, np.array([unpadded(row)]), beam_size=3)[0] for row in src]
@@ -177,17 +167,16 @@ def test_batched_beam_search_equals_one_sentence_at_a_time(kind):
 def log_prob(model, src_row, ys, ends):
     """log p(ys, then eos if ends | src) for one sentence, from one full forward pass."""
     with inference(model):
-        logits = (model(np.array([src_row]), np.array([[BOS] + list(ys)]))[0] if isinstance(model, Transformer)
-                  else model(np.array([[BOS] + src_row + list(ys)]))[0, len(src_row):])
+        logits = model(np.array([src_row]), np.array([[BOS] + list(ys)]))[0]
         log_p = F.log_softmax(logits.double(), dim=-1).numpy()
     return sum(log_p[i, t] for i, t in enumerate(list(ys) + [EOS] * ends))
 
 
-@pytest.mark.parametrize("kind, alpha", [("transformer", 0.0), ("transformer", 1.0), ("decoder-only", 0.6)])
-def test_a_beam_wider_than_the_search_space_finds_the_best_output(kind, alpha):
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
+def test_a_beam_wider_than_the_search_space_finds_the_best_output(alpha):
     """With 8 tokens allowed besides eos and at most 2 output tokens, 64 beams never drop a hypothesis, so beam
     search must return the best of all outputs by log p(Y) / lp(Y), |Y| counting the eos of those that have one."""
-    model = half_trained(kind)
+    model = half_trained()
     src = random_batch(np.random.default_rng(7), 3, 3)
     out = beam_search(model, src, beam_size=64, length_penalty=alpha, max_len_a=0.0, max_len_b=2)
     allowed = [t for t in range(V) if t not in (PAD, BOS, EOS)]
@@ -200,10 +189,9 @@ def test_a_beam_wider_than_the_search_space_finds_the_best_output(kind, alpha):
         assert tuple(ys) == max(scores, key=scores.get)
 
 
-@pytest.mark.parametrize("kind", ["transformer", "decoder-only"])
-def test_beam_search_never_scores_below_greedy(kind):
+def test_beam_search_never_scores_below_greedy():
     """Without length penalty, a beam of 4 keeps greedy's hypothesis unless it finds a more likely one."""
-    model = half_trained(kind)
+    model = half_trained()
     src = random_batch(np.random.default_rng(9), 6, 4)
     beams = beam_search(model, src, beam_size=4, length_penalty=0.0, max_len_a=0.0, max_len_b=3)
     greedy = greedy_decode(model, src, max_len_a=0.0, max_len_b=3)
@@ -280,27 +268,4 @@ def test_pad_and_bos_are_never_produced():
 
 def test_beam_search_rejects_a_bad_beam_size():
     with pytest.raises(ValueError, match="beam_size"):
-        beam_search(make("transformer", 0), np.array([[4, 5]]), beam_size=0)
-
-
-# ----- a decoder-only language model learns four sequences and continues their prefixes -----
-def test_a_tiny_language_model_continues_learned_prefixes(device):
-    mt.manual_seed(0)
-    model = DecoderOnly(ModelConfig(vocab_size=V, d_model=32, n_heads=4, d_ff=64, n_decoder_layers=2, dropout=0.0,
-                                    max_len=16)).to(device)
-    seqs = [[4, 5, 6, 7, 8], [9, 10, 4, 4], [6, 8, 10, 5, 7, 9], [10, 9]]
-    ids = np.full((4, 7), PAD)
-    targets = np.full((4, 7), PAD)
-    for i, s in enumerate(seqs):
-        ids[i, :len(s) + 1] = [BOS] + s
-        targets[i, :len(s) + 1] = s + [EOS]
-    opt = optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(200):
-        loss = F.cross_entropy(model(ids), targets, ignore_index=PAD)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    prefixes = np.array([[4, 5, PAD], [9, PAD, PAD], [6, 8, 10], [10, PAD, PAD]])
-    expected = [s[len(unpadded(p)):] for s, p in zip(seqs, prefixes)]
-    assert greedy_decode(model, prefixes) == expected
-    assert beam_search(model, prefixes, beam_size=3) == expected
+        beam_search(make(0), np.array([[4, 5]]), beam_size=0)

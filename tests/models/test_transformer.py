@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import minitorch as mt
 import minitorch.functional as F
 from minitorch import optim
-from transformer import DecoderOnly, ModelConfig, Transformer, greedy_decode
+from transformer import ModelConfig, Transformer, greedy_decode
 from transformer.attention import MultiHeadAttention
 from transformer.layers import (DecoderLayer, EncoderLayer, FeedForward, PositionalEncoding, Residual,
                                 sinusoidal_table)
@@ -89,7 +89,6 @@ def test_shapes_through_every_module(B, S, T, norm, positions, tie):
     assert Encoder(cfg)(memory, src_mask).shape == (B, S, d)
     assert Decoder(cfg)(x, tgt_mask, memory, src_mask).shape == (B, T, d)
     assert Transformer(cfg)(src, tgt).shape == (B, T, cfg.vocab_size)
-    assert DecoderOnly(cfg)(tgt).shape == (B, T, cfg.vocab_size)
 
 
 def test_sinusoids_follow_the_paper_formula():
@@ -199,19 +198,18 @@ def test_no_position_attends_to_source_padding(norm, positions):
 
 
 @pytest.mark.parametrize("make", [lambda: Transformer(tiny()), lambda: Transformer(tiny(norm="post")),
-                                  lambda: DecoderOnly(tiny()), lambda: DecoderOnly(tiny(positions="learned"))])
+                                  lambda: Transformer(tiny(positions="learned"))])
 def test_no_position_attends_to_the_future(make):
     mt.manual_seed(0)
     model = make().eval()
     rng = np.random.default_rng(3)
     src, tgt = random_ids(rng, 2, 4, 13), random_ids(rng, 2, 6, 13)
-    run = (lambda t: model(src, t)) if isinstance(model, Transformer) else model
-    before = run(tgt).numpy()
+    before = model(src, tgt).numpy()
     for t in range(5):
         changed = tgt.copy()
         changed[:, t + 1:] = random_ids(rng, 2, 5 - t, 13)
         changed[:, t + 1] = np.where(changed[:, t + 1] == tgt[:, t + 1], 4 + (tgt[:, t + 1] - 3) % 9, changed[:, t + 1])
-        after = run(changed).numpy()
+        after = model(src, changed).numpy()
         np.testing.assert_allclose(after[:, :t + 1], before[:, :t + 1], rtol=1e-5, atol=1e-6)
         assert not np.allclose(after[:, t + 1], before[:, t + 1])  # the changed position itself does change
 
@@ -219,9 +217,10 @@ def test_no_position_attends_to_the_future(make):
 def test_target_padding_is_masked_too():
     """Padding in the middle of a sequence (not made by right-padding) is not attended to either."""
     mt.manual_seed(0)
-    model = DecoderOnly(tiny(positions="learned")).eval()
-    model.pos.table.data[...] = 0  # positions carrying no information, so that dropping the pad changes nothing else
-    with_pad, without = model(np.array([[5, 6, PAD, 7, 8]])).numpy(), model(np.array([[5, 6, 7, 8]])).numpy()
+    model = Transformer(tiny(positions="learned")).eval()
+    model.tgt_pos.table.data[...] = 0  # positions carrying no information: dropping the pad changes nothing else
+    src = np.array([[5, 9, 4]])
+    with_pad, without = model(src, np.array([[5, 6, PAD, 7, 8]])).numpy(), model(src, np.array([[5, 6, 7, 8]])).numpy()
     np.testing.assert_allclose(with_pad[0, [0, 1, 3, 4]], without[0], rtol=1e-5, atol=1e-6)
 
 
@@ -307,13 +306,12 @@ def test_state_dict_restores_the_model():
 
 
 # ----- gradients: every parameter of a whole 1-layer model against central differences in float64 -----
-@pytest.mark.parametrize("kind, norm, positions, tie", [
-    ("transformer", "pre", "sinusoidal", True), ("transformer", "post", "learned", False),
-    ("decoder-only", "pre", "learned", True)])
-def test_gradients_of_a_one_layer_model_in_float64(kind, norm, positions, tie):
+@pytest.mark.parametrize("norm, positions, tie", [("pre", "sinusoidal", True), ("post", "learned", False),
+                                                  ("pre", "learned", True)])
+def test_gradients_of_a_one_layer_model_in_float64(norm, positions, tie):
     mt.manual_seed(0)
     cfg = tiny(n_encoder_layers=1, n_decoder_layers=1, norm=norm, positions=positions, tie_embeddings=tie)
-    model = as_float64(Transformer(cfg) if kind == "transformer" else DecoderOnly(cfg))
+    model = as_float64(Transformer(cfg))
     for p in model.parameters():  # LayerNorm weights and biases start at 1 and 0; make them generic
         if p.ndim == 1:
             p.data += 0.1 * np.random.default_rng(p.size).standard_normal(p.shape)
@@ -323,7 +321,7 @@ def test_gradients_of_a_one_layer_model_in_float64(kind, norm, positions, tie):
     tgt_in, tgt_out = np.concatenate([np.full((2, 1), BOS), tgt[:, :-1]], 1), tgt
 
     def loss_fn():
-        logits = model(src, tgt_in) if kind == "transformer" else model(tgt_in)
+        logits = model(src, tgt_in)
         return F.cross_entropy(logits, tgt_out, ignore_index=PAD, label_smoothing=0.1)
 
     assert finite_difference_check(model, loss_fn, rng, per_parameter=4) > 40

@@ -11,10 +11,10 @@ from conftest import fit_argv, make_corpus, one_line_error
 from cli_runner import run_cli
 
 import minitorch as mt
-from train.prog import PROG
-from train.loop import checkpoint
-from train import run
-from train.errors import TrainError
+from train.cli.prog import PROG
+from train.run import checkpoint
+from train.run import folder as run
+from train.cli.errors import TrainError
 from transformer import LSTMConfig, LSTMSeq2Seq
 
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import SMALL, fit_argv, make_corpus, one_line_error
 from cli_runner import run_cli
 
-from train.prog import PROG
+from train.cli.prog import PROG
 from train.__main__ import main
 
 

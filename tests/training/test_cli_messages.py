@@ -10,7 +10,7 @@ import pytest
 from conftest import one_line_error
 
 from cli_runner import run_cli
-from train.prog import PROG
+from train.cli.prog import PROG
 from train.commands import fit
 from train.__main__ import COMMANDS
 
@@ -124,7 +124,7 @@ def test_every_help_is_wrapped_to_one_width(capsys, monkeypatch):
 
 # ----- the command as the user ran it -----
 def test_the_cli_is_named_by_the_interpreter_as_it_was_started():
-    from train.prog import interpreter
+    from train.cli.prog import interpreter
     assert interpreter(["python3", "-m", "train"]) == "python3"
     assert interpreter(["/usr/bin/python3.11", "-m", "train"]) == "python3.11"
     assert interpreter(["python", "-m", "train"]) == "python"
@@ -181,10 +181,12 @@ def test_help_works_without_docstrings():
 # ----- the two training losses -----
 def test_the_progress_bar_names_its_loss_as_the_recent_steps(monkeypatch):
     from train.loop.trainer import Trainer
+    from train.loop.training_state import Progress
     trainer = Trainer.__new__(Trainer)   # only what postfix reads
-    trainer.s, trainer.epoch, trainer.batch_pos = {"epochs": 1, "max_steps": None}, 0, 3
-    trainer.window = {"loss": 6.0, "steps": 3, "tokens": 300, "time": 1.5, "lr": 1e-3}
+    trainer.s = {"epochs": 1, "max_steps": None}
+    trainer.progress = Progress(epoch=0, batch_pos=3,
+                                window={"loss": 6.0, "steps": 3, "tokens": 300, "time": 1.5, "lr": 1e-3})
     assert trainer.postfix(10).startswith("label-smoothed loss 2.000 (last 3 steps), lr 1.00e-03, 200 tok/s")
-    trainer.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": 2.5, "last_steps": 10,
-                      "speed": 50.0, "step_time": 0.1, "lr": 1e-3}
+    trainer.progress.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": 2.5, "last_steps": 10,
+                               "speed": 50.0, "step_time": 0.1, "lr": 1e-3}
     assert trainer.postfix(10).startswith("label-smoothed loss 2.500 (last 10 steps)")

@@ -7,7 +7,7 @@ from conftest import FEW_PAIRS as PAIRS
 from conftest import fit_argv, make_corpus, one_line_error
 
 from train.data import corpus
-from train.errors import TrainError
+from train.cli.errors import TrainError
 from cli_runner import run_cli
 
 def test_a_missing_file_says_what_was_looked_for_and_where(tmp_path, capsys):

@@ -18,8 +18,8 @@ from minitorch import backend, distributed, nn
 from train.commands import bench, fit
 from train.data.batching import training_batch
 from train.__main__ import main
-from train.presets import PRESETS
-from transformer import DecoderOnly, ModelConfig, Transformer, beam_search, greedy_decode
+from train.run.presets import PRESETS
+from transformer import ModelConfig, Transformer, beam_search, greedy_decode
 
 pytestmark = [requires_gpu, pytest.mark.gpu]
 
@@ -186,12 +186,11 @@ def test_a_run_moves_from_cuda_to_cpu_and_back_saying_what_is_not_exact(corpus, 
 # ----- decoding: one device read per generated token step -----
 @requires_standin
 @pytest.mark.parametrize("search", ["greedy", "beam"])
-@pytest.mark.parametrize("model_class", [Transformer, DecoderOnly])
-def test_decoding_reads_the_device_once_per_token_step(search, model_class):
+def test_decoding_reads_the_device_once_per_token_step(search):
     mt.manual_seed(0)
     config = ModelConfig(vocab_size=30, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1,
                          max_len=64)
-    model = model_class(config).to("cuda")
+    model = Transformer(config).to("cuda")
     src = np.array([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0]])
     token_steps = []
     decode_step = model.decode_step

@@ -12,7 +12,7 @@ import pytest
 
 import minitorch as mt
 from minitorch import backend
-from train import parallel
+from train.cli import parallel
 from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
 from conftest import records, tiny_fit, without_timing
 

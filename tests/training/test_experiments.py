@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 import minitorch as mt
 import minitorch.functional as F
-from train import run
+from train.run import folder as run
 from train.__main__ import main
 from train.commands.experiments import depth, gradient_path, memory
-from train.presets import PRESETS
+from train.run.presets import PRESETS
 
 TRAINING = ["--preset", "tiny", "--src", "xs", "--tgt", "xt", "--vocab-size", "120", "--batch-tokens", "96"]
 

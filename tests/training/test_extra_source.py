@@ -7,7 +7,7 @@ import pytest
 from cli_runner import run_cli
 from conftest import FEW_PAIRS, fit_argv, make_corpus, one_line_error
 
-from train import run
+from train.run import folder as run
 from train.commands import fit
 from train.__main__ import main
 
@@ -39,15 +39,15 @@ def test_the_second_source_joins_training_with_its_own_tag(tagged_run):
     xs, xf = t.tok.tag_id("xs"), t.tok.tag_id("xf")
     assert xs != xf and {xs, xf}.isdisjoint(range(4))
     n = len(FEW_PAIRS) * 8
-    assert len(t.train_src) == 2 * n                                  # xs->xt pairs, then xf->xt pairs
-    assert [x[0] for x in t.train_src] == [xs] * n + [xf] * n
-    assert t.train_src[:n] == [[xs] + ids for ids in t.tok.encode([p[0] for p in FEW_PAIRS] * 8)]
-    assert t.train_src[n:] == [[xf] + ids for ids in t.tok.encode(XF * 8)]
-    assert t.train_tgt[:n] == t.train_tgt[n:]                         # the same targets
+    assert len(t.training_pairs.src) == 2 * n                                  # xs->xt pairs, then xf->xt pairs
+    assert [x[0] for x in t.training_pairs.src] == [xs] * n + [xf] * n
+    assert t.training_pairs.src[:n] == [[xs] + ids for ids in t.tok.encode([p[0] for p in FEW_PAIRS] * 8)]
+    assert t.training_pairs.src[n:] == [[xf] + ids for ids in t.tok.encode(XF * 8)]
+    assert t.training_pairs.tgt[:n] == t.training_pairs.tgt[n:]                         # the same targets
     # one vocabulary for the three sides: the capitals have pieces too
     assert all(t.tok.sp.id_to_piece(i) != "<unk>" for ids in t.tok.encode(XF) for i in ids)
     # validation is xs->xt, tagged xs
-    assert all(x[0] == xs for x in t.val_pairs[0]) and all(x[0] == xs for x in t.val_bleu_ids)
+    assert all(x[0] == xs for x in t.validation.pairs[0]) and all(x[0] == xs for x in t.validation.bleu_ids)
 
 
 def test_a_tag_typed_as_text_is_text(tagged_run):
@@ -60,7 +60,7 @@ def test_evaluate_and_translate_tag_the_source(tagged_run, monkeypatch, capsys):
     tok = run.load_tokenizer(run_dir)
     assert tok.source_lang == "xs"
     seen = []
-    from train import decode
+    from train.evaluation import decode
     original = decode.translate_ids
     monkeypatch.setattr(decode, "translate_ids", lambda model, ids, **kw: seen.append(ids) or original(model, ids,
                                                                                                           **kw))

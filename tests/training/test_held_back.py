@@ -8,7 +8,7 @@ from conftest import FEW_PAIRS, build_args, fit_argv, make_corpus, records
 from train.commands import fit
 from train.data import held_back
 from train.__main__ import main
-from train.errors import UsageError
+from train.cli.errors import UsageError
 
 COMMON = [p for p in FEW_PAIRS] * 10
 # rare words (seen at most twice on their side): zebra, okapi, quokka (twice each), wombat; a pair's rate counts both
@@ -54,12 +54,13 @@ def test_the_held_back_pairs_leave_training_on_both_sources_and_are_listed(held_
     run_dir, t = held_run
     assert json.loads((run_dir / "config.json").read_text())["settings"]["held_back"] == 2
     n = len(LINES) - 2
-    assert len(t.train_src) == 2 * n                      # xs->xt, then xf->xt, both without the two pairs
-    xs_src, xs_tgt, xf_src = (t.tok.decode(x) for x in (t.train_src[:n], t.train_tgt[:n], t.train_src[n:]))
+    assert len(t.training_pairs.src) == 2 * n                      # xs->xt, then xf->xt, both without the two pairs
+    pairs = t.training_pairs
+    xs_src, xs_tgt, xf_src = (t.tok.decode(x) for x in (pairs.src[:n], pairs.tgt[:n], pairs.src[n:]))
     assert xs_src == [p[0] for p in LINES if p not in (ODD[0], ODD[2])] and xf_src == [x.upper() for x in xs_src]
     for pair in (ODD[0], ODD[2]):
         assert pair[0] not in xs_src and pair[1] not in xs_tgt and pair[0].upper() not in xf_src
-    assert "zebra" not in " ".join(t.tok.decode(t.train_tgt))   # its two pairs are both held back
+    assert "zebra" not in " ".join(t.tok.decode(t.training_pairs.tgt))   # its two pairs are both held back
     rows = (run_dir / "held_back.tsv").read_text().splitlines()
     assert rows[0] == "line\trare_word_rate\tsource\ttarget"
     assert [r.split("\t") for r in rows[1:]] == [[str(line_of(ODD[0]) + 1), "0.500", *ODD[0]],

@@ -14,7 +14,7 @@ from conftest import fit_argv, make_corpus, without_timing
 from conftest import records as all_records
 
 import minitorch as mt
-from train.prog import PROG
+from train.cli.prog import PROG
 from train.__main__ import main
 
 LONG = ["--epochs", "40", "--save-every", "1"]   # far more steps than the tests wait for

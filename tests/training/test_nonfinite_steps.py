@@ -9,7 +9,7 @@ from cli_runner import run_cli
 
 import minitorch as mt
 from minitorch.autograd import Function
-from train.prog import PROG
+from train.cli.prog import PROG
 from train.loop import step
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from cli_runner import run_cli
 from train.commands import plot
-from train import run
+from train.run import folder as run
 
 matplotlib.use("Agg")
 pytestmark = pytest.mark.filterwarnings("error")

@@ -6,7 +6,7 @@ from conftest import fit_argv, make_corpus
 from tqdm import tqdm
 
 from cli_runner import run_cli
-from train import progress
+from train.cli import progress
 
 
 class Clock:

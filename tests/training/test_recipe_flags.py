@@ -10,7 +10,7 @@ from conftest import fit_argv, make_corpus, one_line_error, records
 
 import minitorch as mt
 from minitorch import backend
-from train import run
+from train.run import folder as run
 from train.__main__ import main
 from train.loop.step import make_optimizer
 from transformer import ModelConfig, Transformer

@@ -76,16 +76,17 @@ def test_bpe_dropout_resegments_the_training_pairs_each_epoch_only(tmp_path, mon
     assert e0 != [list(map(list, side)) for side in e1]
     t.training_pairs.sampled = None                                        # drawn again: the same
     assert [list(map(list, side)) for side in t.training_pairs.of_epoch(0)] == e0
-    assert e0 != [t.train_src, t.train_tgt]                 # the deterministic segmentation
-    assert t.tok.decode(e0[0]) == t.tok.decode(t.train_src)
+    assert e0 != [t.training_pairs.src, t.training_pairs.tgt]                 # the deterministic segmentation
+    assert t.tok.decode(e0[0]) == t.tok.decode(t.training_pairs.src)
     # validation keeps the one segmentation
-    assert t.val_pairs[0] == t.tok.encode(t.val_src) and t.val_bleu_ids == t.tok.encode(t.val_src)
+    val = t.validation
+    assert val.pairs[0] == t.tok.encode(val.src) and val.bleu_ids == t.tok.encode(val.src)
     assert len(t.batches(0)) and isinstance(t.step_fn, TrainStep) and not isinstance(t.step_fn, RDropStep)
 
 
 def test_without_bpe_dropout_every_epoch_has_the_one_segmentation(tmp_path, monkeypatch):
     t = trainer_of(tmp_path, monkeypatch)
-    assert t.training_pairs.of_epoch(0) == t.training_pairs.of_epoch(3) == (t.train_src, t.train_tgt)
+    assert t.training_pairs.of_epoch(0) == t.training_pairs.of_epoch(3) == (t.training_pairs.src, t.training_pairs.tgt)
 
 
 def test_resume_with_bpe_dropout_and_rdrop_gives_the_uninterrupted_run(tiny_corpus, tmp_path, monkeypatch):

@@ -18,9 +18,9 @@ from conftest import records as all_records
 import minitorch as mt
 from cli_runner import run_cli
 from mpi_runner import mpirun, requires_mpi
-from train import run_lock
-from train.errors import TrainError
-from train.prog import PROG
+from train.run import lock as run_lock
+from train.cli.errors import TrainError
+from train.cli.prog import PROG
 
 
 def start_fit(argv, cwd):
@@ -167,7 +167,7 @@ def test_a_reader_never_sees_a_checkpoint_half_written(tmp_path):
     writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         assert writer.stdout.readline().strip() == "ready"
-        from train.loop import checkpoint
+        from train.run import checkpoint
         for _ in range(150):
             loaded = checkpoint.load(path)   # TrainError (the test fails) on a truncated or damaged file
             w = np.asarray(loaded["model"]["w"])

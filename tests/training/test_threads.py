@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from cli_runner import run_cli
 from mpi_runner import mpirun, requires_mpi
-from train import threads
+from train.run import threads
 
 
 @pytest.fixture(autouse=True)
@@ -122,7 +122,7 @@ def test_a_lucky_run_on_a_busy_machine_does_not_buy_threads(no_thread_variables,
 
 
 def test_the_timed_products_are_a_training_steps():
-    from train.presets import PRESETS
+    from train.run.presets import PRESETS
     tiny, small = threads.step_products("tiny"), threads.step_products("small")
     d, d_ff, vocab, rows = 64, 128, PRESETS["tiny"].vocab_size, PRESETS["tiny"].batch_tokens
     assert PRESETS["tiny"].model["d_model"] == d and PRESETS["tiny"].model["d_ff"] == d_ff

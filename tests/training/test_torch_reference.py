@@ -17,7 +17,7 @@ import pytest
 from train.data.batching import training_batch
 from train.commands.bench import build_model, synthetic_batch
 from train.loop.loss import share_loss
-from train.presets import PRESETS
+from train.run.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "torch_reference.py"

@@ -11,7 +11,7 @@ from minitorch import backend, core
 from minitorch.tools.profiler import OpProfiler
 from train.commands import bench
 from train.data.batching import training_batch
-from train.presets import PRESETS, Preset
+from train.run.presets import PRESETS, Preset
 from cli_runner import run_cli
 from conftest import requires_standin
 

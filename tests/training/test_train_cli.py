@@ -6,7 +6,7 @@ import urllib.error
 
 import pytest
 
-from train.prog import PROG
+from train.cli.prog import PROG
 from train.data import download
 from train.__main__ import COMMANDS
 from cli_runner import run_cli

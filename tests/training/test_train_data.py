@@ -12,7 +12,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from train.data import batching, corpus, demo_corpus, download
-from train.errors import TrainError
+from train.cli.errors import TrainError
 from train.data.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer, train_tokenizer
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import PAIRS, final_weights, interrupt_at, records, tiny_fit, without_timing
 
 import minitorch as mt
-from train.loop import checkpoint
+from train.run import checkpoint
 from train.__main__ import main
 
 

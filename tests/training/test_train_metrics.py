@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from train import metrics
+from train.evaluation import metrics
 
 REFS = ["A man in a blue shirt is standing on a ladder.", "Two dogs play in the snow.", "A girl reads a book."]
 

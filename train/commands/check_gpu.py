@@ -9,9 +9,9 @@ import numpy as np
 from minitorch import backend
 
 from . import bench
-from ..arguments import non_negative_int, positive_int
-from ..errors import TrainError
-from ..presets import PRESETS
+from ..cli.arguments import non_negative_int, positive_int
+from ..cli.errors import TrainError
+from ..run.presets import PRESETS
 
 def add_arguments(p):
     p.add_argument("--preset", choices=sorted(PRESETS), default="small",

@@ -8,11 +8,12 @@ import time
 from pathlib import Path
 
 from ..data import corpus
-from .. import metrics, parallel, run, threads
-from . import ensemble
-from ..arguments import add_decoding_arguments
-from ..decode import translate_lines
-from ..errors import TrainError, UsageError
+from ..evaluation import ensemble, metrics
+from ..cli import parallel
+from ..run import folder as run, threads
+from ..evaluation.arguments import add_decoding_arguments
+from ..evaluation.decode import translate_lines
+from ..cli.errors import TrainError, UsageError
 
 DEFAULT_SPLITS = ("test_2016_flickr", "test", "val")  # the first one present is evaluated when --split is not given
 

@@ -13,18 +13,20 @@ stdout every 30 seconds and at the end of each epoch. The BLAS threads are chose
 printed first and recorded in config.json; a resumed run keeps the recorded choice (unless --threads is given),
 and a run on more than one thread checks after its first steps that they are faster than one (falling back to one
 when they are not). Only one fit at a time writes a run folder: it holds a lock on RUN_DIR/fit.lock while it runs,
-and a second fit there stops at once, naming the first (train/run_lock.py).
+and a second fit there stops at once, naming the first (train/run/lock.py).
 """
 import sys
 
 from transformer import registry
 
-from .. import parallel, run, run_lock, threads
-from ..arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
-                         positive_float, positive_int, probability)
-from ..presets import PRESETS
+from ..cli import parallel
+from ..run import folder as run, lock as run_lock, threads
+from ..cli.arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
+                             positive_float, positive_int, probability)
+from ..run.presets import PRESETS
 from ..data.prepare import prepare_corpus
-from ..settings import MIN_MAX_LEN, resolve_settings, run_folder
+from ..run.settings import MIN_MAX_LEN, resolve_settings, run_folder
+from ..loop.assemble import assemble
 from ..loop.trainer import MAX_BAD_STEPS, Trainer
 from ..loop.validation import epoch_line
 
@@ -104,6 +106,6 @@ def main(args):
         print(line)
         world.barrier()   # every rank has checked the run folder (and rank 0 holds its lock) before rank 0 writes
         data_dir = parallel.main_first(world, lambda: prepare_corpus(settings, run_dir, args.data_dir))
-        trainer = Trainer(settings, model_kw, run_dir, data_dir, device, resume=args.resume, world=world,
-                          blas_threads=blas)
+        trainer = assemble(settings, model_kw, run_dir, data_dir, device, resume=args.resume, world=world,
+                           blas_threads=blas)
         return trainer.fit()

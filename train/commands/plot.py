@@ -14,14 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import run
-from ..arguments import CHECKPOINT_HELP
+from ..run import folder as run
+from ..evaluation.arguments import CHECKPOINT_HELP
 from ..data.batching import pad, source_batch
-from ..loop.checkpoint import CHECKPOINTS
+from ..run.checkpoint import CHECKPOINTS
 from ..data.corpus import read_parallel
-from ..decode import translate_ids
-from ..errors import TrainError, UsageError
-from ..prog import PROG
+from ..evaluation.decode import translate_ids
+from ..cli.errors import TrainError, UsageError
+from ..cli.prog import PROG
 from ..data.tokenizer import BOS_ID
 
 

@@ -6,11 +6,11 @@ lines are translated in length-sorted batches and written in their original orde
 import os
 import sys
 
-from .. import run, threads
-from . import ensemble
-from ..arguments import add_decoding_arguments
-from ..decode import translate_lines
-from ..errors import TrainError
+from ..run import folder as run, threads
+from ..evaluation import ensemble
+from ..evaluation.arguments import add_decoding_arguments
+from ..evaluation.decode import translate_lines
+from ..cli.errors import TrainError
 
 
 def add_arguments(p):

@@ -7,7 +7,7 @@ import gzip
 import os
 from pathlib import Path
 
-from ..errors import TrainError
+from ..cli.errors import TrainError
 
 FIT_SPLITS = ("train", "val")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..errors import TrainError
+from ..cli.errors import TrainError
 
 BASE_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw"
 SPLITS = ("train", "val", "test_2016_flickr")

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from . import corpus
-from ..errors import UsageError
+from ..cli.errors import UsageError
 
 HELD_BACK_FILE = "held_back.tsv"   # in the run folder: the pairs held back, for reading
 RARE_COUNT = 2   # a word seen at most this often on its side of the training split is rare

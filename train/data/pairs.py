@@ -4,7 +4,7 @@ its lines aligned with the first's) and lose a held-back slice (--held-back)."""
 from pathlib import Path
 
 from . import corpus, held_back
-from ..errors import TrainError
+from ..cli.errors import TrainError
 
 
 def read_split(data_dir, split, src, tgt):

@@ -2,7 +2,7 @@
 (found in the usual folders, else downloaded)."""
 from pathlib import Path
 
-from ..errors import TrainError
+from ..cli.errors import TrainError
 from . import corpus, demo_corpus, download
 
 

@@ -1,8 +1,9 @@
 """A joint SentencePiece BPE model (one vocabulary for source and target), trained on the training split.
 
-Special ids are fixed for every model in the project: pad 0, unk 1, bos 2, eos 3. A run trained with a second source
-language (fit --extra-source) also has a tag per source language, `<de>`, `<fr>`: a control symbol (never produced
-from text, so a user's "<de>" stays text) that begins every source sentence, telling the model its language.
+Special ids are fixed for every model in the project (transformer/registry.py: PAD_ID, UNK_ID, BOS_ID, EOS_ID). A
+run trained with a second source language (fit --extra-source) also has a tag per source language, `<de>`, `<fr>`: a
+control symbol (never produced from text, so a user's "<de>" stays text) that begins every source sentence, telling
+the model its language.
 """
 import io
 import os
@@ -11,10 +12,11 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from ..errors import TrainError
-from ..prog import PROG
+from transformer.registry import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+from ..cli.errors import TrainError
+from ..cli.prog import PROG
+
 
 
 def tag_piece(lang):

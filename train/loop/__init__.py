@@ -1,2 +1,2 @@
-"""The training loop: one step, the trainer that runs the epochs, validation, the training state, checkpoints
-and stopping."""
+"""The training loop: a run assembled from its parts, the trainer that runs the epochs, one step (and R-Drop's),
+validation, the training state (Progress) and stopping."""

@@ -6,8 +6,8 @@ import threading
 
 from tqdm import tqdm
 
-from ..errors import TrainError
-from . import checkpoint
+from ..cli.errors import TrainError
+from ..run import checkpoint
 
 STOP_FILE = "STOP"  # a file of this name in the run folder asks the run to stop after the current step and save
 

@@ -1,14 +1,36 @@
 """What `last.npz` holds so that a run continues exactly: weights, optimizer, schedule, every rank's random state
-and the position in the epoch; saving it, and loading it into a Trainer."""
+and the position in the epoch (Progress); saving it, and loading it into the parts of a run."""
 import os
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 import minitorch as mt
 from minitorch import backend
 
-from . import checkpoint
-from ..errors import TrainError
+from ..run import checkpoint
+from ..cli.errors import TrainError
+
+
+@dataclass
+class Progress:
+    """Where a run stands: the counters a Trainer advances, saved in `last.npz` (as its "progress") and loaded back
+    as one."""
+    step: int = 0
+    epoch: int = 0
+    batch_pos: int = 0   # the next batch of the epoch's batch order
+    best_bleu: float = -1.0
+    metrics_lines: int = 0   # records in metrics.jsonl; a resumed run drops any written after its checkpoint
+    epoch_loss: float = 0.0
+    epoch_tokens: int = 0
+    window: dict = field(default_factory=lambda: {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0})
+    epoch_skipped: int = 0   # batches skipped this epoch for a nan/inf loss or gradient norm
+
+    @classmethod
+    def from_dict(cls, p):
+        return cls(step=p["step"], epoch=p["epoch"], batch_pos=p["batch_pos"], best_bleu=p["best_bleu"],
+                   metrics_lines=p["metrics_lines"], epoch_loss=p["epoch_loss"], epoch_tokens=p["epoch_tokens"],
+                   window=p["window"], epoch_skipped=p.get("epoch_skipped", 0))   # older runs: no epoch_skipped
 
 
 def state(trainer):
@@ -19,10 +41,7 @@ def state(trainer):
         rng = {"rng": ranks[0], "rng_ranks": ranks}
     return {"model": trainer.model.state_dict(), "model_class": type(trainer.model).__name__,
             "optimizer": trainer.optimizer.state_dict(), "schedule": trainer.schedule.state_dict(), **rng,
-            "progress": {"step": trainer.step, "epoch": trainer.epoch, "batch_pos": trainer.batch_pos,
-                         "best_bleu": trainer.best_bleu, "metrics_lines": trainer.metrics_lines,
-                         "epoch_loss": trainer.epoch_loss, "epoch_tokens": trainer.epoch_tokens,
-                         "window": trainer.window, "epoch_skipped": trainer.epoch_skipped}}
+            "progress": asdict(trainer.progress)}
 
 
 def save_last(trainer):
@@ -32,52 +51,49 @@ def save_last(trainer):
         mt.save(snapshot, checkpoint.checkpoint_path(trainer.run_dir, "last"))
 
 
-def load_state(trainer, state):
-    """Put a saved training state into trainer: weights, optimizer, schedule, random state, progress."""
-    path = checkpoint.checkpoint_path(trainer.run_dir, "last")
-    checkpoint.load_weights(trainer.model, path, state)
+def load_state(parts, state, metrics_path):
+    """Put a saved training state into the parts of a run (weights, optimizer, schedule, random state) and return its
+    Progress; metrics.jsonl loses the records written after the checkpoint."""
+    path = checkpoint.checkpoint_path(parts.run_dir, "last")
+    checkpoint.load_weights(parts.model, path, state)
     try:
-        trainer.optimizer.load_state_dict(state["optimizer"])
-        trainer.schedule.load_state_dict(state["schedule"])
-        load_rng(trainer, state)
-        p = state["progress"]
-        trainer.step, trainer.epoch, trainer.batch_pos = p["step"], p["epoch"], p["batch_pos"]
-        trainer.best_bleu, trainer.metrics_lines = p["best_bleu"], p["metrics_lines"]
-        trainer.epoch_loss, trainer.epoch_tokens, trainer.window = p["epoch_loss"], p["epoch_tokens"], p["window"]
-        trainer.epoch_skipped = p.get("epoch_skipped", 0)
+        parts.optimizer.load_state_dict(state["optimizer"])
+        parts.schedule.load_state_dict(state["schedule"])
+        load_rng(parts, state)
+        progress = Progress.from_dict(state["progress"])
     except (KeyError, ValueError, TypeError) as e:
         raise TrainError(f"{path}: not a training state that this run can continue from ({type(e).__name__}: "
                          f"{e}); it holds model weights only, or was written by another version") from None
-    if not trainer.main:
-        return
+    if not parts.world.is_main:
+        return progress
     # records written after the checkpoint (by a run that was killed) are dropped, so none appears twice
-    lines = trainer.metrics_path.read_text(encoding="utf-8").splitlines(keepends=True) \
-        if trainer.metrics_path.is_file() else []
+    lines = metrics_path.read_text(encoding="utf-8").splitlines(keepends=True) if metrics_path.is_file() else []
     # whole or not at all, as `plot` may read it meanwhile: a temporary file, then a rename
-    tmp = trainer.metrics_path.with_name(f".{trainer.metrics_path.name}.tmp")
-    tmp.write_text("".join(lines[:trainer.metrics_lines]), encoding="utf-8")
-    os.replace(tmp, trainer.metrics_path)
+    tmp = metrics_path.with_name(f".{metrics_path.name}.tmp")
+    tmp.write_text("".join(lines[:progress.metrics_lines]), encoding="utf-8")
+    os.replace(tmp, metrics_path)
+    return progress
 
 
-def load_rng(trainer, state):
+def load_rng(parts, state):
     """Each rank's random state from the checkpoint; a rank that the saving job did not have (it had fewer
     ranks) draws a fresh one from the seed, its rank and the step. A run continued on another device than it was
     saved on says what cannot continue exactly: the dropout draws (each device has its own generator)."""
     ranks = state.get("rng_ranks") or [state["rng"]]
-    if not (trainer.world.rank < len(ranks) and (trainer.world.rank == 0 or len(ranks) == trainer.world.size)):
-        mt.manual_seed(rank_seed(trainer.s["seed"], trainer.world.rank, state["progress"]["step"]))
+    if not (parts.world.rank < len(ranks) and (parts.world.rank == 0 or len(ranks) == parts.world.size)):
+        mt.manual_seed(rank_seed(parts.settings["seed"], parts.world.rank, state["progress"]["step"]))
         return
-    saved = ranks[trainer.world.rank]
-    if not backend.set_rng_state(saved, trainer.device):
+    saved = ranks[parts.world.rank]
+    if not backend.set_rng_state(saved, parts.device):
         why = "trained on another device" if "cuda" not in saved else "saved on a GPU of another size"
-        note = (f"note: the checkpoint holds no random state for {trainer.device} ({why}): the weights, optimizer, "
+        note = (f"note: the checkpoint holds no random state for {parts.device} ({why}): the weights, optimizer, "
                 f"schedule and batch order continue exactly, the dropout draws start afresh from the seed")
-    elif trainer.device == "cpu" and "cuda" in saved:
+    elif parts.device == "cpu" and "cuda" in saved:
         note = ("note: the run was trained on cuda and continues on cpu: the weights, optimizer, schedule and batch "
                 "order continue exactly, the dropout draws come from the CPU's generator instead")
     else:
         return
-    if trainer.main:
+    if parts.world.is_main:
         print(note)
 
 

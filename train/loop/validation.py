@@ -2,6 +2,7 @@
 chrF of its first sentences (the same of the held-back slice, fit --held-back); the line printed for an epoch and the
 example translations."""
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -9,55 +10,67 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend
 
-from .. import metrics, parallel
+from ..evaluation import metrics
+from ..cli import parallel
 from ..data.batching import token_batches, training_batch
-from ..decode import translate_ids
+from ..evaluation.decode import translate_ids
 from ..data.pairs import encode_pairs
 from ..data.tokenizer import PAD_ID
-from ..errors import TrainError
-from ..prog import PROG
+from ..cli.errors import TrainError
+from ..cli.prog import PROG
 
 N_EXAMPLES = 3
 
 
-def prepare(trainer, held, max_len, data_dir):
-    """Encode what validation scores on the trainer: the validation pairs and the sources of its BLEU sentences,
-    and the held-back slice's (held: its source and target lines, or None); TrainError when a split has no pair
-    that fits the model."""
-    settings, tok = trainer.s, trainer.tok
-    trainer.val_pairs = encode_pairs(tok, trainer.val_src, trainer.val_tgt, max_len, "validation")
-    for split, pairs in (("train", trainer.train_src), ("val", trainer.val_pairs[0])):
-        if not pairs:
+@dataclass
+class ValidationData:
+    """What validation scores on: the validation lines (src, tgt) and pairs, the sources of its BLEU sentences, and
+    the held-back slice's (held: a dict of its lines, pairs and BLEU sources, or None)."""
+    src: list
+    tgt: list
+    pairs: tuple
+    n_bleu: int
+    bleu_ids: list
+    held: dict = None
+
+
+def prepare(tok, val_src, val_tgt, held, train_src, settings, max_len, data_dir):
+    """The ValidationData of a run (held: the held-back slice's source and target lines, or None); TrainError when
+    the training or validation split has no pair that fits the model."""
+    pairs = encode_pairs(tok, val_src, val_tgt, max_len, "validation")
+    for split, encoded in (("train", train_src), ("val", pairs[0])):
+        if not encoded:
             raise TrainError(f"{data_dir}: the {split} split has no sentence pair of at most {max_len - 1} "
                              f"tokens (max_len {max_len}) on both sides")
-    trainer.n_bleu = min(settings["val_bleu_sentences"] or len(trainer.val_src), len(trainer.val_src))
-    trainer.val_bleu_ids = tok.encode_source(trainer.val_src[:trainer.n_bleu])
-    trainer.held = None   # the held-back slice, scored like validation: its lines, pairs and BLEU sources
+    n_bleu = min(settings["val_bleu_sentences"] or len(val_src), len(val_src))
+    slice_ = None
     if held:
         n = min(settings["val_bleu_sentences"] or len(held[0]), len(held[0]))
-        trainer.held = {"src": held[0], "tgt": held[1], "n_bleu": n, "bleu_ids": tok.encode_source(held[0][:n]),
-                        "pairs": encode_pairs(tok, held[0], held[1], max_len, "held-back")}
+        slice_ = {"src": held[0], "tgt": held[1], "n_bleu": n, "bleu_ids": tok.encode_source(held[0][:n]),
+                  "pairs": encode_pairs(tok, held[0], held[1], max_len, "held-back")}
+    return ValidationData(val_src, val_tgt, pairs, n_bleu, tok.encode_source(val_src[:n_bleu]), slice_)
 
 
 def validate(trainer, stop):
-    """Validation loss (label-smoothed and plain NLL) and greedy BLEU/chrF, and the same of the held-back slice
-    (keys held_*) when the run has one; None if stopped by Ctrl-C.
+    """(the record: validation loss (label-smoothed and plain NLL) and greedy BLEU/chrF, and the same of the held-back
+    slice (keys held_*) when the run has one; the first example translations), or None if stopped by Ctrl-C.
 
     In a job of several ranks each takes a share of the batches and sentences, and the sums and translations are
     gathered, so that every rank gets the same figures; a Ctrl-C then takes effect at the end of validation."""
     trainer.model.eval()
     try:
-        slice_ = getattr(trainer, "held", None)
-        val = score(trainer, trainer.val_pairs, trainer.val_bleu_ids, stop)
+        data = trainer.validation
+        slice_ = data.held
+        val = score(trainer, data.pairs, data.bleu_ids, stop)
         held = slice_ and val and score(trainer, slice_["pairs"], slice_["bleu_ids"], stop)
         if val is None or (slice_ and held is None):
             return None
     finally:
         trainer.model.train()
-    n = trainer.n_bleu
+    n = data.n_bleu
     (total, nll, tokens), hyp_ids = val
-    hyps, refs = trainer.tok.decode(hyp_ids), trainer.val_tgt[:n]
-    trainer.examples = list(zip(trainer.val_src[:N_EXAMPLES], refs[:N_EXAMPLES], hyps[:N_EXAMPLES]))
+    hyps, refs = trainer.tok.decode(hyp_ids), data.tgt[:n]
+    examples = list(zip(data.src[:N_EXAMPLES], refs[:N_EXAMPLES], hyps[:N_EXAMPLES]))
     bleu, bleu_sig = metrics.bleu(hyps, refs)
     chrf, chrf_sig = metrics.chrf(hyps, refs)
     record = {"val_loss": total / tokens, "val_nll": nll / tokens, "val_ppl": math.exp(min(nll / tokens, 50)),
@@ -69,7 +82,7 @@ def validate(trainer, stop):
         record.update(held_loss=total / tokens, held_nll=nll / tokens, held_ppl=math.exp(min(nll / tokens, 50)),
                       held_bleu=metrics.bleu(hyps, refs)[0], held_chrf=metrics.chrf(hyps, refs)[0],
                       held_bleu_sentences=slice_["n_bleu"])
-    return record
+    return record, examples
 
 
 def score(trainer, pairs, bleu_ids, stop):
@@ -100,12 +113,12 @@ def score(trainer, pairs, bleu_ids, stop):
     return (float(sums[0]), float(sums[1]), int(sums[2])), hyp_ids
 
 
-def print_examples(trainer):
+def print_examples(examples, run_dir, src_lang):
     """The last validation's example translations, and how to translate more."""
-    for src, ref, hyp in getattr(trainer, "examples", []):
+    for src, ref, hyp in examples:
         print(f"\n  source:     {src}\n  reference:  {ref}\n  hypothesis: {hyp}")
-    if getattr(trainer, "examples", None):
-        print(f"\ntranslate more with: {PROG} translate --run-dir {trainer.run_dir} < {trainer.s['src']}.txt")
+    if examples:
+        print(f"\ntranslate more with: {PROG} translate --run-dir {run_dir} < {src_lang}.txt")
 
 
 def epoch_line(record, number, partial=False):

@@ -26,12 +26,13 @@ printed with the reason; `--threads 1` against `--threads 2` compares two counts
 import dataclasses
 import json
 
-from ... import parallel, run
-from ...arguments import add_device_argument, add_threads_argument, non_negative_int, positive_int
-from ...errors import UsageError
-from ...presets import PRESETS
-from ...prog import PROG
-from ...threads import setup as setup_blas_threads
+from ...cli import parallel
+from ...run import folder as run
+from ...cli.arguments import add_device_argument, add_threads_argument, non_negative_int, positive_int
+from ...cli.errors import UsageError
+from ...run.presets import PRESETS
+from ...cli.prog import PROG
+from ...run.threads import setup as setup_blas_threads
 from .decode_mode import bench_decode
 from .host_mode import bench_host, print_host, reference_host
 from .machine import step_matmul_flops

@@ -3,8 +3,9 @@ import statistics
 import time
 
 from minitorch import backend
+from transformer.registry import MAX_LEN_A, MAX_LEN_B
 
-from ...decode import MAX_LEN_A, MAX_LEN_B, translate_ids
+from ...evaluation.decode import translate_ids
 from .machine import HostMemory, blas_threads
 from .report import progress_printer
 from .workload import build_model, synthetic_batch

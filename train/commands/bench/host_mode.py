@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ...data.batching import training_batch
-from ...errors import TrainError
+from ...cli.errors import TrainError
 from .train_mode import BenchStep
 from .workload import build_model, synthetic_batch
 

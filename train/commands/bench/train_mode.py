@@ -9,9 +9,9 @@ from minitorch import backend, distributed, nn
 from minitorch.tools.graph_memory import saved_bytes
 from minitorch.tools.profiler import OpProfiler, kind_of
 
-from ... import parallel
+from ...cli import parallel
 from ...data.batching import training_batch
-from ...errors import TrainError
+from ...cli.errors import TrainError
 from ...loop.step import TrainStep, make_optimizer
 from ...data.tokenizer import PAD_ID
 from .launches import GPU_HOW, step_launches

@@ -1,15 +1,9 @@
-"""experiment: rerun the classic articles' comparisons (compare, gradient-path, memory, depth), or a recipe sweep.
+"""experiment: rerun the classic articles' comparisons, a recipe sweep, or the costs of R-Drop and ensembles.
 
-    compare         Transformer vs LSTM vs LSTM with attention at about the same size: BLEU, time, speed
-    gradient-path   |d output at the last position / d input at distance d| in an LSTM and a Transformer encoder
-    memory          memory saved for backward and peak memory of a training step against sequence length
-    depth           pre-LN vs post-LN at several depths, with and without warmup: loss curves, divergence
-    sweep           a recipe study from a grid file: fit each trial, score every decoding on validation only
-    costs           the time R-Drop adds to a training step and a two-model ensemble to decoding
-
-Each writes a markdown table (also printed), the numbers as JSON and a PNG figure into --out (default
-runs/experiments/NAME). `python3 -m train experiment NAME --help` lists an experiment's options, with the ones that
-shrink it (--max-steps, --lengths, --layers, ...).
+`python3 -m train experiment --help` lists the experiments, each with its summary (SUMMARIES below). Each writes a
+markdown table (also printed), the numbers as JSON and a PNG figure into --out (default runs/experiments/NAME).
+`python3 -m train experiment NAME --help` lists an experiment's options, with the ones that shrink it (--max-steps,
+--lengths, --layers, ...).
 """
 import argparse
 from pathlib import Path
@@ -18,6 +12,7 @@ from . import compare, costs, depth, gradient_path, memory, sweep
 
 EXPERIMENTS = {"compare": compare, "gradient-path": gradient_path, "memory": memory, "depth": depth, "sweep": sweep,
                "costs": costs}
+# each experiment's one-line summary, in `experiment --help`: written here only
 SUMMARIES = {"compare": "Transformer vs LSTM vs LSTM with attention at about the same size: BLEU, time, speed",
              "gradient-path": "gradient norm from the last position back to each input, LSTM vs Transformer",
              "memory": "memory of a training step against sequence length, with the growth exponent",

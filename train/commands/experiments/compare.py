@@ -21,12 +21,11 @@ from pathlib import Path
 
 from transformer import registry
 
-from ...loop import checkpoint
+from ...run import checkpoint, folder as run
 from ...data import corpus
 from .. import evaluate
-from ... import run
-from ...arguments import positive_int
-from ...errors import TrainError
+from ...cli.arguments import positive_int
+from ...cli.errors import TrainError
 from . import results, training
 from .options import add_training_arguments, choice_list
 
@@ -70,7 +69,8 @@ def main(args, out):
         data_dir = training.corpus_dir(args, out)
         for kind in args.models:
             trainer, seconds = training.train(kind, out / "runs" / kind, args, data_dir)
-            epochs = trainer.epoch + trainer.batch_pos / len(trainer.batches(trainer.epoch))
+            at = trainer.progress
+            epochs = at.epoch + at.batch_pos / len(trainer.batches(at.epoch))
             rows.append(summarize(trainer.run_dir, seconds, args, trainer.device, epochs))
             del trainer
         preset = args.preset

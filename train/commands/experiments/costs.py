@@ -16,13 +16,13 @@ import json
 import statistics
 import time
 
-from ... import threads
-from ...arguments import add_device_argument, non_negative_float, positive_int
+from ...run import threads
+from ...cli.arguments import add_device_argument, non_negative_float, positive_int
 from ...data.batching import training_batch
-from ...decode import translate_ids
+from ...evaluation.decode import translate_ids
 from ...loop.rdrop import RDropStep
 from ...loop.step import TrainStep, make_optimizer
-from ...presets import PRESETS
+from ...run.presets import PRESETS
 from ..bench.workload import build_model, synthetic_batch
 from . import results
 

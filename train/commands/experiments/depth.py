@@ -27,9 +27,9 @@ import minitorch as mt
 from transformer import registry
 
 from ...data import corpus, download
-from ... import run
+from ...run import folder as run
 from ...data.batching import token_batches, training_batch
-from ...presets import PRESETS
+from ...run.presets import PRESETS
 from ...loop.step import TrainStep
 from ...data.tokenizer import PAD_ID, train_tokenizer
 from . import results, training

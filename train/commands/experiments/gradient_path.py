@@ -24,11 +24,10 @@ import numpy as np
 import minitorch as mt
 from minitorch import backend
 
-from ...loop import checkpoint
+from ...run import checkpoint, folder as run
 from ...data import corpus
-from ... import run
-from ...arguments import positive_int
-from ...errors import TrainError, UsageError
+from ...cli.arguments import positive_int
+from ...cli.errors import TrainError, UsageError
 from ...data.tokenizer import EOS_ID
 from . import results, training
 from .options import add_training_arguments

@@ -27,10 +27,10 @@ from minitorch import backend
 from minitorch.tools.graph_memory import saved_bytes
 from transformer import registry
 
-from ... import run
-from ...arguments import add_device_argument, non_negative_int, positive_int
-from ...errors import TrainError
-from ...presets import PRESETS
+from ...run import folder as run
+from ...cli.arguments import add_device_argument, non_negative_int, positive_int
+from ...cli.errors import TrainError
+from ...run.presets import PRESETS
 from ...data.tokenizer import PAD_ID
 from . import results
 from .options import choice_list, int_list

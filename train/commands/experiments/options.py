@@ -1,8 +1,8 @@
 """Command-line options the experiments share: comma-separated lists, and the training flags passed on to `fit`."""
 import argparse
 
-from ...arguments import add_device_argument, non_negative_int, positive_float, positive_int
-from ...presets import PRESETS
+from ...cli.arguments import add_device_argument, non_negative_int, positive_float, positive_int
+from ...run.presets import PRESETS
 
 
 def int_list(text):

@@ -25,14 +25,14 @@ import json
 import time
 from pathlib import Path
 
-from ...loop import checkpoint
+from ...run import checkpoint, folder as run
 from ...data import corpus, held_back
 from .. import fit
-from ... import metrics, run
-from ...decode import translate_lines
-from ...errors import TrainError, UsageError
-from ...presets import PRESETS
-from ...settings import fit_defaults
+from ...evaluation import metrics
+from ...evaluation.decode import translate_lines
+from ...cli.errors import TrainError, UsageError
+from ...run.presets import PRESETS
+from ...run.settings import fit_defaults
 from . import results, training
 from .options import add_training_arguments
 

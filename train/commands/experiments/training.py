@@ -7,8 +7,9 @@ from pathlib import Path
 
 from ...data import corpus, demo_corpus
 from .. import fit
-from ... import run, threads
-from ...presets import PRESETS
+from ...loop.assemble import assemble
+from ...run import folder as run, threads
+from ...run.presets import PRESETS
 from .options import fit_flags
 
 
@@ -42,7 +43,7 @@ def train(kind, run_dir, args, data_dir, extra_flags=()):
     print(f"\n=== training {kind} in {run_dir} ===", flush=True)
     blas, line = threads.setup(args.preset, fit_args.threads)   # as fit chooses them, so timings compare with fit's
     print(line)
-    trainer = fit.Trainer(settings, model_kw, run_dir, data, args.device, resume=False, blas_threads=blas)
+    trainer = assemble(settings, model_kw, run_dir, data, args.device, resume=False, blas_threads=blas)
     start = time.perf_counter()
     if trainer.fit() != 0:  # stopped by Ctrl-C (after saving `last`)
         raise KeyboardInterrupt

@@ -13,7 +13,7 @@ import numpy as np
 import minitorch as mt
 from minitorch import backend
 
-from ..errors import TrainError
+from ..cli.errors import TrainError
 
 CHECKPOINTS = ("best", "last", "avg")
 

@@ -5,8 +5,8 @@ The members are --run-dir's model plus one per --ensemble RUN_DIR[:CHECKPOINT]; 
 languages with the same vocabulary (the same SentencePiece pieces and scores, and the same source tags), which two
 seeds of one recipe on one corpus have. Decoding settings (beam, length penalty) are --run-dir's.
 """
-from .. import run
-from ..errors import TrainError
+from ..run import folder as run
+from ..cli.errors import TrainError
 
 
 def check_member(run_dir, config, tokenizer, other_dir):

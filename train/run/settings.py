@@ -5,11 +5,10 @@ import math
 from pathlib import Path
 
 from transformer import registry
+from transformer.registry import MAX_LEN_A, MAX_LEN_B
 
-from .loop import checkpoint
-from . import run
-from .decode import MAX_LEN_A, MAX_LEN_B
-from .errors import TrainError, UsageError
+from . import checkpoint, folder as run
+from ..cli.errors import TrainError, UsageError
 from .presets import PRESETS
 
 # Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:

@@ -1,7 +1,7 @@
 """The training pairs of a run as token ids, and their segmentation in each epoch (one, or drawn anew each epoch by
 BPE-dropout)."""
-from ..data.bpe_dropout import BPEDropout
-from ..data.pairs import encode_pairs
+from .bpe_dropout import BPEDropout
+from .pairs import encode_pairs
 
 
 class TrainingPairs:

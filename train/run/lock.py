@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import TrainError
+from ..cli.errors import TrainError
 
 try:
     import fcntl

@@ -2,12 +2,12 @@
 import sys
 
 from minitorch import backend
+from transformer.registry import BOS_ID, EOS_ID, MAX_LEN_A, MAX_LEN_B, PAD_ID
 
-from .data import corpus
-from .data.batching import source_batch, token_batches
-from .progress import iterate
+from ..data import corpus
+from ..data.batching import source_batch, token_batches
+from ..cli.progress import iterate
 
-MAX_LEN_A, MAX_LEN_B = 1.5, 10  # output length limit: a * source length + b
 
 
 def max_source_tokens(model):
@@ -44,7 +44,7 @@ def translate_ids(model, src_ids, beam=1, length_penalty=0.6, batch_tokens=4096,
 
     With a World of several ranks, each translates its share of the sentences and all get the whole list back."""
     if world is not None and world.size > 1:
-        from .parallel import gather_shares, share
+        from ..cli.parallel import gather_shares, share
         if warn and world.is_main:   # here, where the positions are those of the whole list
             cut = cut_sources(model, src_ids)[1]
             if cut:
@@ -62,7 +62,7 @@ def translate_ids(model, src_ids, beam=1, length_penalty=0.6, batch_tokens=4096,
     for index in iterate(batches, desc=f"{'beam' if beam > 1 else 'greedy'} decoding", unit="batch",
                          enabled=progress, leave=False):
         src = backend.to_device(source_batch([clipped[i] for i in index]), device)
-        kw = dict(max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B)
+        kw = dict(max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B, bos_id=BOS_ID, eos_id=EOS_ID, pad_id=PAD_ID)
         hyps = (greedy_decode(model, src, **kw) if beam == 1 else
                 beam_search(model, src, beam_size=beam, length_penalty=length_penalty, **kw))
         for i, h in zip(index, hyps):

@@ -13,11 +13,11 @@ from pathlib import Path
 from minitorch import backend
 from transformer import registry
 
-from .loop import checkpoint
-from .errors import TrainError
+from . import checkpoint
+from ..cli.errors import TrainError
 from .presets import DECODING
-from .data.tokenizer import Tokenizer, source_tag_language
-from .prog import PROG
+from ..data.tokenizer import Tokenizer, source_tag_language
+from ..cli.prog import PROG
 
 
 def config_path(run_dir):

@@ -244,7 +244,7 @@ class StepCheck:
             record = dict(record, checked=checked)
         self.config["blas_threads"] = record
         if self.world is None or self.world.is_main:
-            from . import run
+            from . import folder as run
             run.write_config(self.run_dir, self.config)
             if slower:
                 self.report(speed)

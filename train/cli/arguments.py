@@ -1,0 +1,47 @@
+"""argparse value types shared by the commands, so that bad values are argparse errors (exit status 2)."""
+import argparse
+
+from minitorch import backend
+
+
+def _number(convert, accept, expected):
+    """An argparse type: text -> convert(text); an argparse error saying `expected` when it fails or accept() says
+    no."""
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+        return value
+    return parse
+
+
+positive_int = _number(int, lambda v: v > 0, "a positive integer")
+non_negative_int = _number(int, lambda v: v >= 0, "an integer >= 0")
+positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
+non_negative_float = _number(float, lambda v: 0 <= v < float("inf"), "a number >= 0")
+probability = _number(float, lambda v: 0.0 <= v < 1.0, "a number in [0, 1)")  # a dropout rate
+
+
+def device(text):
+    """cpu, or cuda when CuPy and a GPU are usable (else an argparse error saying what is missing)."""
+    if text not in backend.DEVICES:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(backend.DEVICES)})")
+    try:
+        return backend.check_device(text)
+    except RuntimeError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_device_argument(parser):
+    parser.add_argument("--device", type=device, default="cpu", metavar="{cpu,cuda}",
+                        help="where to compute (default: cpu)")
+
+
+def add_threads_argument(parser):
+    parser.add_argument("--threads", type=positive_int, metavar="N",
+                        help="BLAS threads of each process (default: OPENBLAS_NUM_THREADS when set, else the fastest "
+                             "of 1, 2, 4, ... up to the process's share of the cores, timed on the preset's matrix "
+                             "products when the command starts)")
