@@ -71,8 +71,10 @@ def assemble(settings, model_kw, run_dir, data_dir, device, resume, world=None, 
                       if extra else ""))
     if held:
         print(held_back_summary(held, run_dir / HELD_BACK_FILE))
-    tok, config = (resumed_tokenizer_and_config if resume else new_tokenizer_and_config)(
-        settings, model_kw, run_dir, data_dir, parts, held, world, blas_threads)
+    if resume:
+        tok, config = resumed_tokenizer_and_config(settings, run_dir, world, blas_threads)
+    else:
+        tok, config = new_tokenizer_and_config(settings, model_kw, run_dir, data_dir, parts, held, world, blas_threads)
 
     blas_check = threads.StepCheck(config, run_dir, world, device)   # more threads than one: faster?
     max_len = config["model_config"]["max_len"]
@@ -108,7 +110,7 @@ def assemble(settings, model_kw, run_dir, data_dir, device, resume, world=None, 
     return Trainer(run_parts, progress)
 
 
-def resumed_tokenizer_and_config(settings, model_kw, run_dir, data_dir, parts, held, world, blas_threads):
+def resumed_tokenizer_and_config(settings, run_dir, world, blas_threads):
     """The tokenizer of the run being resumed, and its config.json with this command's settings (rewritten)."""
     tok = Tokenizer(run_dir / "spm.model", source_tag_language(settings))
     config = dict(run.load_config(run_dir), settings=settings)
