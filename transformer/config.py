@@ -1,4 +1,4 @@
-"""ModelConfig: the sizes and choices that define a Transformer (or a DecoderOnly model)."""
+"""ModelConfig: the sizes and choices that define a Transformer."""
 import dataclasses
 from dataclasses import dataclass
 
@@ -35,7 +35,6 @@ class ModelConfig(StoredConfig):
     tie_embeddings: one token embedding shared by source, target and the output projection (a joint vocabulary).
     dropout: on embeddings plus positions and on each sub-layer's output; attention_dropout: on the attention
     weights; activation_dropout: on the feed-forward network's hidden ReLU units (fairseq's names).
-    The DecoderOnly model uses n_decoder_layers and ignores n_encoder_layers.
     """
     vocab_size: int
     d_model: int = 512
