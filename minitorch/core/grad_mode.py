@@ -10,6 +10,7 @@ class _State(threading.local):
     anomaly = False     # detect_anomaly(): record each forward's stack, check each backward's result
     op_hook = None      # see op_hook()
     kernels = True      # False inside function.reference_ops(): every op runs its own (reference) code
+    strict_shapes = False  # see strict_shapes(): the walk raises instead of undoing broadcasting
 
 
 state = _State()
@@ -55,3 +56,16 @@ def op_hook(hook):
         yield
     finally:
         state.op_hook = None
+
+
+@contextlib.contextmanager
+def strict_shapes():
+    """Inside this block the backward walk (in this thread) does not sum a gradient back over broadcast dims: an op
+    whose backward returns a gradient not shaped like its input raises, naming the op, the input and both shapes.
+    The exercises' grader turns it on, so that a student writes the sum over broadcast axes themselves."""
+    previous = state.strict_shapes
+    state.strict_shapes = True
+    try:
+        yield
+    finally:
+        state.strict_shapes = previous
