@@ -13,7 +13,7 @@ from .. import backend
 from . import anomaly_mode, versions
 from .higher_order import backward_recorded
 from .node import Node
-from .grad_mode import enable_grad, state
+from .grad_mode import enable_grad, refuse_shape, state
 
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
             "backward; call backward(retain_graph=True) the first time")
@@ -134,13 +134,11 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
                                f"(expected {len(op.parents)}, got {len(input_grads)})")
         if state.anomaly:
             anomaly_mode.check_gradients(op, input_grads)
-        for i, (parent, pg, needs_grad) in enumerate(zip(op.parents, input_grads, op.needs_input_grad)):
+        for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
             if pg is None or not needs_grad:
                 continue
-            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
-                if state.strict_shapes:  # (read only on a mismatch: the usual walk pays nothing)
-                    raise RuntimeError(_wrong_shape(op, i, pg.shape, parent.data.shape))
-                pg = unbroadcast(pg, parent.data.shape)
+            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op (refused when strict)
+                pg = refuse_shape(op, pg, parent) if state.strict_shapes else unbroadcast(pg, parent.data.shape)
             if parent in grads:
                 grads[parent] = grads[parent] + pg   # a new array
                 borrowed.discard(parent)
@@ -151,18 +149,6 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
         if not retain_graph:
             node._op = FREED
     return None if found is None else [found[x] for x in inputs]
-
-
-def _wrong_shape(op, i, got, want):
-    """strict_shapes(): why gradient i of op is refused (a missing sum over broadcast dims, or another shape)."""
-    try:
-        broadcast = np.broadcast_shapes(tuple(want), tuple(got)) == tuple(got)
-    except ValueError:
-        broadcast = False
-    why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
-           else "it must have the input's shape")
-    return (f"strict shapes: {type(op).__name__}.backward returned a gradient of shape {tuple(got)} for input {i} "
-            f"of shape {tuple(want)}: {why}")
 
 
 def _twice(array, arrays):

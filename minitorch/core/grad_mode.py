@@ -3,6 +3,8 @@ the profiler."""
 import contextlib
 import threading
 
+import numpy as np
+
 
 class _State(threading.local):
     """Each thread starts with these class defaults and sets its own values."""
@@ -69,3 +71,19 @@ def strict_shapes():
         yield
     finally:
         state.strict_shapes = previous
+
+
+def refuse_shape(op, grad, parent):
+    """Under strict_shapes(): raise for gradient i of op, not shaped like its input (the backward walk calls this
+    only on a mismatch, so the usual walk reads one attribute): a missing sum over broadcast dims, or another
+    shape."""
+    got, want = tuple(grad.shape), tuple(parent.data.shape)
+    i = next(k for k, p in enumerate(op.parents) if p is parent)
+    try:
+        broadcast = np.broadcast_shapes(want, got) == got
+    except ValueError:
+        broadcast = False
+    why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
+           else "it must have the input's shape")
+    raise RuntimeError(f"strict shapes: {type(op).__name__}.backward returned a gradient of shape {got} for input "
+                       f"{i} of shape {want}: {why}")
