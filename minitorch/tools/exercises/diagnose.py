@@ -17,7 +17,7 @@ def plain(a):
     return text.replace("\n", "\n      ")
 
 
-def show(_, arrays, names, g=None, got=None, want=None, i=None, source="numerical (central differences)"):
+def show(arrays, names, g=None, got=None, want=None, i=None, source="numerical (central differences)"):
     """The case, one array a line: the inputs, then (when given) the incoming gradient and input i's gradients."""
     lines = [f"  input {n} {np.shape(a)}: {plain(a)}" for n, a in zip(names, arrays) if a is not None]
     if g is not None:

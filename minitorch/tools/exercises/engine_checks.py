@@ -136,7 +136,7 @@ def check_backward(function, case, strict=True):
             mistake = ("\n  diagnosis: a node used twice kept only its last gradient: add the gradients that reach "
                        "a node from each use (grad = g if grad is None else grad + g), do not assign")
         raise ExerciseFailed(f"backward: dL/dn{k} differs from the engine's on {case.text}{mistake}\n"
-                             + show('', case.arrays, [f"n{i}" for i in range(len(want))], g,
+                             + show(case.arrays, [f"n{i}" for i in range(len(want))], g,
                                     [n.grad for n in nodes], want, k, "engine"))
 
 

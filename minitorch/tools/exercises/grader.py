@@ -218,7 +218,7 @@ def _compare(exercise, function, case, mine, engine, strict):
             overflow = ("\n  diagnosis: your forward overflows (inf or nan) where the engine's is finite: exp of a "
                         "large input is inf; subtract the max along the dim first (softmax(x) = softmax(x - max x))")
         raise ExerciseFailed(f"{name}: forward differs from the engine's op on {case.text}: "
-                             f"{_difference(out, want)}{overflow}\n{show('input', case.arrays, exercise.inputs)}")
+                             f"{_difference(out, want)}{overflow}\n{show(case.arrays, exercise.inputs)}")
     numeric = numerical_grads(mine, case, weights)
     for i, (g, n) in enumerate(zip(grads, numeric)):
         if g is None or n is None:
@@ -230,12 +230,12 @@ def _compare(exercise, function, case, mine, engine, strict):
             raise ExerciseFailed(f"{name}: backward disagrees with central finite differences of its forward on "
                                  f"{case.text} (input {i}: {_difference(g, n)})"
                                  f"{diagnose(exercise, case, i, g, n)}\n"
-                                 f"{show('input', case.arrays, exercise.inputs, weights, grads, numeric, i)}")
+                                 f"{show(case.arrays, exercise.inputs, weights, grads, numeric, i)}")
     for i, (g, w) in enumerate(zip(grads, want_grads)):
         if g is not None and not np.allclose(g, w, rtol=1e-7, atol=1e-10):
             raise ExerciseFailed(f"{name}: the gradient of input {i} differs from the engine's on "
                                  f"{case.text}: {_difference(g, w)}{diagnose(exercise, case, i, g, w)}\n"
-                                 + show("input", case.arrays, exercise.inputs, weights, grads, want_grads, i,
+                                 + show(case.arrays, exercise.inputs, weights, grads, want_grads, i,
                                         "engine"))
 
 
