@@ -496,6 +496,17 @@ def test_a_saved_array_that_backward_never_reads_gets_a_note():
     assert len(notes) == 1 and re.match(r"Mul: saved value 2 \(float64 .*backward never reads it", notes[0]), notes
 
 
+def test_strict_shapes_is_per_thread():
+    import threading
+    seen = []
+    with strict_shapes():
+        worker = threading.Thread(target=lambda: seen.append(state.strict_shapes))
+        worker.start()
+        worker.join()
+        seen.append(state.strict_shapes)
+    assert seen == [False, True]
+
+
 def test_a_backward_that_returns_too_few_gradients_is_told_how_many_to_return():
     """The engine refuses a backward whose count of gradients is not the count of apply's inputs; the grade says how
     many it got, for how many inputs, and on which case."""
@@ -559,7 +570,15 @@ def test_the_command_starts_grades_and_hints(tmp_path, capsys):
                                        + _source_of(Softmax))
     assert main(["start", str(folder)]) == 0 and "kept your softmax.py" in capsys.readouterr().out
     assert main(["check", "softmax", "--dir", str(folder)]) == 0
-    assert f"ok   softmax: {EXAMPLES} drawn cases" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"ok   softmax: {EXAMPLES} drawn cases" in out and "note:" not in out
+    (folder / "exp.py").write_text("import numpy as np\nfrom minitorch.autograd import Function\n\n\n"
+                                   "class Exp(Function):\n    def forward(self, a):\n        out = np.exp(a)\n"
+                                   "        self.save_for_backward(a, out)\n        return out\n\n"
+                                   "    def backward(self, g):\n        a, out = self.saved_tensors\n"
+                                   "        return g * out\n")
+    assert main(["check", "exp", "--dir", str(folder)]) == 0
+    assert re.search(r"note: Exp: saved value 0 \(float64 .*never reads it", capsys.readouterr().out)
     (folder / "mul.py").write_text("class Mul(:\n")
     assert main(["check", "mul", "--dir", str(folder)]) == 1
     assert re.search(r"mul\.py, line 1 does not import: SyntaxError", capsys.readouterr().out)

@@ -81,7 +81,7 @@ def unused_saved(exercise, function, case):
             return []
         saved, g, notes = tuple(op.saved), np.ones(out.shape), []
         for k, value in enumerate(saved):
-            if not backend.is_array(value):
+            if not (backend.is_array(value) or isinstance(value, np.generic)):   # (a 0-d result may be a scalar)
                 continue
             op.saved = saved[:k] + (_Poison(),) + saved[k + 1:]
             try:
@@ -90,7 +90,7 @@ def unused_saved(exercise, function, case):
                 continue   # touched (or failed without it): backward reads it
             finally:
                 op.saved = saved
-            notes.append(f"{function.__name__}: saved value {k} ({value.dtype} {value.shape}) is declared with "
+            notes.append(f"{function.__name__}: saved value {k} ({value.dtype} {np.shape(value)}) is declared with "
                          f"save_for_backward but backward never reads it: save only what backward reads")
     return notes
 
