@@ -13,7 +13,7 @@ from .. import backend
 from . import anomaly_mode, versions
 from .higher_order import backward_recorded
 from .node import Node
-from .grad_mode import enable_grad, state
+from .grad_mode import enable_grad, refuse_shape, state
 
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
             "backward; call backward(retain_graph=True) the first time")
@@ -137,8 +137,8 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
         for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
             if pg is None or not needs_grad:
                 continue
-            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
-                pg = unbroadcast(pg, parent.data.shape)
+            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op (refused when strict)
+                pg = refuse_shape(op, pg, parent) if state.strict_shapes else unbroadcast(pg, parent.data.shape)
             if parent in grads:
                 grads[parent] = grads[parent] + pg   # a new array
                 borrowed.discard(parent)

@@ -3,6 +3,8 @@ the profiler."""
 import contextlib
 import threading
 
+import numpy as np
+
 
 class _State(threading.local):
     """Each thread starts with these class defaults and sets its own values."""
@@ -10,6 +12,7 @@ class _State(threading.local):
     anomaly = False     # detect_anomaly(): record each forward's stack, check each backward's result
     op_hook = None      # see op_hook()
     kernels = True      # False inside function.reference_ops(): every op runs its own (reference) code
+    strict_shapes = False  # see strict_shapes(): the walk raises instead of undoing broadcasting
 
 
 state = _State()
@@ -55,3 +58,32 @@ def op_hook(hook):
         yield
     finally:
         state.op_hook = None
+
+
+@contextlib.contextmanager
+def strict_shapes():
+    """Inside this block the backward walk (in this thread) does not sum a gradient back over broadcast dims: an op
+    whose backward returns a gradient not shaped like its input raises, naming the op, the input and both shapes.
+    The exercises' grader turns it on, so that a student writes the sum over broadcast axes themselves."""
+    previous = state.strict_shapes
+    state.strict_shapes = True
+    try:
+        yield
+    finally:
+        state.strict_shapes = previous
+
+
+def refuse_shape(op, grad, parent):
+    """Under strict_shapes(): raise for gradient i of op, not shaped like its input (the backward walk calls this
+    only on a mismatch, so the usual walk reads one attribute): a missing sum over broadcast dims, or another
+    shape."""
+    got, want = tuple(grad.shape), tuple(parent.data.shape)
+    i = next(k for k, p in enumerate(op.parents) if p is parent)
+    try:
+        broadcast = np.broadcast_shapes(want, got) == got
+    except ValueError:
+        broadcast = False
+    why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
+           else "it must have the input's shape")
+    raise RuntimeError(f"strict shapes: {type(op).__name__}.backward returned a gradient of shape {got} for input "
+                       f"{i} of shape {want}: {why}")

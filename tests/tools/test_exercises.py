@@ -1,6 +1,8 @@
-"""The graded exercises (minitorch/exercises): every check passes on the engine's own Function and on a solution
-written here independently of the engine, and rejects at least one wrong backward per exercise (a dropped term, a
-wrong sign, a missing re-broadcast, ...); the stubs are unfinished and say so; the command works as documented."""
+"""The graded exercises (minitorch/tools/exercises): every check passes on the engine's own code and on a solution
+written here independently of the engine, and rejects at least two wrong solutions per exercise with the diagnosis
+their mistake has (a missing sum over broadcast axes, a missing scale, rows that do not sum to 0, an overflow, ...);
+the stubs are unfinished and say so; strict shapes in the engine's walk; the command works as documented."""
+import contextlib
 import re
 import subprocess
 import sys
@@ -10,7 +12,10 @@ import numpy as np
 import pytest
 
 from minitorch.autograd import Function
-from minitorch.tools.exercises import EXAMPLES, EXERCISES, ExerciseFailed, check
+from minitorch.core.grad_mode import state, strict_shapes
+from minitorch.tensor import Tensor
+from minitorch.tools.exercises import EXAMPLES, EXERCISES, ExerciseFailed, check, reference
+from minitorch.tools.exercises.harness import state as harness_state
 from minitorch.tools.exercises.__main__ import STUBS, main
 from minitorch.ops import normalize_dims
 from minitorch.ops.dropout import keep_mask
@@ -26,6 +31,16 @@ class Solution(Function):
     mistake = None
 
 
+def _summed_to(grad, shape):
+    """grad summed over broadcast axes down to shape, one axis at a time (not the engine's unbroadcast)."""
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, n in enumerate(shape):
+        if n == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad
+
+
 class Mul(Solution):
     def forward(self, a, b):
         self.save_for_backward(a, b)
@@ -33,9 +48,12 @@ class Mul(Solution):
 
     def backward(self, g):
         a, b = self.saved_tensors
-        if self.mistake == "swapped":
-            return g * a, g * b
-        return g * b, g * a
+        da, db = (g * a, g * b) if self.mistake == "swapped" else (g * b, g * a)
+        if self.mistake == "doubled":
+            da, db = 2 * da, 2 * db
+        if self.mistake == "no broadcast sum":
+            return da, db
+        return _summed_to(da, a.shape), _summed_to(db, b.shape)
 
 
 class Div(Solution):
@@ -46,7 +64,10 @@ class Div(Solution):
     def backward(self, g):
         a, b = self.saved_tensors
         sign = 1 if self.mistake == "sign" else -1
-        return g / b, sign * (g / b) * (a / b)
+        da, db = g / b, sign * (g / b) * (a / b)
+        if self.mistake == "no broadcast sum":
+            return da, db
+        return _summed_to(da, a.shape), _summed_to(db, b.shape)
 
 
 class Sum(Solution):
@@ -83,7 +104,10 @@ class MatMul(Solution):
     def backward(self, g):
         a, b = self.saved_tensors
         db = g.swapaxes(-1, -2) @ a if self.mistake == "transposed db" else a.swapaxes(-1, -2) @ g
-        return g @ b.swapaxes(-1, -2), db
+        da = g @ b.swapaxes(-1, -2)
+        if self.mistake == "no batch sum":
+            return da, db
+        return _summed_to(da, a.shape), _summed_to(db, b.shape)
 
 
 class Exp(Solution):
@@ -94,6 +118,8 @@ class Exp(Solution):
 
     def backward(self, g):
         out, = self.saved_tensors
+        if self.mistake == "two gradients":
+            return g * out, g * out
         return g if self.mistake == "dropped factor" else g * out
 
 
@@ -104,6 +130,8 @@ class Log(Solution):
 
     def backward(self, g):
         a, = self.saved_tensors
+        if self.mistake == "dropped factor":
+            return g
         return -g / a if self.mistake == "sign" else g / a
 
 
@@ -139,6 +167,16 @@ class LogSoftmax(Solution):
         y, = self.saved_tensors
         total = g if self.mistake == "no row sum" else g.sum(axis=self.dim, keepdims=True)
         return g - np.exp(y) * total
+
+
+class LogSoftmaxUnshifted(LogSoftmax):
+    def forward(self, x, dim):
+        if self.mistake != "no max shift":
+            return super().forward(x, dim)
+        y = np.log(np.exp(x) / np.exp(x).sum(axis=dim, keepdims=True))
+        self.save_for_backward(y)
+        self.dim = dim
+        return y
 
 
 class CrossEntropy(Solution):
@@ -180,10 +218,13 @@ class LayerNorm(Solution):
         xhat, rstd, w = self.saved_tensors
         g = g.reshape(xhat.shape)
         gh = g if w is None else g * w.reshape(-1)
-        dx = gh - gh.mean(axis=1, keepdims=True)
+        dx = gh if self.mistake == "dropped mean term" else gh - gh.mean(axis=1, keepdims=True)
         if self.mistake != "dropped xhat term":
             dx = dx - xhat * (gh * xhat).mean(axis=1, keepdims=True)
-        dw = None if w is None else (g * xhat).sum(axis=0).reshape(self.w_shape)
+        if self.mistake == "dw not summed over rows" and w is not None:
+            dw = (g * xhat).reshape(self.shape[:len(self.shape) - len(self.w_shape)] + self.w_shape)
+        else:
+            dw = None if w is None else (g * xhat).sum(axis=0).reshape(self.w_shape)
         db = g.sum(axis=0).reshape(self.w_shape) if self.has_b else None
         return (dx * rstd).reshape(self.shape), dw, db
 
@@ -210,7 +251,8 @@ class ScaledDotProductAttention(Solution):
             dw = dw * keep * self.dropout_scale
         ds = w * (dw - (dw * w).sum(axis=-1, keepdims=True))
         dk_sign = -1 if self.mistake == "sign of dk" else 1
-        grads = ds @ k * self.scale, dk_sign * ds.swapaxes(-1, -2) @ q * self.scale, a.swapaxes(-1, -2) @ g
+        scale = 1.0 if self.mistake == "no 1/sqrt(d) in backward" else self.scale
+        grads = ds @ k * scale, dk_sign * ds.swapaxes(-1, -2) @ q * scale, a.swapaxes(-1, -2) @ g
         return grads if self.mistake == "no None for the mask and the words" else grads + (None, None)
 
 
@@ -231,19 +273,125 @@ class LSTMCellFunction(Solution):
         i, f, g, o, c_prev, tanh_c = self.saved_tensors
         gh, gc = np.split(grad, 2, axis=-1)
         dc = gh * o * (1 - tanh_c ** 2) + (0 if self.mistake == "gc dropped" else gc)
-        return np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g ** 2),
-                               gh * tanh_c * o * (1 - o)], axis=-1), dc * f
+        d_gates = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g ** 2),
+                                  gh * tanh_c * o * (1 - o)], axis=-1)
+        return d_gates if self.mistake == "one gradient" else (d_gates, dc * f)
 
 
-SOLUTIONS = {"mul": Mul, "div": Div, "sum": Sum, "mean": Mean, "matmul": MatMul, "exp": Exp, "log": Log,
-             "softmax": Softmax, "log_softmax": LogSoftmax, "cross_entropy": CrossEntropy, "layer_norm": LayerNorm,
-             "attention": ScaledDotProductAttention, "lstm_cell": LSTMCellFunction}
-MISTAKES = {"mul": ["swapped"], "div": ["sign"], "sum": ["no re-broadcast", "summed dims not put back"],
-            "mean": ["no 1/count", "summed dims not put back"], "matmul": ["transposed db"],
-            "exp": ["dropped factor"], "log": ["sign"], "softmax": ["dropped term", "no max shift"],
-            "log_softmax": ["no row sum"], "cross_entropy": ["smoothing dropped in backward", "mean not divided"],
-            "layer_norm": ["dropped xhat term"], "attention": ["dropout scale dropped in backward", "sign of dk"],
-            "lstm_cell": ["gc dropped"]}
+# ----- the exercises on the engine itself: wrong versions of the reference solutions (exercises/reference.py) -----
+
+def topo_no_visited_set(root):
+    order = []
+
+    def visit(node):
+        for parent in node.parents:
+            visit(parent)
+        order.append(node)
+    visit(root)
+    return order[::-1]
+
+
+def topo_not_reversed(root):
+    return reference.topological_order(root)[::-1]
+
+
+def topo_without_leaves(root):
+    return [v for v in reference.topological_order(root) if v.parents]
+
+
+def backward_assigns(order):
+    for node in order:
+        if node.grad is not None and node.backward_fn is not None:
+            for parent, g in zip(node.parents, node.backward_fn(node.grad)):
+                parent.grad = g
+
+
+def backward_walks_leaves_first(order):
+    reference.backward(order[::-1])
+
+
+def unbroadcast_no_leading_sum(grad, shape):
+    extra = grad.ndim - len(shape)
+    stretched = tuple(i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1)
+    return grad.sum(axis=stretched, keepdims=True) if stretched else grad
+
+
+def unbroadcast_no_keepdims(grad, shape):
+    grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched) if stretched else grad
+
+
+def unbroadcast_mean(grad, shape):
+    grad = grad.mean(axis=tuple(range(grad.ndim - len(shape))))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.mean(axis=stretched, keepdims=True) if stretched else grad
+
+
+@contextlib.contextmanager
+def no_grad_restores_true():
+    harness_state.grad_enabled = False
+    try:
+        yield
+    finally:
+        harness_state.grad_enabled = True
+
+
+@contextlib.contextmanager
+def no_grad_without_finally():
+    previous = harness_state.grad_enabled
+    harness_state.grad_enabled = False
+    yield
+    harness_state.grad_enabled = previous
+
+
+ENGINE_MISTAKES = {
+    "topo_sort": {"no visited set": (topo_no_visited_set, r"lists n\d+ twice .*keep a set of the nodes visited"),
+                  "not reversed": (topo_not_reversed, r"does not start with the root|before n\d+, which uses it"),
+                  "leaves left out": (topo_without_leaves, r"nodes where \d+ are reachable")},
+    "backward": {"assigns": (backward_assigns, r"kept only its last gradient: add the gradients"),
+                 "leaves first": (backward_walks_leaves_first, r"left n\d+\.grad None")},
+    "unbroadcast": {"no leading sum": (unbroadcast_no_leading_sum, r"leading axes that broadcasting added"),
+                    "no keepdims": (unbroadcast_no_keepdims, r"without keepdims=True"),
+                    "mean": (unbroadcast_mean, r"constant ratio .*sum, do not average")},
+    "no_grad": {"restores True": (no_grad_restores_true, r"restore the mode the block found"),
+                "no finally": (no_grad_without_finally, r"restore the mode in a finally")},
+}
+
+SOLUTIONS = {"topo_sort": reference.topological_order, "backward": reference.backward,
+             "unbroadcast": reference.unbroadcast, "no_grad": reference.no_grad,
+             "mul": Mul, "div": Div, "sum": Sum, "mean": Mean, "matmul": MatMul, "exp": Exp, "log": Log,
+             "softmax": Softmax, "log_softmax": LogSoftmaxUnshifted, "cross_entropy": CrossEntropy,
+             "layer_norm": LayerNorm, "attention": ScaledDotProductAttention, "lstm_cell": LSTMCellFunction}
+GENERIC = r"differs|disagrees|failed"
+BROADCAST = r"wrong-shaped gradient .*sum it over the broadcast axes"
+# mistake -> what the failure must say (its diagnosis where the mistake has a signature)
+MISTAKES = {
+    "mul": {"swapped": GENERIC, "no broadcast sum": BROADCAST, "doubled": r"constant ratio 2 .*factor 2 too large"},
+    "div": {"sign": r"constant ratio -1 .*sign is flipped", "no broadcast sum": BROADCAST},
+    "sum": {"no re-broadcast": r"wrong-shaped gradient .*it must have the input's shape",
+            "summed dims not put back": GENERIC},
+    "mean": {"no 1/count": r"constant ratio (\d+) .*missing division by \1",
+             "summed dims not put back": GENERIC},
+    "matmul": {"transposed db": GENERIC, "no batch sum": BROADCAST},
+    "exp": {"dropped factor": GENERIC, "two gradients": r"backward returned 2 gradients for the 1 input of apply"},
+    "log": {"sign": r"sign is flipped", "dropped factor": GENERIC},
+    "softmax": {"dropped term": r"row of dx along dim \d should sum to 0",
+                "no max shift": r"forward overflows .*subtract the max"},
+    "log_softmax": {"no row sum": r"row of dx along dim \d should sum to 0",
+                    "no max shift": r"forward overflows .*subtract the max"},
+    "cross_entropy": {"smoothing dropped in backward": GENERIC,
+                      "mean not divided": r"constant ratio (\d+) .*missing division by \1"},
+    "layer_norm": {"dropped xhat term": GENERIC, "dropped mean term": r"row of dx along dim \(.*should sum to 0",
+                   "dw not summed over rows": BROADCAST},
+    "attention": {"dropout scale dropped in backward": r"1 - dropout_p: the dropout's scale 1/\(1 - p\) is "
+                                                       r"missing(.|\n)*fails only with dropout on",
+                  "no 1/sqrt(d) in backward": r"sqrt\((\d)\) = 1\.\d+ times too large: a missing 1/sqrt\(d\) with "
+                                              r"d = \1",
+                  "sign of dk": GENERIC},
+    "lstm_cell": {"gc dropped": GENERIC, "one gradient": r"backward returned 1 gradient for the 2 inputs of apply"},
+}
+OPS = list(MISTAKES)
 
 
 def with_mistake(name, mistake):
@@ -251,27 +399,112 @@ def with_mistake(name, mistake):
     return type(solution.__name__, (solution,), {"mistake": mistake})
 
 
-def test_the_sequence_covers_the_ops_of_the_issue_in_order():
-    assert NAMES == ["mul", "div", "sum", "mean", "matmul", "exp", "log", "softmax", "log_softmax", "cross_entropy",
-                     "layer_norm", "attention", "lstm_cell"]
-    assert set(SOLUTIONS) == set(MISTAKES) == set(NAMES)
+def test_the_sequence_starts_with_the_engine_then_the_ops_of_the_issue_in_order():
+    assert NAMES == ["topo_sort", "backward", "unbroadcast", "no_grad", "mul", "div", "sum", "mean", "matmul", "exp",
+                     "log", "softmax", "log_softmax", "cross_entropy", "layer_norm", "attention", "lstm_cell"]
+    assert set(SOLUTIONS) == set(MISTAKES) | set(ENGINE_MISTAKES) == set(NAMES)
+    assert all(len(m) >= 2 for m in [*MISTAKES.values(), *ENGINE_MISTAKES.values()])
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_engines_own_function_passes(name):
+def test_the_engines_own_code_passes(name):
     assert check(name) == EXAMPLES
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_solution_written_independently_of_the_engine_passes(name):
-    assert check(name, SOLUTIONS[name]) == EXAMPLES
+    notes = []
+    assert check(name, SOLUTIONS[name], notes=notes) == EXAMPLES
+    assert notes == []
 
 
-@pytest.mark.parametrize("name, mistake", [(n, m) for n in NAMES for m in MISTAKES[n]])
-def test_a_wrong_backward_is_rejected(name, mistake):
-    with pytest.raises(ExerciseFailed, match=r"differs|disagrees|failed") as failure:
-        check(name, with_mistake(name, mistake))
-    assert re.search(r"on \w+ \(", str(failure.value)), f"the message names no drawn case: {failure.value}"
+def _failure(name, function):
+    with pytest.raises(ExerciseFailed) as failure:
+        check(name, function)
+    text = str(failure.value)
+    assert "np.float64" not in text and "array(" not in text, text   # plain numbers
+    assert re.search(rf"replay: it is case \d+ of `python3 -m minitorch.tools.exercises check {name} ", text), text
+    return text
+
+
+@pytest.mark.parametrize("name, mistake", [(n, m) for n in OPS for m in MISTAKES[n]])
+def test_a_wrong_op_is_rejected_with_its_diagnosis(name, mistake):
+    text = _failure(name, with_mistake(name, mistake))
+    assert re.search(MISTAKES[name][mistake], text, re.S), text
+    assert re.search(r"on \w+ \(", text), f"the message names no drawn case: {text}"
+    if "disagrees" in text:  # the case, to be replayed by hand: input, incoming gradient, both gradients, difference
+        for part in ("  input ", "incoming gradient g = dL/d(out)", "your backward:",
+                     "numerical (central differences):", "difference (yours - numerical):"):
+            assert part in text, (part, text)
+
+
+@pytest.mark.parametrize("name, mistake", [(n, m) for n in ENGINE_MISTAKES for m in ENGINE_MISTAKES[n]])
+def test_a_wrong_engine_part_is_rejected_with_its_diagnosis(name, mistake):
+    function, diagnosis = ENGINE_MISTAKES[name][mistake]
+    text = _failure(name, function)
+    assert re.search(diagnosis, text, re.S), text
+    assert harness_state.grad_enabled   # a wrong no_grad does not leave the tiny engine off for the next check
+
+
+def test_a_gradient_summed_over_its_rows_is_shown_as_plain_numbers():
+    """The report of a disagreement: a case small enough to redo by hand, every number plain."""
+    text = _failure("mean", with_mistake("mean", "no 1/count"))
+    line = next(ln for ln in text.splitlines() if ln.startswith("  dL/da, your backward:"))
+    numbers = [float(v) for v in re.findall(r"-?\d+\.\d*(?:e[-+]\d+)?", line)]
+    assert numbers and all(np.isfinite(numbers))
+
+
+def test_strict_shapes_refuses_a_gradient_not_shaped_like_its_input():
+    """In strict mode the walk does not undo broadcasting: it names the op, the input and both shapes; outside the
+    block (the default) it sums the gradient back as always."""
+    a = Tensor._make(np.ones((2, 3)), requires_grad=True)
+    b = Tensor._make(np.arange(3.0), requires_grad=True)
+    assert state.strict_shapes is False
+    with strict_shapes():
+        with pytest.raises(RuntimeError, match=r"strict shapes: Mul\.backward returned a gradient of shape \(2, 3\) "
+                                               r"for input 1 of shape \(3,\): sum it over the broadcast axes"):
+            (a * b).sum().backward()
+    assert state.strict_shapes is False
+    (a * b).sum().backward()
+    np.testing.assert_array_equal(b.grad.numpy(), [2.0, 2.0, 2.0])
+
+    class Wrong(Function):  # a gradient no broadcasting can explain
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, g):
+            return g[:1]
+
+    with strict_shapes(), pytest.raises(RuntimeError, match=r"Wrong\.backward .* shape \(1, 3\) for input 0 of "
+                                                            r"shape \(2, 3\): it must have the input's shape"):
+        Wrong.apply(a).sum().backward()
+
+
+def test_a_saved_array_that_backward_never_reads_gets_a_note():
+    class Mul(Function):
+        def forward(self, a, b):
+            out = a * b
+            self.save_for_backward(a, b, out)   # out is never read
+            return out
+
+        def backward(self, g):
+            a, b, _ = self.saved_tensors
+            return _summed_to(g * b, a.shape), _summed_to(g * a, b.shape)
+
+    notes = []
+    assert check("mul", Mul, notes=notes) == EXAMPLES
+    assert len(notes) == 1 and re.match(r"Mul: saved value 2 \(float64 .*backward never reads it", notes[0]), notes
+
+
+def test_strict_shapes_is_per_thread():
+    import threading
+    seen = []
+    with strict_shapes():
+        worker = threading.Thread(target=lambda: seen.append(state.strict_shapes))
+        worker.start()
+        worker.join()
+        seen.append(state.strict_shapes)
+    assert seen == [False, True]
 
 
 def test_a_backward_that_returns_too_few_gradients_is_told_how_many_to_return():
@@ -300,11 +533,17 @@ def test_each_stub_is_unfinished_states_its_exercise_and_names_the_engines_class
     exercise = next(e for e in EXERCISES if e.name == name)
     source = (STUBS / f"{name}.py").read_text()
     assert source.startswith(f'"""Exercise {NAMES.index(name) + 1} ({name}): ')
-    assert f"class {exercise.cls}(Function):" in source and source.count("raise NotImplementedError") == 2
+    engine_part = name in ENGINE_MISTAKES
+    if engine_part:
+        assert f"def {exercise.cls}(" in source and source.count("raise NotImplementedError") == 1
+    else:
+        assert f"class {exercise.cls}(Function):" in source and source.count("raise NotImplementedError") == 2
     assert f"check {name} --dir" in source and f"hint {name}" in source
+    assert "[i = j] - y_j" not in source and "G B^T" not in source   # the task, not the answer
     namespace = {}
     exec(compile(source, f"{name}.py", "exec"), namespace)
-    with pytest.raises(ExerciseFailed, match="forward is not written yet"):
+    with pytest.raises(ExerciseFailed, match=f"{exercise.cls} is not written yet" if engine_part else
+                       "forward is not written yet"):
         check(name, namespace[exercise.cls])
 
 
@@ -331,12 +570,28 @@ def test_the_command_starts_grades_and_hints(tmp_path, capsys):
                                        + _source_of(Softmax))
     assert main(["start", str(folder)]) == 0 and "kept your softmax.py" in capsys.readouterr().out
     assert main(["check", "softmax", "--dir", str(folder)]) == 0
-    assert f"ok   softmax: {EXAMPLES} drawn cases" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"ok   softmax: {EXAMPLES} drawn cases" in out and "note:" not in out
+    (folder / "exp.py").write_text("import numpy as np\nfrom minitorch.autograd import Function\n\n\n"
+                                   "class Exp(Function):\n    def forward(self, a):\n        out = np.exp(a)\n"
+                                   "        self.save_for_backward(a, out)\n        return out\n\n"
+                                   "    def backward(self, g):\n        a, out = self.saved_tensors\n"
+                                   "        return g * out\n")
+    assert main(["check", "exp", "--dir", str(folder)]) == 0
+    assert re.search(r"note: Exp: saved value 0 \(float64 .*never reads it", capsys.readouterr().out)
     (folder / "mul.py").write_text("class Mul(:\n")
     assert main(["check", "mul", "--dir", str(folder)]) == 1
     assert re.search(r"mul\.py, line 1 does not import: SyntaxError", capsys.readouterr().out)
-    assert main(["hint", "layer_norm"]) == 0 and "docs/backprop.md#" in capsys.readouterr().out
-    assert main(["list"]) == 0 and "13. lstm_cell" in capsys.readouterr().out
+    assert main(["hint", "layer_norm"]) == 0
+    out = capsys.readouterr().out
+    assert "step 1 of 3 (what to derive first)" in out and "step 2 of" not in out and "hint layer_norm --step 2" in out
+    assert "Once the check passes, read the derivation: docs/backprop.md#" in out
+    assert main(["hint", "layer_norm", "--step", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "step 2 of 3 (a nudge)" in out and "step 3 of 3 (the answer)" in out and "--step" not in out
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert " 1. topo_sort" in out and "17. lstm_cell" in out
     assert main(["check", "exp", "--dir", str(tmp_path / "nowhere")]) == 1
     assert "does not exist: copy the stubs there first" in capsys.readouterr().out
 

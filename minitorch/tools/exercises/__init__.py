@@ -1,13 +1,18 @@
-"""Graded exercises: write the forward and backward of one Function at a time, from Mul to the LSTM cell.
+"""Graded exercises: first four parts of the engine itself (the topological sort, the backward walk, unbroadcast,
+no_grad) on a tiny engine (harness.py), then the forward and backward of one Function at a time, from Mul to the
+LSTM cell.
 
     python3 -m minitorch.tools.exercises list                 the sequence, with what each derives
     python3 -m minitorch.tools.exercises start DIR            copy the stubs (one file per exercise) into DIR
     python3 -m minitorch.tools.exercises check NAME --dir DIR grade DIR/NAME.py ("all" for every exercise)
-    python3 -m minitorch.tools.exercises hint NAME            a hint, and where docs/backprop.md derives it
+    python3 -m minitorch.tools.exercises hint NAME [--step N] a hint in steps: derive, a nudge, the answer
 
 A check compares the student's backward with central finite differences of their forward (float64, on shapes and
-options drawn by hypothesis) and their values and gradients with the engine's own op. `check(name, function)` grades
-any Function class, which is how the tests grade the engine's solutions and prove that wrong backward passes fail.
+options drawn by hypothesis) and their values and gradients with the engine's own op; the walk does not sum the
+student's gradients over broadcast dims (strict shapes). A failure prints the case (input, incoming gradient, both
+gradients, their difference), how to replay it, and a diagnosis where the mistake has a signature (diagnose.py).
+`check(name, function)` grades any Function class (or an engine exercise's function), which is how the tests grade
+the engine's solutions and prove that wrong ones fail.
 
 A graded Function follows the engine's contract: forward declares the arrays its backward reads with
 `self.save_for_backward(...)` (read back as `self.saved_tensors`; Python values stay plain attributes), and backward
@@ -20,13 +25,18 @@ from .grader import EXAMPLES, ExerciseFailed
 from . import grader
 
 
-def check(name, function=None, max_examples=EXAMPLES):
-    """Grade `function` (a Function class; default: the engine's solution) for the exercise `name`; raise
-    ExerciseFailed when it is wrong, else return the number of drawn cases it passed."""
+def check(name, function=None, max_examples=EXAMPLES, notes=None):
+    """Grade `function` (a Function class, or the function of an engine exercise; default: the engine's solution)
+    for the exercise `name`; raise ExerciseFailed when it is wrong, else return the number of drawn cases it passed.
+    A student's op is graded in strict-shapes mode (the walk does not sum its gradients over broadcast dims); the
+    engine's own ops leave that to the walk by design, so they are not. notes: a list that gets advice that is not
+    a failure."""
     if name not in BY_NAME:
         raise KeyError(f"no exercise {name!r}; the exercises are: {', '.join(BY_NAME)}")
     exercise = BY_NAME[name]
-    return grader.check(exercise, exercise.solution() if function is None else function, max_examples)
+    if function is None:
+        return grader.check(exercise, exercise.solution(), max_examples, strict=False, notes=notes)
+    return grader.check(exercise, function, max_examples, notes=notes)
 
 
 __all__ = ["EXAMPLES", "EXERCISES", "Exercise", "ExerciseFailed", "check"]

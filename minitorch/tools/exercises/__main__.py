@@ -51,13 +51,22 @@ def cmd_start(args):
         elif target.read_bytes() != stub.read_bytes():  # never overwrite a student's work
             kept.append(target.name)
     print(f"copied {copied} stubs into {folder}/" + (f"; kept your {', '.join(kept)}" if kept else ""))
-    print(f"begin with {folder / 'mul.py'}, then: {COMMAND} check mul --dir {folder}")
+    first = EXERCISES[0].name
+    print(f"begin with {folder / (first + '.py')}, then: {COMMAND} check {first} --dir {folder}")
     return 0
+
+
+STEPS = ("what to derive first", "a nudge", "the answer")
 
 
 def cmd_hint(args):
     e = BY_NAME[args.name]
-    print(f"{e.name}: {e.hint}\nThe derivation, to read afterwards: {e.doc}")
+    step = min(args.step, len(e.hints))
+    for k in range(step):
+        print(f"{e.name}, step {k + 1} of {len(e.hints)} ({STEPS[k]}): {e.hints[k]}")
+    if step < len(e.hints):
+        print(f"still stuck? {COMMAND} hint {e.name} --step {step + 1}")
+    print(f"Once the check passes, read the derivation: {e.doc}")
     return 0
 
 
@@ -66,15 +75,18 @@ def cmd_check(args):
     failed = 0
     for e in chosen:
         try:
-            function = e.solution() if args.solution else load(e, args.dir)
-            n = check(e.name, function, args.examples)
+            notes = []
+            n = check(e.name, None if args.solution else load(e, args.dir), args.examples, notes)
         except ExerciseFailed as failure:
             failed += 1
             print(f"FAIL {e.name}: {failure}")
             if len(chosen) == 1:
-                print(f"     a hint: {COMMAND} hint {e.name}")
+                print(f"     a hint, in steps: {COMMAND} hint {e.name}")
             continue
-        print(f"ok   {e.name}: {n} drawn cases agree with central finite differences and with the engine's {e.cls}")
+        against = "with central finite differences and " * hasattr(e, "apply")
+        print(f"ok   {e.name}: {n} drawn cases agree {against}with the engine's {e.cls}")
+        for note in notes:
+            print(f"     note: {note}")
         if len(chosen) == 1:
             print(f"     now read the derivation: {e.doc}")
     if len(chosen) > 1:
@@ -84,7 +96,8 @@ def cmd_check(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog=COMMAND, description=(
-        "Graded exercises: write the forward and backward of one Function at a time, from Mul to the LSTM cell."),
+        "Graded exercises: the engine's walk, then the forward and backward of one Function at a time, from Mul to "
+        "the LSTM cell."),
         allow_abbrev=False)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="the exercises in order").set_defaults(run=cmd_list)
@@ -100,6 +113,8 @@ def main(argv=None):
     grade.set_defaults(run=cmd_check)
     hint = commands.add_parser("hint", help="a hint for one exercise, and where its derivation is")
     hint.add_argument("name", choices=list(BY_NAME), metavar="NAME", help=f"one of: {', '.join(BY_NAME)}")
+    hint.add_argument("--step", type=int, default=1, choices=(1, 2, 3),
+                      help="1: what to derive first, 2: a nudge, 3: the answer")
     hint.set_defaults(run=cmd_hint)
     args = parser.parse_args(argv)
     if getattr(args, "examples", 1) < 1:

@@ -13,17 +13,10 @@ import numpy as np
 from ... import backend, functional as F
 from ...ops.dropout import random_words
 from ...tensor import cat
+from . import engine_checks, reference
+from .case import Case
 
 DOC = "docs/backprop.md"
-
-
-@dataclass
-class Case:
-    """One drawn input: float64 arrays (one per differentiable input; None for an absent one), the other arguments of
-    `apply` (dims, masks, targets, ...), and a description for a failure message."""
-    arrays: list
-    options: dict
-    text: str
 
 
 @dataclass(frozen=True)
@@ -33,15 +26,44 @@ class Exercise:
     engine: str                  # "module:Class" of the engine's solution
     title: str
     anchor: str                  # the section of docs/backprop.md with the derivation
-    hint: str
+    hints: tuple                 # in steps: what to derive first, a nudge, the answer
     draw: Callable               # (draw, st, hnp) -> Case: draw is hypothesis's data.draw
     apply: Callable              # (cls, tensors, options) -> Tensor: the graded op called as the engine calls it
     reference: Callable          # (tensors, options) -> Tensor: the engine's public op
+    inputs: tuple = ("a", "b")   # the names of the differentiable inputs, for a failure's report
+    zero_sum: Callable = None    # case -> the axes along which the rows of dx sum to 0 (shift-invariant ops)
 
     def solution(self):
         """The engine's own Function class for this exercise."""
         module, name = self.engine.split(":")
         return getattr(importlib.import_module(module), name)
+
+    def check_case(self, function, case, strict=True):
+        from . import grader
+        grader.check_case(self, function, case, strict)
+
+    @property
+    def doc(self):
+        return f"{DOC}#{self.anchor}"
+
+
+@dataclass(frozen=True)
+class EngineExercise:
+    """An exercise on the engine itself: the student writes one function (cls: its name) of the tiny engine
+    (harness.py); `checker(function, case, strict)` compares it with the engine's own code on the drawn case."""
+    name: str
+    cls: str
+    title: str
+    anchor: str
+    hints: tuple
+    draw: Callable
+    checker: Callable
+
+    def solution(self):
+        return getattr(reference, self.cls)
+
+    def check_case(self, function, case, strict=True):
+        self.checker(function, case, strict)
 
     @property
     def doc(self):
@@ -186,74 +208,160 @@ def _lstm_case(draw, st, hnp):
     return Case([gates, c_prev], {}, f"gates {gates.shape}, c_prev {c_prev.shape}")
 
 
-EXERCISES = [
-    Exercise("mul", "Mul", "minitorch.ops:Mul", "a * b, with broadcasting", "mul-and-div-broadcasting",
-             "d(ab) = b da + a db: each input's gradient is g times the other input. Return them in the broadcast "
-             "shape of the output; the engine sums them back to each input's shape (autograd.unbroadcast).",
-             lambda draw, st, hnp: _broadcast_pair(draw, st, hnp), lambda cls, t, o: cls.apply(t[0], t[1]),
-             lambda t, o: t[0] * t[1]),
-    Exercise("div", "Div", "minitorch.ops:Div", "a / b, with broadcasting", "mul-and-div-broadcasting",
-             "d(a/b) = da / b - a db / b^2. Write the second term as (g / b) * (a / b): b^2 overflows first.",
-             lambda draw, st, hnp: _broadcast_pair(draw, st, hnp, away_from_zero=True),
-             lambda cls, t, o: cls.apply(t[0], t[1]), lambda t, o: t[0] / t[1]),
-    Exercise("sum", "Sum", "minitorch.ops:Sum", "sum over dims", "sum-and-mean",
-             "Every summed element gets the output's gradient unchanged. With keepdim=False the summed dims are gone "
-             "from g: put them back as size 1 (reshape), then broadcast to the input's shape.",
-             _reduction_case, lambda cls, t, o: cls.apply(t[0], **o),
-             lambda t, o: t[0].sum(dim=o["dim"], keepdim=o["keepdim"])),
-    Exercise("mean", "Mean", "minitorch.ops:Mean", "mean over dims", "sum-and-mean",
-             "As sum, divided by the count of elements averaged into each output (the product of the reduced "
-             "dims' sizes).",
-             _reduction_case, lambda cls, t, o: cls.apply(t[0], **o),
-             lambda t, o: t[0].mean(dim=o["dim"], keepdim=o["keepdim"])),
-    Exercise("matmul", "MatMul", "minitorch.ops:MatMul", "a @ b, batched", "matmul",
-             "Check the shapes: dA must be (..., n, k), so G (..., n, m) is multiplied by something (m, k). "
-             "swapaxes(-1, -2) transposes the last two dims of a batch. Broadcast batch dims are summed back by the "
-             "engine.",
-             _matmul_case, lambda cls, t, o: cls.apply(t[0], t[1]), lambda t, o: t[0] @ t[1]),
-    Exercise("exp", "Exp", "minitorch.ops:Exp", "exp(a)", "exp-and-log",
-             "d exp(a) = exp(a) da: save the output in forward, so that backward recomputes nothing.",
-             _unary_case(), lambda cls, t, o: cls.apply(t[0]), lambda t, o: t[0].exp()),
-    Exercise("log", "Log", "minitorch.ops:Log", "log(a)", "exp-and-log",
-             "d log(a) = da / a: save the input.",
-             _unary_case(positive=True), lambda cls, t, o: cls.apply(t[0]), lambda t, o: t[0].log()),
-    Exercise("softmax", "Softmax", "minitorch.fused.softmax:Softmax", "softmax along one dim", "1-softmax-softmax",
-             "Forward: subtract x.max(axis=dim, keepdims=True) before exp (nothing changes, nothing overflows). "
-             "Backward: in dx_j = sum_i g_i y_i ([i = j] - y_j), the [i = j] term gives g_j y_j and the rest "
-             "y_j times one row sum, taken with keepdims=True so that it broadcasts back along dim.",
-             _softmax_case, lambda cls, t, o: cls.apply(t[0], **o), lambda t, o: F.softmax(t[0], **o)),
+def _softmax_rows(case):
+    return case.options["dim"]
+
+
+def _layer_norm_rows(case):
+    return tuple(range(case.arrays[0].ndim - case.options["normalized_ndim"], case.arrays[0].ndim))
+
+
+ENGINE = "the-backward-walk"   # the section of docs/backprop.md on the engine's own parts
+
+ENGINE_EXERCISES = [
+    EngineExercise("topo_sort", "topological_order", "the order of the backward walk", ENGINE, (
+        "Derive first: when backward reaches a node, every gradient that node will ever receive must already have "
+        "arrived. Which nodes send it gradients, and so which must come before it?",
+        "A depth-first visit that appends a node only after visiting all its parents lists each node after what it "
+        "was computed from; reversed, that is the order you need. x * x has x twice in .parents.",
+        "visited = set of ids; visit(n): if seen, return; mark it; visit each parent; order.append(n). Return "
+        "order reversed (root first)."),
+        engine_checks.draw_graph, engine_checks.check_topological_order),
+    EngineExercise("backward", "backward", "the backward walk, with gradients added up", ENGINE, (
+        "Derive first: L depends on x through every node that uses x. By the chain rule, what is dL/dx when x is "
+        "used twice (y = x * x, or two nodes reading x)?",
+        "Walk the order root first; each node with a .grad calls backward_fn(node.grad) and hands one gradient to "
+        "each parent. What must happen when a parent already has a .grad?",
+        "for node in order: skip it if node.grad is None or backward_fn is None; for parent, g in zip(parents, "
+        "backward_fn(node.grad)): parent.grad = g if parent.grad is None else parent.grad + g (a new array: "
+        "never += into an array that another node may share)."),
+        engine_checks.draw_graph, engine_checks.check_backward),
+    EngineExercise("unbroadcast", "unbroadcast", "summing a gradient back over broadcast axes", ENGINE, (
+        "Derive first: if b of shape (3, 1) is broadcast to (2, 3, 4) in a + b, how many output elements does each "
+        "element of b reach, and what does each contribute to dL/db?",
+        "Broadcasting adds leading axes and stretches axes of size 1. Each copy contributes its gradient: sum over "
+        "those axes. Which sum needs keepdims, so that the size-1 axes stay?",
+        "Sum over the first grad.ndim - len(shape) axes; then sum with keepdims=True over each axis i where "
+        "shape[i] == 1 and grad.shape[i] != 1."),
+        engine_checks.draw_unbroadcast, engine_checks.check_unbroadcast),
+    EngineExercise("no_grad", "no_grad", "no_grad, the switch that stops recording", ENGINE, (
+        "Derive first: what must hold after the block ends: normally, after an exception inside it, and when it "
+        "ends inside another no_grad block?",
+        "A generator decorated with @contextlib.contextmanager: the code before `yield` runs on entry, the code after "
+        "it on exit. Which value must the exit put back, and how does it run even when the block raised?",
+        "previous = state.grad_enabled; state.grad_enabled = False; try: yield; finally: state.grad_enabled = "
+        "previous."),
+        engine_checks.draw_blocks, engine_checks.check_no_grad),
+]
+
+OP_EXERCISES = [
+    Exercise("mul", "Mul", "minitorch.ops:Mul", "a * b, with broadcasting", "mul-and-div-broadcasting", (
+        "Derive first: d(ab) for a change da of a alone, then db of b alone.",
+        "Each input's gradient is g times the other input, in the output's (broadcast) shape. The grader does not "
+        "sum it back for you: what must happen to an input that was broadcast (your unbroadcast exercise)?",
+        "da = unbroadcast(g * b, a.shape), db = unbroadcast(g * a, b.shape) (sum over the added axes, then over the "
+        "stretched size-1 axes with keepdims=True)."),
+        lambda draw, st, hnp: _broadcast_pair(draw, st, hnp), lambda cls, t, o: cls.apply(t[0], t[1]),
+        lambda t, o: t[0] * t[1]),
+    Exercise("div", "Div", "minitorch.ops:Div", "a / b, with broadcasting", "mul-and-div-broadcasting", (
+        "Derive first: d(a / b) with respect to a, then with respect to b (the derivative of 1/b).",
+        "The b term has a minus sign and b squared. Both gradients are summed back to their input's shape, as in "
+        "mul.",
+        "da = g / b, db = -(g / b) * (a / b) (b^2 overflows first), each summed back over broadcast axes."),
+        lambda draw, st, hnp: _broadcast_pair(draw, st, hnp, away_from_zero=True),
+        lambda cls, t, o: cls.apply(t[0], t[1]), lambda t, o: t[0] / t[1]),
+    Exercise("sum", "Sum", "minitorch.ops:Sum", "sum over dims", "sum-and-mean", (
+        "Derive first: how much does out change when one summed element of a changes by 1?",
+        "Every summed element gets the output's gradient unchanged: g must be spread back to a's shape. With "
+        "keepdim=False, which axes are missing from g?",
+        "With keepdim=False put the summed dims back as size 1 (np.expand_dims(g, dims)), then "
+        "np.broadcast_to(g, a.shape) (copy it if you will write into it)."),
+        _reduction_case, lambda cls, t, o: cls.apply(t[0], **o),
+        lambda t, o: t[0].sum(dim=o["dim"], keepdim=o["keepdim"]), inputs=("a",)),
+    Exercise("mean", "Mean", "minitorch.ops:Mean", "mean over dims", "sum-and-mean", (
+        "Derive first: the mean is a sum times a constant. Which constant?",
+        "As sum, times 1/n, where n counts the elements averaged into each output.",
+        "n = the product of the reduced dims' sizes; the gradient is sum's, divided by n."),
+        _reduction_case, lambda cls, t, o: cls.apply(t[0], **o),
+        lambda t, o: t[0].mean(dim=o["dim"], keepdim=o["keepdim"]), inputs=("a",)),
+    Exercise("matmul", "MatMul", "minitorch.ops:MatMul", "a @ b, batched", "matmul", (
+        "Derive first: for out_ij = sum_k a_ik b_kj, write dL/da_ik and dL/db_kj as sums over the other index.",
+        "Check the shapes: dA must be (..., n, k), so G (..., n, m) is multiplied by something (m, k). A batch dim "
+        "that was broadcast must be summed back (the grader does not do it for you).",
+        "dA = G @ B^T, dB = A^T @ G, with swapaxes(-1, -2) as the transpose; each summed over broadcast batch dims "
+        "to its input's shape."),
+        _matmul_case, lambda cls, t, o: cls.apply(t[0], t[1]), lambda t, o: t[0] @ t[1]),
+    Exercise("exp", "Exp", "minitorch.ops:Exp", "exp(a)", "exp-and-log", (
+        "Derive first: the derivative of exp.",
+        "It is the output itself: which array should forward save?",
+        "Save the output; backward returns g * out (one gradient: apply has one input)."),
+        _unary_case(), lambda cls, t, o: cls.apply(t[0]), lambda t, o: t[0].exp(), inputs=("a",)),
+    Exercise("log", "Log", "minitorch.ops:Log", "log(a)", "exp-and-log", (
+        "Derive first: the derivative of log.",
+        "It needs the input: save it.",
+        "backward returns g / a."),
+        _unary_case(positive=True), lambda cls, t, o: cls.apply(t[0]), lambda t, o: t[0].log(), inputs=("a",)),
+    Exercise("softmax", "Softmax", "minitorch.fused.softmax:Softmax", "softmax along one dim", "1-softmax-softmax", (
+        "Derive first: d y_i / d x_j with the quotient rule, for i = j and for i != j. Write both cases with one "
+        "formula using [i = j]. Why can you subtract a constant from x without changing y?",
+        "The vector-Jacobian product dx_j = sum_i g_i d y_i / d x_j splits into the [i = j] term and a term with one "
+        "sum along dim, taken with keepdims=True. Check: every row of dx sums to 0.",
+        "Forward: subtract x.max(axis=dim, keepdims=True) before exp. Backward: dx = y * (g - (g * y).sum(axis=dim, "
+        "keepdims=True))."),
+        _softmax_case, lambda cls, t, o: cls.apply(t[0], **o), lambda t, o: F.softmax(t[0], **o),
+        inputs=("x",), zero_sum=_softmax_rows),
     Exercise("log_softmax", "LogSoftmax", "minitorch.fused.softmax:LogSoftmax", "log-softmax along one dim",
-             "2-log-softmax-logsoftmax",
-             "Forward: z = x - max(x) along dim, y = z - log(sum(exp(z))). Backward: sum_i g_i [i = j] is g_j and "
-             "sum_i g_i p_j is p_j times one row sum; p = exp(y) comes back from the saved output.",
-             _softmax_case, lambda cls, t, o: cls.apply(t[0], **o), lambda t, o: F.log_softmax(t[0], **o)),
+             "2-log-softmax-logsoftmax", (
+                 "Derive first: y_j = x_j - log sum_i exp(x_i). What is d y_i / d x_j?",
+                 "It is [i = j] - p_j with p = softmax(x) = exp(y). Sum it against g_i: one term is g itself, the "
+                 "other p_j times one row sum.",
+                 "Forward: z = x - max(x) along dim, y = z - log(sum(exp(z))). Backward: dx = g - exp(y) * "
+                 "g.sum(axis=dim, keepdims=True)."),
+             _softmax_case, lambda cls, t, o: cls.apply(t[0], **o), lambda t, o: F.log_softmax(t[0], **o),
+             inputs=("x",), zero_sum=_softmax_rows),
     Exercise("cross_entropy", "CrossEntropy", "minitorch.fused.cross_entropy:CrossEntropy",
              "cross-entropy with label smoothing, ignore_index and the three reductions",
-             "3-cross-entropy-with-label-smoothing-crossentropy",
-             "Build soft row by row (np.eye(C)[t] for the one-hots; any class will do on an ignored row). Row r's "
-             "gradient p_r - soft_r is then scaled by what reaches that row: g for 'sum', g / n_valid for 'mean', g[r] "
-             "for 'none', and 0 on an ignored row.",
+             "3-cross-entropy-with-label-smoothing-crossentropy", (
+                 "Derive first: for one row, loss = -sum_c q_c log p_c with soft targets q summing to 1. What is "
+                 "d loss / d x_c (use the log-softmax exercise)?",
+                 "It is p - q, per row. Then ask what reaches each row from the reduction: 'sum', 'mean' (over the "
+                 "rows that are not ignored) and 'none'.",
+                 "q = (1 - e) one_hot(t) + e / C (np.eye(C)[t]; any class on an ignored row). Row r's gradient p_r - "
+                 "q_r times g for 'sum', g / n_valid for 'mean', g[r] for 'none', and 0 on an ignored row."),
              _cross_entropy_case, _cross_entropy_apply,
              lambda t, o: F.cross_entropy(t[0], o["target"], ignore_index=o["ignore_index"],
-                                          label_smoothing=o["label_smoothing"], reduction=o["reduction"])),
+                                          label_smoothing=o["label_smoothing"], reduction=o["reduction"]),
+             inputs=("x",), zero_sum=lambda case: 1),
     Exercise("layer_norm", "LayerNorm", "minitorch.fused.layer_norm:LayerNorm", "LayerNorm over the last dims",
-             "4-layernorm-layernorm",
-             "Work on rows: x.reshape(-1, n), w.reshape(n). d xhat_i / d x_j = rstd ([i = j] - 1/n - xhat_i xhat_j "
-             "/ n); summed against gh_i each of the three terms becomes one row mean (of gh, and of gh * xhat). dw and "
-             "db sum over the rows, reshaped back to w's shape.",
-             _layer_norm_case, lambda cls, t, o: cls.apply(t[0], t[1], t[2], **o), _layer_norm_reference),
+             "4-layernorm-layernorm", (
+                 "Derive first: on one row of n values, xhat = (x - mean) * rstd. Which of mean and rstd depend on "
+                 "x_j, and what are their derivatives?",
+                 "d xhat_i / d x_j has three terms: rstd [i = j], the mean's, and the variance's. Summed against "
+                 "gh = g * w each becomes a row mean. dw and db are summed over the rows (w was broadcast to them).",
+                 "Rows: x.reshape(-1, n). dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) (row means); dw = "
+                 "(g * xhat) summed over the rows, db = g summed over the rows, reshaped to w's shape."),
+             _layer_norm_case, lambda cls, t, o: cls.apply(t[0], t[1], t[2], **o), _layer_norm_reference,
+             inputs=("x", "w", "b"), zero_sum=_layer_norm_rows),
     Exercise("attention", "ScaledDotProductAttention", "minitorch.fused.attention:ScaledDotProductAttention",
              "scaled dot-product attention with a mask and dropout", "5-scaled-dot-product-attention-"
-             "scaleddotproductattention",
-             "Masked scores: np.where(mask, s, -inf) before the softmax. A row with no True has max -inf: shift it by "
-             "0 instead and divide by 1 instead of its zero sum. Backward: save q, k, v, w and keep, rebuild a from "
-             "them; the softmax step is exercise 8's formula with dw in place of g.",
-             _attention_case, _attention_apply, _attention_reference),
+             "scaleddotproductattention", (
+                 "Derive first: write the forward as four lines (s, w, a, out) and the rule of each line backwards: "
+                 "matmul, dropout scaling, softmax, matmul with a constant.",
+                 "Go from out to q, k, v one line at a time; the softmax step is the softmax exercise's formula with "
+                 "dw in place of g. Do not forget the two constants: 1/(1 - p) and 1/sqrt(d).",
+                 "Masked scores: np.where(mask, s, -inf); a row with no True is shifted by 0 and divided by 1. "
+                 "Backward: dv = a^T g; dw = (g v^T) * keep / (1 - p); ds = w * (dw - (dw * w).sum(-1)); dq = ds k / "
+                 "sqrt(d), dk = ds^T q / sqrt(d); return (dq, dk, dv, None, None)."),
+             _attention_case, _attention_apply, _attention_reference, inputs=("q", "k", "v")),
     Exercise("lstm_cell", "LSTMCellFunction", "minitorch.fused.lstm_cell:LSTMCellFunction",
-             "the LSTM cell (gates i, f, g, o)", "6-the-lstm-cell-lstmcellfunction",
-             "Save i, f, g, o, c_prev and tanh(c). The two paths from c add: dc = gc + (the path through h). Each gate "
-             "then gets dc (or gh, for o) times the other factor of its product, times its activation's derivative.",
+             "the LSTM cell (gates i, f, g, o)", "6-the-lstm-cell-lstmcellfunction", (
+                 "Derive first: c = f c_prev + i g and h = o tanh(c). Through how many paths does L depend on c?",
+                 "Two: directly (gc) and through h. They add. Each gate is then one factor of a product, times its "
+                 "activation's derivative (sigmoid: s (1 - s); tanh: 1 - t^2).",
+                 "Save i, f, g, o, c_prev and tanh(c). dc = gc + gh o (1 - tanh(c)^2); di = dc g, df = dc c_prev, "
+                 "dg = dc i, do = gh tanh(c), each times its activation's derivative; dc_prev = dc f."),
              _lstm_case, lambda cls, t, o: cls.apply(t[0], t[1]),
-             lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1)),
+             lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1), inputs=("gates", "c_prev")),
 ]
+EXERCISES = ENGINE_EXERCISES + OP_EXERCISES
 BY_NAME = {e.name: e for e in EXERCISES}

@@ -1,4 +1,4 @@
-"""Exercise 12 (attention): scaled dot-product attention with a mask and dropout (Vaswani et al. 2017, eq. 1).
+"""Exercise 16 (attention): scaled dot-product attention with a mask and dropout (Vaswani et al. 2017, eq. 1).
 
 forward(q, k, v, mask, words, dropout_p): q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv) float64; mask None or
 bool (Tq, Tk), True = may attend; dropout_p in [0, 1); words None when dropout_p is 0, else random uint16 words of
@@ -9,8 +9,9 @@ where keep = keep_mask(words, dropout_p) when dropout_p > 0 (imported below: the
 sees the same one). A row of the mask with no True (a padding query) must give weights 0, out 0 and gradients 0,
 never nan. backward(g) -> (dq, dk, dv, None, None) (no gradient for the mask or the words).
 
-Derive: run the forward in reverse, one line each: the matmul rule (exercise 5) for out = a v, the dropout scaling,
-the softmax rule (exercise 8) for w = softmax(s), the matmul rule and the constant 1/sqrt(d) for s.
+Derive: run the forward in reverse, one line each: the matmul rule (the matmul exercise) for out = a v, the
+dropout scaling, the softmax rule (the softmax exercise) for w = softmax(s), the matmul rule and the constant
+1/sqrt(d) for s.
 
 Check: python3 -m minitorch.tools.exercises check attention --dir THIS_FOLDER
 Hint: python3 -m minitorch.tools.exercises hint attention

@@ -1,4 +1,4 @@
-"""Exercise 10 (cross_entropy): cross-entropy with label smoothing, ignored targets and three reductions.
+"""Exercise 14 (cross_entropy): cross-entropy with label smoothing, ignored targets and three reductions.
 
 forward(x, target, ignore_index, label_smoothing, reduction): x (N, C) float64 logits, target (N,) int class ids
 (rows whose target equals ignore_index count for nothing), e = label_smoothing in [0, 1], reduction "mean", "sum"
@@ -7,8 +7,8 @@ soft_r = (1 - e) one_hot(t_r) + e / C; 0 on an ignored row. Return the losses (N
 np.asarray(total)) for "sum", and for "mean" the sum divided by the count of non-ignored rows (at least 1).
 backward(g): g is 0-d for "mean"/"sum", (N,) for "none" -> (dx, None) (no gradient for the target).
 
-Derive: with log p = x - max - log S, and sum_c soft_c = 1, d loss_r / d x_rj = p_rj - soft_rj ("softmax minus
-target"). Then the reduction scales each row: the gradient reaching row r.
+Derive d loss_r / d x_rj from log p = x - max - log S (the log-softmax exercise), using sum_c soft_c = 1. Then
+the reduction scales each row: work out the gradient reaching row r for each reduction.
 
 Check: python3 -m minitorch.tools.exercises check cross_entropy --dir THIS_FOLDER
 Hint: python3 -m minitorch.tools.exercises hint cross_entropy

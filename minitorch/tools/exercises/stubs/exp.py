@@ -1,4 +1,4 @@
-"""Exercise 6 (exp): the exponential, elementwise.
+"""Exercise 10 (exp): the exponential, elementwise.
 
 forward(a) -> exp(a) for a float64 array of any shape (0-d included); backward(g) -> dL/da.
 

@@ -1,4 +1,4 @@
-"""Exercise 11 (layer_norm): LayerNorm over the last dims, with weight and bias.
+"""Exercise 15 (layer_norm): LayerNorm over the last dims, with weight and bias.
 
 forward(x, weight, bias, normalized_ndim, eps): x (..., *S) float64, normalised over its last normalized_ndim dims
 S (n elements a row); weight and bias of shape S, or None (then y = xhat, or xhat + bias). Per row:

@@ -1,4 +1,4 @@
-"""Exercise 7 (log): the natural logarithm, elementwise.
+"""Exercise 11 (log): the natural logarithm, elementwise.
 
 forward(a) -> log(a) for a positive float64 array of any shape; backward(g) -> dL/da.
 

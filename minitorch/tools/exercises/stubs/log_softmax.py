@@ -1,10 +1,10 @@
-"""Exercise 9 (log_softmax): y = log(softmax(x)) along one dim, computed without a log of a softmax.
+"""Exercise 13 (log_softmax): y = log(softmax(x)) along one dim, computed without a log of a softmax.
 
 forward(x, dim) -> y_i = x_i - log(sum_j exp(x_j)), stable for logits near 1000 (shift by the max along dim);
 backward(g) -> dx.
 
-Derive: d log S / d x_j = exp(x_j) / S = p_j with p = softmax(x), so d y_i / d x_j = [i = j] - p_j; then
-dx_j = sum_i g_i ([i = j] - p_j). p can be rebuilt from the output: which single array must be saved?
+Derive d y_i / d x_j (start from d log S / d x_j, with S the sum of exponentials), then dx_j = sum_i g_i
+d y_i / d x_j. The softmax can be rebuilt from the output: which single array must be saved?
 
 Check: python3 -m minitorch.tools.exercises check log_softmax --dir THIS_FOLDER
 Hint: python3 -m minitorch.tools.exercises hint log_softmax

@@ -1,4 +1,4 @@
-"""Exercise 13 (lstm_cell): one LSTM step after its projections, the op an RNN runs once per word and layer.
+"""Exercise 17 (lstm_cell): one LSTM step after its projections, the op an RNN runs once per word and layer.
 
 forward(gates, c_prev): gates (N, 4H) holds four pre-activations in PyTorch's order a_i, a_f, a_g, a_o; c_prev
 (N, H). Compute

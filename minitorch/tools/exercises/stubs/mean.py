@@ -1,6 +1,6 @@
-"""Exercise 4 (mean): the mean over some dims.
+"""Exercise 8 (mean): the mean over some dims.
 
-forward(a, dim=None, keepdim=False) -> a.mean over the dims (as in exercise 3: None, an int or a tuple;
+forward(a, dim=None, keepdim=False) -> a.mean over the dims (as in the sum exercise: None, an int or a tuple;
 `normalize_dims` gives the axes); backward(g) -> dL/da, shaped like a.
 
 Derive: out = (1/n) sum_i a_i over the n elements averaged into one output, so each gets g / n. What is n when

@@ -1,4 +1,4 @@
-"""Exercise 1 (mul): the product a * b, with broadcasting.
+"""Exercise 5 (mul): the product a * b, with broadcasting.
 
 forward(a, b) gets two float64 NumPy arrays whose shapes broadcast (as in NumPy: (3, 1) and (4,) give (3, 4)) and
 returns a * b, declaring the arrays backward needs with `self.save_for_backward(a, ...)`. backward(g) gets
@@ -6,9 +6,9 @@ g = dL/d(out), shaped like the output, reads them back with `a, ... = self.saved
 one gradient per input. Derive both from d(a b) = b da + a db. (Every exercise saves arrays this way; Python values,
 such as a dim or a shape, may be plain attributes of self.)
 
-A gradient may be returned in the output's (broadcast) shape: the engine sums it back over the broadcast dims to
-each input's shape (autograd.unbroadcast, the one place where broadcasting is undone). Exercise 3 (sum) is the
-same operation written by hand.
+Return each gradient in its input's shape. The engine normally sums a gradient back over the broadcast dims for
+you (autograd.unbroadcast, the one place where broadcasting is undone); the grader turns that off (strict shapes),
+so here you do it, as in the unbroadcast exercise.
 
 Check: python3 -m minitorch.tools.exercises check mul --dir THIS_FOLDER
 Hint: python3 -m minitorch.tools.exercises hint mul

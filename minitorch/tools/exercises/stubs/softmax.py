@@ -1,10 +1,10 @@
-"""Exercise 8 (softmax): y = softmax(x) along one dim, as one Function (the first fused op).
+"""Exercise 12 (softmax): y = softmax(x) along one dim, as one Function (the first fused op).
 
 forward(x, dim): x float64 of any shape, dim a non-negative int -> y_i = exp(x_i) / sum_j exp(x_j) along dim. The
 check draws logits near 1000, where exp overflows: use softmax(x) = softmax(x - c) with c = max(x) along dim.
 backward(g) -> dx.
 
-Derive the Jacobian d y_i / d x_j with the quotient rule (it is y_i ([i = j] - y_j)), then the vector-Jacobian
+Derive the Jacobian d y_i / d x_j with the quotient rule (two cases: i = j and i != j), then the vector-Jacobian
 product dx_j = sum_i g_i d y_i / d x_j, and write it with one sum along dim. Save only what that needs.
 
 Check: python3 -m minitorch.tools.exercises check softmax --dir THIS_FOLDER

@@ -1,4 +1,4 @@
-"""Exercise 3 (sum): sum over some dims, the reduction behind every loss.
+"""Exercise 7 (sum): sum over some dims, the reduction behind every loss.
 
 forward(a, dim=None, keepdim=False): dim is None (every dim), an int or a tuple of ints, negatives allowed;
 `normalize_dims(dim, a.ndim)` (imported below) turns it into a sorted tuple of axes. Return a.sum over those axes,

@@ -1,0 +1,12 @@
+"""One drawn input of a check."""
+from dataclasses import dataclass
+
+
+@dataclass
+class Case:
+    """One drawn input: float64 arrays (one per differentiable input; None for an absent one), the other arguments of
+    `apply` (dims, masks, targets, ...; a program for the engine exercises), and a description for a failure
+    message."""
+    arrays: list
+    options: dict
+    text: str

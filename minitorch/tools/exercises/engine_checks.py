@@ -1,0 +1,251 @@
+"""The checks of the exercises on the engine itself: each draws a random graph (or shapes, or a nesting of blocks),
+runs the student's function on the tiny engine (harness.py) and the engine's own code on the same input, and names
+the difference."""
+import numpy as np
+
+from ...core import backward as engine_backward
+from ...core.grad_mode import no_grad as engine_no_grad
+from ...tensor import Tensor
+from . import reference
+from .case import Case
+from .diagnose import plain, show
+from .grader import ExerciseFailed
+from .harness import Value, build, state
+
+SHAPE = (2,)
+
+
+def _values(draw, st, shape):
+    return np.random.default_rng(draw(st.integers(0, 2**32 - 1))).standard_normal(shape)
+
+
+def draw_graph(draw, st, hnp):
+    """A random graph: 1 to 3 leaves, 2 to 7 ops (add, mul, tanh) on earlier nodes; x * x and a node used twice are
+    drawn often. The root is the last node."""
+    n_leaves, n_ops = draw(st.integers(1, 3)), draw(st.integers(2, 7))
+    program = []
+    for k in range(n_ops):
+        size = n_leaves + k
+        op = draw(st.sampled_from(["add", "mul", "mul", "tanh"]))
+        i = draw(st.integers(max(0, size - 3), size - 1))   # mostly recent nodes: long chains, shared subgraphs
+        j = draw(st.sampled_from([i, draw(st.integers(0, size - 1))]))
+        program.append((op, i, j))
+    leaves = [_values(draw, st, SHAPE) for _ in range(n_leaves)]
+    text = "; ".join(f"n{n_leaves + k} = " + (f"tanh(n{i})" if op == "tanh" else f"n{i} {'+*'[op == 'mul']} n{j}")
+                     for k, (op, i, j) in enumerate(program))
+    return Case(leaves, {"program": program}, f"the graph ({n_leaves} leaves n0..n{n_leaves - 1}; {text})")
+
+
+def _mine(case):
+    def leaf(a, name):
+        return Value(a.copy(), name=name)
+    nodes = build(case.options["program"], case.arrays, leaf)
+    for k, v in enumerate(nodes):
+        v.name = f"n{k}"
+    return nodes
+
+
+def _engines(case):
+    return build(case.options["program"], case.arrays, lambda a, name: Tensor._make(a.copy(), requires_grad=True))
+
+
+def check_topological_order(function, case, strict=True):
+    nodes = _mine(case)
+    root = nodes[-1]
+    tensors = _engines(case)
+    reachable = len(engine_backward._topological_order([tensors[-1]]))  # the engine's own walk, on the same graph
+    try:
+        order = list(function(root))
+    except NotImplementedError:
+        raise ExerciseFailed("topological_order is not written yet (it raises NotImplementedError)") from None
+    except Exception as e:
+        raise ExerciseFailed(f"topological_order failed on {case.text}: {type(e).__name__}: {e}") from e
+    names = " ".join(getattr(v, "name", repr(v)) for v in order)
+    where = f"on {case.text}: your order is [{names}]"
+    seen = [id(v) for v in order]
+    twice = [v.name for k, v in enumerate(order) if id(v) in seen[:k]]
+    if twice:
+        raise ExerciseFailed(f"topological_order lists {twice[0]} twice {where}\n  diagnosis: a node used twice "
+                             f"(by two nodes, or as both operands of x * x) is reached twice: keep a set of the nodes "
+                             f"visited and skip them")
+    if len(order) != reachable:
+        raise ExerciseFailed(f"topological_order lists {len(order)} nodes where {reachable} are reachable from the "
+                             f"root (as the engine counts them) {where}\n  diagnosis: every node reachable from the "
+                             f"root through .parents, the leaves included, once")
+    position = {id(v): k for k, v in enumerate(order)}
+    if order[0] is not root:
+        raise ExerciseFailed(f"topological_order does not start with the root {where}\n  diagnosis: the root comes "
+                             f"first (append each node after its parents, then reverse the list)")
+    for v in order:
+        for p in v.parents:
+            if position[id(p)] < position[id(v)]:
+                raise ExerciseFailed(f"topological_order puts {p.name} before {v.name}, which uses it, {where}\n"
+                                     f"  diagnosis: each node must come before the nodes it was computed from, so "
+                                     f"that its gradient is complete when backward reaches it: append a node after "
+                                     f"visiting all its parents (depth first), then reverse")
+
+
+def _leaf_grads_engine(case, g):
+    tensors = _engines(case)
+    (tensors[-1] * Tensor._make(g)).sum().backward()
+    n = len(case.arrays)
+    return [None if t.grad is None else t.grad.numpy() for t in tensors[:n]]   # None: not reachable from the root
+
+
+def _overwrite(order):
+    """The walk with the common mistake (a later gradient replaces an earlier one): for the diagnosis."""
+    for node in order:
+        if node.grad is not None and node.backward_fn is not None:
+            for parent, g in zip(node.parents, node.backward_fn(node.grad)):
+                parent.grad = g
+
+
+def _run_walk(function, case, g):
+    nodes = _mine(case)
+    nodes[-1].grad = g.copy()
+    function(reference.topological_order(nodes[-1]))
+    return nodes
+
+
+def check_backward(function, case, strict=True):
+    g = np.random.default_rng(1).standard_normal(SHAPE)
+    try:
+        nodes = _run_walk(function, case, g)
+    except NotImplementedError:
+        raise ExerciseFailed("backward is not written yet (it raises NotImplementedError)") from None
+    except Exception as e:
+        raise ExerciseFailed(f"backward failed on {case.text}: {type(e).__name__}: {e}") from e
+    want = _leaf_grads_engine(case, g)
+    for k, w in enumerate(want):
+        got = nodes[k].grad
+        if w is None and got is None:
+            continue
+        if w is None:
+            raise ExerciseFailed(f"backward gave n{k} a gradient on {case.text}, where n{k} is not reachable from "
+                                 f"the root")
+        if got is None:
+            raise ExerciseFailed(f"backward left n{k}.grad None on {case.text}\n  diagnosis: every node reached "
+                                 f"from the root gets a gradient (the leaves too)")
+        if np.shape(got) == w.shape and np.allclose(got, w, rtol=1e-9, atol=1e-12):
+            continue
+        mistake = ""
+        wrong = _mine(case)
+        wrong[-1].grad = g.copy()
+        _overwrite(reference.topological_order(wrong[-1]))
+        if np.shape(got) == w.shape and np.allclose(got, wrong[k].grad, rtol=1e-9, atol=1e-12):
+            mistake = ("\n  diagnosis: a node used twice kept only its last gradient: add the gradients that reach "
+                       "a node from each use (grad = g if grad is None else grad + g), do not assign")
+        raise ExerciseFailed(f"backward: dL/dn{k} differs from the engine's on {case.text}{mistake}\n"
+                             + show(case.arrays, [f"n{i}" for i in range(len(want))], g,
+                                    [n.grad for n in nodes], want, k, "engine"))
+
+
+def draw_unbroadcast(draw, st, hnp):
+    out = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=3))
+    shape = draw(hnp.mutually_broadcastable_shapes(num_shapes=1, base_shape=out, min_dims=0,
+                                                   max_dims=3)).input_shapes[0]
+    grad = _values(draw, st, np.broadcast_shapes(out, shape))
+    return Case([grad], {"shape": shape}, f"grad {grad.shape} to shape {shape}")
+
+
+def check_unbroadcast(function, case, strict=True):
+    grad, shape = case.arrays[0], case.options["shape"]
+    want = engine_backward.unbroadcast(grad.copy(), shape)   # the engine's own
+    try:
+        got = np.asarray(function(grad.copy(), shape))
+    except NotImplementedError:
+        raise ExerciseFailed("unbroadcast is not written yet (it raises NotImplementedError)") from None
+    except Exception as e:
+        raise ExerciseFailed(f"unbroadcast failed on {case.text}: {type(e).__name__}: {e}") from e
+    if got.shape != tuple(shape):
+        if got.ndim > len(shape):
+            why = "the leading axes that broadcasting added are not summed away"
+        elif got.ndim < len(shape):
+            why = "summed without keepdims=True: an axis of size 1 in the input's shape disappeared"
+        elif got.ndim == len(shape) and any(n == 1 and m != 1 for n, m in zip(shape, got.shape)):
+            why = "an axis of size 1 in the input's shape, stretched by broadcasting, is not summed (keepdims=True)"
+        else:
+            why = "the result must have the input's shape"
+        raise ExerciseFailed(f"unbroadcast: a wrong-shaped gradient on {case.text}: shape {got.shape}, expected "
+                             f"{tuple(shape)}\n  diagnosis: {why}\n  grad: {plain(grad)}")
+    if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+        from .diagnose import constant_ratio
+        r = constant_ratio(got, want)
+        hint = f"\n  diagnosis: a constant ratio {r:.6g}: sum, do not average" if r is not None else ""
+        raise ExerciseFailed(f"unbroadcast differs from the engine's on {case.text}{hint}\n  grad: {plain(grad)}\n"
+                             f"  yours: {plain(got)}\n  the engine's: {plain(want)}")
+
+
+def draw_blocks(draw, st, hnp):
+    """A nesting of no_grad blocks, some left by an exception: [("op",) | ("block", steps, raises)]."""
+    def steps(depth):
+        out = []
+        for _ in range(draw(st.integers(1, 3))):
+            if depth < 3 and draw(st.booleans()):
+                out.append(("block", steps(depth + 1), draw(st.booleans())))
+            else:
+                out.append(("op",))
+        return out
+    program = steps(0)
+    if not any(s[0] == "block" for s in program):
+        program.append(("block", [("op",)], draw(st.booleans())))
+    return Case([], {"program": program}, f"the blocks {_describe(program)}")
+
+
+def _describe(steps):
+    return "[" + ", ".join("op" if s[0] == "op" else f"no_grad{'(raises)' * s[2]} {_describe(s[1])}"
+                           for s in steps) + "]"
+
+
+class _Planned(Exception):
+    """Raised inside a block to leave it by an exception."""
+
+
+def _trace(program, no_grad, records):
+    """Run program with no_grad, recording after each op and after each block whether an op records its graph."""
+    trace = []
+
+    def run(steps, where):
+        for s in steps:
+            if s[0] == "op":
+                trace.append((records(), where))
+                continue
+            try:
+                with no_grad():
+                    run(s[1], "inside a no_grad block")
+                    if s[2]:
+                        raise _Planned
+            except _Planned:
+                pass
+            after = "after a block left by an exception" if s[2] else "after a block"
+            trace.append((records(), after + (" nested in another" if where != "outside" else "")))
+    run(program, "outside")
+    trace.append((records(), "after every block"))
+    return trace
+
+
+def check_no_grad(function, case, strict=True):
+    program = case.options["program"]
+    x = Tensor._make(np.ones(2), requires_grad=True)
+    want = _trace(program, engine_no_grad, lambda: (x * x).requires_grad)
+    v = Value(np.ones(2))
+    state.grad_enabled = True
+    try:
+        got = _trace(program, function, lambda: bool((v * v).parents))
+    except NotImplementedError:
+        raise ExerciseFailed("no_grad is not written yet (it raises NotImplementedError)") from None
+    except Exception as e:
+        raise ExerciseFailed(f"no_grad failed on {case.text}: {type(e).__name__}: {e}") from e
+    finally:
+        state.grad_enabled = True
+    for (mine, where), (engine, _) in zip(got, want):
+        if mine != engine:
+            why = {"after a block left by an exception": "restore the mode in a finally: clause, so that an "
+                                                         "exception inside the block cannot leave it off",
+                   "nested": "restore the mode the block found (a saved previous value), not True: an inner block "
+                             "ends inside an outer one"}
+            key = "nested" if "nested" in where and "exception" not in where else where
+            hint = why.get(key, "an op records its graph exactly when no no_grad block is open")
+            raise ExerciseFailed(f"no_grad: an op {where} {'records' if mine else 'does not record'} its graph "
+                                 f"where the engine's {'does' if engine else 'does not'}, on {case.text}\n"
+                                 f"  diagnosis: {hint}")
