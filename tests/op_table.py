@@ -408,6 +408,11 @@ def _erf(x):
 
 
 OPS["mul (same tensor twice)"] = Op(unary(), lambda a: a * a, np.square, ops.Mul)
+# the block's second input is captured, not passed: the non-reentrant form finds it and gives it its gradient
+OPS["checkpoint (use_reentrant=False)"] = Op(
+    shapes().flatmap(lambda s: st.tuples(arrays(s), arrays(s))).map(lambda xw: (xw, {})),
+    lambda x, w: mt.utils.checkpoint.checkpoint(lambda v: (v * w).tanh() * v, x, use_reentrant=False),
+    lambda x, w: np.tanh(x * w) * x, mt.utils.checkpoint.NonReentrantCheckpoint)
 OPS["mt.mm"] = Op(shapes(min_dims=2, max_dims=2).flatmap(lambda s: st.tuples(arrays(s), arrays(s[::-1])))
                  .map(lambda ab: (ab, {})), mt.mm, np.matmul, ops.MatMul)
 OPS["Tensor.mm"] = Op(shapes(min_dims=2, max_dims=2).flatmap(lambda s: st.tuples(arrays(s), arrays(s[::-1])))
