@@ -91,6 +91,14 @@ def test_state_dict_resumes_where_the_schedule_stopped():
 def test_last_epoch_resumes_only_an_optimizer_that_a_schedule_ran_on():
     with pytest.raises(KeyError, match="no initial_lr"):
         sched.StepLR(sgd(), step_size=2, last_epoch=3)
+    first = sgd()
+    a = sched.StepLR(first, step_size=2, gamma=0.5)
+    lrs(a, 3)
+    resumed = sgd(lr=0.7)
+    resumed.load_state_dict(first.state_dict())   # carries initial_lr, as PyTorch's param_groups do
+    b = sched.StepLR(resumed, step_size=2, gamma=0.5, last_epoch=3)   # constructed at epoch 4, as a's next step
+    np.testing.assert_array_equal(lrs(b, 3), lrs(a, 4)[1:])   # epochs 4 to 7
+    assert resumed.initial_lr == LR
 
 
 def test_bad_arguments_name_themselves():
