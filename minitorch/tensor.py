@@ -1,5 +1,6 @@
 """Tensor: an array (NumPy or CuPy) plus the graph edge that produced it, and the factories that make tensors."""
 import itertools
+from collections import namedtuple
 
 import numpy as np
 
@@ -86,9 +87,16 @@ class Tensor(Node):
     def device(self):
         return backend.device_of(self.data)
 
-    @property
-    def size(self):
-        return self.data.size
+    def size(self, dim=None):
+        """The shape (a tuple, standing in for torch.Size), or the length of dim: PyTorch's size(), not NumPy's
+        element count (that is numel())."""
+        if dim is not None and self.ndim == 0:
+            raise IndexError(f"size: dim {dim!r} for a 0-d tensor, which has no dims")
+        return self.shape if dim is None else self.shape[_check_dim("size", dim, self.ndim)]
+
+    def dim(self):
+        """The number of dims (PyTorch's name for ndim)."""
+        return self.data.ndim
 
     @property
     def is_leaf(self):
@@ -126,7 +134,7 @@ class Tensor(Node):
         return self.data if dtype is None else self.data.astype(dtype, copy=False)
 
     def __bool__(self):
-        if self.size != 1:
+        if self.data.size != 1:
             raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
         return bool(self.data)
 
@@ -257,7 +265,7 @@ class Tensor(Node):
         return backend.to_numpy(self.data)
 
     def item(self):
-        if self.size != 1:
+        if self.data.size != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
         return self.data.item()
 
@@ -359,6 +367,13 @@ class Tensor(Node):
     def abs(self): return ops.Abs.apply(self)
     def erf(self): return ops.Erf.apply(self)
 
+    def round(self, decimals=0):
+        """Rounded to `decimals` places, halves to even (as PyTorch). Not differentiable: PyTorch's gradient of round
+        is zero everywhere, so here the result carries none (a backward through it alone names round())."""
+        if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+            raise TypeError(f"round: decimals must be an int, got {decimals!r}")
+        return self._cut(backend.xp_of(self.data).round(self.data, decimals), "round()")
+
     def clamp(self, min=None, max=None):
         """Values limited to [min, max] (numbers or tensors; either may be None). As in PyTorch the gradient is 1
         where min <= x <= max, bounds included, and 0 outside."""
@@ -390,7 +405,32 @@ class Tensor(Node):
     # ----- reductions -----
     def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
     def mean(self, dim=None, keepdim=False): return ops.Mean.apply(self, dim=dim, keepdim=keepdim)
-    def max(self, dim=None, keepdim=False): return ops.Max.apply(self, dim=dim, keepdim=keepdim)
+
+    def amax(self, dim=None, keepdim=False):
+        """The maximum values over one dim, several (a tuple) or all (None); ties share the gradient equally."""
+        return ops.Max.apply(self, dim=dim, keepdim=keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        """As PyTorch: max() is the largest value (a 0-d tensor); max(dim) is the namedtuple (values, indices) of
+        the maxima along dim and where they are (the first one of ties), and the gradient of values goes to those
+        indices, as PyTorch's. Several dims at once: amax(dims)."""
+        if dim is None:
+            return ops.Max.apply(self)
+        d = _check_dim("max", dim, self.ndim)
+        if self.ndim == 0:
+            return MaxResult(self.clone(), self._cut(backend.xp_of(self.data).zeros((), np.int64), "max()"))
+        indices = self.argmax(d, keepdim=True)
+        xp = backend.xp_of(self.data)
+        index = tuple(indices.data if i == d else xp.arange(n).reshape((-1,) + (1,) * (self.ndim - i - 1))
+                      for i, n in enumerate(self.shape))
+        values = self[index]       # a gather: its backward puts the whole gradient at the index, as PyTorch
+        if not keepdim:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+        return MaxResult(values, indices)
+
+    def mm(self, mat2):
+        """self (n, m) @ mat2 (m, p): two matrices, no broadcasting (torch.mm; matmul broadcasts)."""
+        return mm(self, mat2)
 
     def argmax(self, dim=None, keepdim=False):
         """Indices of the maxima (not differentiable)."""
@@ -468,6 +508,19 @@ class Tensor(Node):
         return ops.GetItem.apply(self, index=index)
 
 
+MaxResult = namedtuple("MaxResult", "values indices")   # what max(dim) returns (torch.return_types.max)
+
+
+def _check_dim(name, dim, ndim):
+    """dim as a non-negative int for a tensor of ndim dims (a 0-d tensor takes 0 and -1, as PyTorch)."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{name}: dim must be an int, got {dim!r}" + ("; amax takes several dims"
+                                                                         if name == "max" else ""))
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"{name}: dim {dim} is out of range for a tensor of {ndim} dims")
+    return int(dim) % max(ndim, 1)
+
+
 class RemovableHandle:
     """What register_hook returns: remove() unregisters the hook (torch.utils.hooks.RemovableHandle)."""
     _ids = itertools.count()
@@ -491,6 +544,10 @@ def _to_array(data, dtype, device):
         data = data.data
     if not backend.is_array(data):
         data = np.asarray(data)
+    for kind in (data.dtype, dtype):
+        if kind is not None and kind.kind not in "biufc":   # strings, objects, dates: NumPy would fail later
+            raise TypeError(f"tensor: dtype {kind} (strings, objects, ...) cannot make a tensor; a tensor holds "
+                            f"numbers or bools")
     if dtype is None and data.dtype.kind == "f" and data.dtype != np.float32:
         dtype = np.float32
     xp = backend.xp_of(data)
@@ -581,6 +638,29 @@ def matmul(a, b):
     return a @ b if isinstance(a, Tensor) else Tensor.__rmatmul__(b, a)
 
 
+def mm(input, mat2):
+    """input (n, m) @ mat2 (m, p): two matrices, no broadcasting (torch.mm; matmul broadcasts)."""
+    for name, t in (("input", input), ("mat2", mat2)):
+        if not isinstance(t, Tensor) or t.ndim != 2:
+            raise RuntimeError(f"mm: {name} must be a 2-D Tensor, got "
+                               + (f"shape {t.shape}" if isinstance(t, Tensor) else type(t).__name__))
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mm: shapes {input.shape} and {mat2.shape} cannot be multiplied")
+    return input @ mat2
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether |input - other| <= atol + rtol |other| everywhere (a Python bool, as torch.allclose)."""
+    a, b = (x.data if isinstance(x, Tensor) else x for x in (input, other))
+    xp = backend.xp_of(a) if backend.is_array(a) else np
+    return bool(xp.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def is_tensor(obj):
+    """Whether obj is a minitorch Tensor (a Parameter too)."""
+    return isinstance(obj, Tensor)
+
+
 def cat(tensors, dim=0):
     """Join tensors along an existing dim."""
     if not tensors:
@@ -596,4 +676,5 @@ def stack(tensors, dim=0):
 
 
 __all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "randn", "rand", "arange", "zeros_like",
-           "ones_like", "where", "matmul", "cat", "stack", "no_grad", "float32", "float64", "int64", "bool_"]
+           "ones_like", "where", "matmul", "mm", "allclose", "is_tensor", "cat", "stack", "no_grad", "float32",
+           "float64", "int64", "bool_"]

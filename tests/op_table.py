@@ -126,6 +126,14 @@ OPS["gelu"] = Op(unary(), lambda x: x.gelu(), _gelu_tanh, ops.Gelu)
 OPS["abs"] = Op(unary(away_from_zero), lambda x: x.abs(), np.abs, ops.Abs)
 OPS["F.relu"] = Op(unary(away_from_zero), F.relu, lambda x: np.maximum(x, 0.0), ops.Relu)
 OPS["F.gelu"] = Op(unary(), F.gelu, _gelu_tanh, ops.Gelu)
+# PyTorch's top-level forms (torch.exp(x) and the like)
+OPS["mt.exp"] = Op(unary(), mt.exp, np.exp, ops.Exp)
+OPS["mt.log"] = Op(unary(positive), mt.log, np.log, ops.Log)
+OPS["mt.tanh"] = Op(unary(), mt.tanh, np.tanh, ops.Tanh)
+OPS["mt.sigmoid"] = Op(unary(lambda s: arrays(s, -8, 8)), mt.sigmoid, _sigmoid, ops.Sigmoid)
+OPS["mt.relu"] = Op(unary(away_from_zero), mt.relu, lambda x: np.maximum(x, 0.0), ops.Relu)
+OPS["mt.clamp"] = Op(unary(lambda s: arrays(s, -3, 3).filter(lambda a: (np.abs(np.abs(a) - 1) > 1e-3).all())),
+                     lambda x: mt.clamp(x, -1.0, 1.0), lambda x: np.clip(x, -1.0, 1.0), ops.Where)
 
 
 # ----- reductions -----
@@ -151,8 +159,26 @@ OPS["sum"] = Op(reduce_cases(), lambda x, dim, keepdim: x.sum(dim=dim, keepdim=k
                 lambda x, dim, keepdim: np.sum(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Sum)
 OPS["mean"] = Op(reduce_cases(), lambda x, dim, keepdim: x.mean(dim=dim, keepdim=keepdim),
                  lambda x, dim, keepdim: np.mean(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Mean)
-OPS["max"] = Op(reduce_cases(values=distinct), lambda x, dim, keepdim: x.max(dim=dim, keepdim=keepdim),
-                lambda x, dim, keepdim: np.max(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Max)
+OPS["amax"] = Op(reduce_cases(values=distinct), lambda x, dim, keepdim: x.amax(dim=dim, keepdim=keepdim),
+                 lambda x, dim, keepdim: np.max(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Max)
+OPS["max()"] = Op(unary(distinct), lambda x: x.max(), np.max, ops.Max)
+
+
+@st.composite
+def one_dim_cases(draw, values=arrays):
+    """An input of at least one dim, one int dim of it and keepdim: the arguments of max(dim) and the like."""
+    shape = draw(shapes(min_dims=1))
+    return (draw(values(shape)),), {"dim": draw(st.integers(-len(shape), len(shape) - 1)),
+                                    "keepdim": draw(st.booleans())}
+
+
+# max(dim) gathers the maxima at their indices (a GetItem), as PyTorch, instead of Max's even split of ties
+OPS["max"] = Op(one_dim_cases(values=distinct), lambda x, dim, keepdim: x.max(dim, keepdim=keepdim).values,
+                lambda x, dim, keepdim: np.max(x, axis=dim, keepdims=keepdim), ops.GetItem)
+OPS["mt.sum"] = Op(reduce_cases(), lambda x, dim, keepdim: mt.sum(x, dim=dim, keepdim=keepdim),
+                   lambda x, dim, keepdim: np.sum(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Sum)
+OPS["mt.mean"] = Op(reduce_cases(), lambda x, dim, keepdim: mt.mean(x, dim, keepdim),
+                    lambda x, dim, keepdim: np.mean(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Mean)
 
 
 # ----- shape ops -----
@@ -382,6 +408,15 @@ def _erf(x):
 
 
 OPS["mul (same tensor twice)"] = Op(unary(), lambda a: a * a, np.square, ops.Mul)
+# the block's second input is captured, not passed: the non-reentrant form finds it and gives it its gradient
+OPS["checkpoint (use_reentrant=False)"] = Op(
+    shapes().flatmap(lambda s: st.tuples(arrays(s), arrays(s))).map(lambda xw: (xw, {})),
+    lambda x, w: mt.utils.checkpoint.checkpoint(lambda v: (v * w).tanh() * v, x, use_reentrant=False),
+    lambda x, w: np.tanh(x * w) * x, mt.utils.checkpoint.NonReentrantCheckpoint)
+OPS["mt.mm"] = Op(shapes(min_dims=2, max_dims=2).flatmap(lambda s: st.tuples(arrays(s), arrays(s[::-1])))
+                 .map(lambda ab: (ab, {})), mt.mm, np.matmul, ops.MatMul)
+OPS["Tensor.mm"] = Op(shapes(min_dims=2, max_dims=2).flatmap(lambda s: st.tuples(arrays(s), arrays(s[::-1])))
+                      .map(lambda ab: (ab, {})), lambda a, b: a.mm(b), np.matmul, ops.MatMul)
 OPS["matmul (a @ a.T)"] = Op(shapes(min_dims=2, max_dims=2).flatmap(arrays).map(lambda x: ((x,), {})),
                              lambda a: a @ a.T, lambda a: a @ a.T, ops.MatMul)
 OPS["bias_relu"] = Op(broadcast_pair().filter(lambda c: np.abs(c[0][0] + c[0][1]).min() > 0.1), F.bias_relu,

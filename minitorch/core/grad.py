@@ -51,7 +51,7 @@ def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)")
         raise RuntimeError(f"{who} on a tensor that does not require grad (no input had requires_grad=True, "
                            f"or it was computed under no_grad())")
     if grad is None:
-        if t.size != 1:
+        if t.data.size != 1:
             raise RuntimeError(f"{who} without a gradient needs a scalar; this tensor has shape {t.shape}: "
                                f"pass {hint} with a gradient of that shape")
         g = backend.xp_of(t.data).ones_like(t.data)

@@ -11,13 +11,13 @@ from ..tensor import Tensor, where
 
 
 def softmax(x, dim=-1):
-    z = x - x.max(dim=dim, keepdim=True).detach()
+    z = x - x.amax(dim=dim, keepdim=True).detach()
     e = z.exp()
     return e / e.sum(dim=dim, keepdim=True)
 
 
 def log_softmax(x, dim=-1):
-    z = x - x.max(dim=dim, keepdim=True).detach()
+    z = x - x.amax(dim=dim, keepdim=True).detach()
     return z - z.exp().sum(dim=dim, keepdim=True).log()
 
 

@@ -112,9 +112,9 @@ def mean(x, dim=None, keepdim=False):
 
 
 def max(x, dim=None, keepdim=False):
-    """The largest values of x over dim; as a Tensor, tied maxima share the gradient (Tensor.max)."""
+    """The largest values of x over dim; as a Tensor, tied maxima share the gradient (Tensor.amax)."""
     dims = normalize_dims(dim, x.ndim)
-    return x.max(axis=dims, keepdims=keepdim) if is_array(x) else x.max(dim=dims, keepdim=keepdim)
+    return x.max(axis=dims, keepdims=keepdim) if is_array(x) else x.amax(dim=dims, keepdim=keepdim)
 
 
 def broadcast_to(x, shape):

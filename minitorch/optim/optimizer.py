@@ -122,8 +122,11 @@ class Optimizer:
         raise NotImplementedError
 
     def state_dict(self):
-        return {"lr": self.lr, "step": self.step_count, "hyper": dict(self.hyper),
-                "state": [dict(s) for s in self.state]}
+        sd = {"lr": self.lr, "step": self.step_count, "hyper": dict(self.hyper),
+              "state": [dict(s) for s in self.state]}
+        if hasattr(self, "initial_lr"):   # set by an lr_scheduler: what resuming it with last_epoch needs
+            sd["initial_lr"] = self.initial_lr
+        return sd
 
     def load_state_dict(self, sd):
         if len(sd["state"]) != len(self.params):
@@ -135,6 +138,8 @@ class Optimizer:
                     raise ValueError(f"{type(self).__name__}.load_state_dict: state {k!r} of parameter {i} has shape "
                                      f"{tuple(v.shape)}, the parameter has {p.shape}")
         self.lr = sd["lr"]
+        if "initial_lr" in sd:
+            self.initial_lr = sd["initial_lr"]
         self.step_count = int(sd["step"])
         self.hyper.update(sd.get("hyper", {}))
         self.state = [{} for _ in self.params]

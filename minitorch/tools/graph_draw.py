@@ -130,7 +130,7 @@ def _edge_gradient_norms(root, order, grad_output):
     """{(id of an op's output, input position): norm of the gradient sent to that input} for one backward of root."""
     xp = backend.xp_of(root.data)
     if grad_output is None:
-        if root.size != 1:
+        if root.numel() != 1:
             raise ValueError(f"draw_graph: grads=True on a tensor of shape {root.shape} needs grad_output")
         g = xp.ones_like(root.data)
     else:

@@ -3,14 +3,19 @@ backward, and run the block's forward again during backward.
 
 Memory for time: a Transformer layer saves its attention weights (B, h, T, T) and several (B, T, d) activations; a
 checkpointed layer keeps only its input (B, T, d) and pays one more forward per backward (examples/checkpoint_memory.py
-measures the bytes). As PyTorch's reentrant variant: the block's backward accumulates into the .grad of the
-parameters it uses, so checkpoint works with backward() (not mt.grad), and any other tensor that requires grad and
-that the block uses must be passed as an argument, not captured.
+measures the bytes). Two forms, as PyTorch's use_reentrant:
+- True (the default here): the block's backward accumulates into the .grad of the parameters it uses, so checkpoint
+  works with backward() (not mt.grad), its output requires grad only if an argument does, and any other tensor that
+  requires grad and that the block uses must be passed as an argument, not captured;
+- False (PyTorch's recommendation): the first forward records the block's graph once, to find the tensors it uses
+  that require grad (the parameters it captures), and drops it; they become inputs of the checkpoint's op, so a block
+  whose argument does not require grad still gives its parameters their gradients, and mt.grad works too. A captured
+  tensor that is not a leaf (an output of an earlier op) is differentiated through to that graph's leaves.
 """
 import contextlib
 
 from .. import backend
-from ..core import Function, Node, enable_grad, grad, no_grad, run_backward
+from ..core import Function, Node, enable_grad, grad, is_grad_enabled, no_grad, run_backward
 from ..tensor import Tensor
 
 
@@ -44,12 +49,74 @@ class Checkpoint(Function):
                      for leaf in leaves)
 
 
-def checkpoint(function, *args, preserve_rng_state=True, **kwargs):
+class NonReentrantCheckpoint(Function):
+    """out = fn(*args) already computed (its graph dropped); inputs: the args, then the tensors fn captured that
+    require grad. backward recomputes fn with a graph and differentiates it with respect to both."""
+
+    def forward(self, *arrays, fn, kwargs, n_args, result, rng_state):
+        self.save_for_backward(*arrays[:n_args])
+        self.fn, self.kwargs, self.n_args, self.rng_state = fn, kwargs, n_args, rng_state
+        return result
+
+    def backward(self, g):
+        create = isinstance(g, Node)   # create_graph=True: the saved args are the graph's Tensors
+        args = self.saved_tensors if create else [_tensor_of(a, need) for a, need in
+                                                  zip(self.saved_tensors, self.needs_input_grad)]
+        captured = self.parents[self.n_args:]
+        with _replayed_rng(self.rng_state), enable_grad():
+            out = self.fn(*args, **self.kwargs)   # the same forward, now recorded (and the same dropout masks)
+        wanted = [x for x in args if isinstance(x, Node) and x.requires_grad] + list(captured)
+        if not out.requires_grad or not wanted:
+            return (None,) * len(self.needs_input_grad)
+        # retain_graph: a captured non-leaf leads into the outer graph, whose own backward is still to come
+        found = iter(grad([out], wanted, [g if create else out._new(g)], create_graph=create, retain_graph=True,
+                          allow_unused=True))
+        grads = [next(found) if isinstance(x, Node) and x.requires_grad else None for x in args]
+        grads += [next(found) for _ in captured]
+        return tuple(x if create or x is None else x.data for x in grads)
+
+
+def checkpoint(function, *args, use_reentrant=True, preserve_rng_state=True, **kwargs):
     """function(*args, **kwargs) -> one Tensor, keeping only args for backward and recomputing the rest then.
-    preserve_rng_state=True replays the random draws (dropout) of the first forward in the recomputation."""
+    use_reentrant: True or False, PyTorch's two forms (the module's docstring). preserve_rng_state=True replays the
+    random draws (dropout) of the first forward in the recomputation."""
     if not callable(function):
         raise TypeError(f"checkpoint: the first argument must be a function, got {type(function).__name__}")
-    return Checkpoint.apply(*args, fn=function, kwargs=kwargs, preserve_rng_state=preserve_rng_state)
+    if not isinstance(use_reentrant, bool):
+        raise TypeError(f"checkpoint: use_reentrant must be True or False, got {use_reentrant!r}")
+    if use_reentrant:
+        return Checkpoint.apply(*args, fn=function, kwargs=kwargs, preserve_rng_state=preserve_rng_state)
+    if not is_grad_enabled():   # no backward to save for
+        return function(*args, **kwargs)
+    arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+    rng_state = _rng_state(arrays) if preserve_rng_state else None
+    inputs = [_tensor_of(a.data, a.requires_grad) if isinstance(a, Tensor) else a for a in args]
+    out = function(*inputs, **kwargs)   # recorded once (one block's activations at a time) to find what it uses
+    if not isinstance(out, Tensor):
+        raise TypeError(f"checkpoint: the function must return one Tensor, got {type(out).__name__}")
+    captured = _captured(out, inputs)
+    if not captured and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        return out.detach()   # nothing to differentiate: the result as a no_grad forward would give it
+    return NonReentrantCheckpoint.apply(*args, *captured, fn=function, kwargs=kwargs, n_args=len(args),
+                                        result=out.data, rng_state=rng_state)
+
+
+def _captured(out, inputs):
+    """The tensors that require grad which out's graph reaches without passing through inputs: the leaves (a block's
+    parameters) the block used without being handed them."""
+    stop = {id(t) for t in inputs if isinstance(t, Tensor)}
+    found, seen, stack = [], set(), [out]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or id(node) in stop:
+            continue
+        seen.add(id(node))
+        if node._op is None:
+            if node.requires_grad:
+                found.append(node)
+            continue
+        stack.extend(p for p, need in zip(node._op.parents, node._op.needs_input_grad) if need)
+    return found
 
 
 def _tensor_of(value, requires_grad=False):

@@ -221,3 +221,113 @@ def test_erf_agrees_with_math_erf_everywhere_on_both_devices(device):
     got = mt.ops.array_ops.erf(mt.tensor(grid, dtype=mt.float64, device=device)).numpy()
     np.testing.assert_allclose(got, [math.erf(v) for v in grid], rtol=2e-15, atol=2e-15)
     assert mt.ops.array_ops.erf(mt.ones(2, device=device)).dtype == np.float32
+
+
+# ----- PyTorch's everyday names: top-level functions, size()/dim()/numel(), max(dim), mm, round, nn.functional -----
+@settings(max_examples=10)
+@given(values(), values((4, 2)))
+def test_top_level_functions_are_the_methods(x, m):
+    check(mt.sigmoid, lambda a: 1 / (1 + np.exp(-a)), x)
+    check(mt.tanh, np.tanh, x)
+    check(mt.exp, np.exp, x)
+    check(lambda a: mt.log(a * a + 1), lambda a: np.log(a * a + 1), x)
+    check(lambda a: mt.sum(a, 1), lambda a: a.sum(1), x)
+    check(lambda a: mt.mean(a, dim=0, keepdim=True), lambda a: a.mean(0, keepdims=True), x)
+    check(lambda a: mt.softmax(a, -1), lambda a: np.exp(a) / np.exp(a).sum(-1, keepdims=True), x)
+    check(mt.mm, np.matmul, x, m)
+    check(lambda a, b: a.mm(b), np.matmul, x, m)
+    kinkless = np.where(np.abs(x) < 1e-3, 0.5, x)
+    check(mt.relu, lambda a: np.maximum(a, 0), kinkless)
+    check(lambda a: mt.clamp(a, min=0.0), lambda a: np.maximum(a, 0), kinkless)
+    assert mt.argmax(mt.tensor(x, dtype=mt.float64), dim=1).tolist() == np.argmax(x, 1).tolist()
+
+
+def test_mm_allclose_is_tensor():
+    with pytest.raises(RuntimeError, match=r"mm: input must be a 2-D Tensor, got shape \(2, 2, 2\)"):
+        mt.mm(mt.ones(2, 2, 2), mt.ones(2, 2))
+    with pytest.raises(RuntimeError, match=r"mm: shapes \(2, 3\) and \(2, 3\) cannot be multiplied"):
+        mt.ones(2, 3).mm(mt.ones(2, 3))
+    a = mt.tensor([1.0, 2.0])
+    assert mt.allclose(a, a + 1e-6) is True and mt.allclose(a, a + 1e-3) is False
+    assert mt.is_tensor(a) and mt.is_tensor(nn.Linear(1, 1).weight) and not mt.is_tensor(np.ones(2))
+
+
+def test_size_is_pytorchs_and_numel_counts():
+    x = mt.zeros(2, 3, 4)
+    assert x.size() == (2, 3, 4) and x.size(1) == 3 and x.size(-1) == 4 and x.dim() == 3 and x.numel() == 24
+    assert mt.tensor(1.0).size() == () and mt.tensor(1.0).dim() == 0
+    with pytest.raises(IndexError, match="size: dim 3 is out of range for a tensor of 3 dims"):
+        x.size(3)
+    with pytest.raises(IndexError, match="0-d tensor"):
+        mt.tensor(1.0).size(0)
+    with pytest.raises(TypeError, match="size: dim must be an int"):
+        x.size("1")
+
+
+def test_max_with_a_dim_gives_values_and_indices_and_the_gradient_goes_to_the_index():
+    x = mt.tensor([[1.0, 3.0, 3.0], [2.0, -1.0, 0.0]], dtype=mt.float64, requires_grad=True)
+    values, indices = x.max(1)
+    result = x.max(dim=1, keepdim=True)
+    assert values.tolist() == [3.0, 2.0] and indices.tolist() == [1, 0] and indices.dtype == np.int64
+    assert result.values.shape == result.indices.shape == (2, 1)
+    assert x.max().item() == 3.0 and x.max().shape == ()
+    values.sum().backward()   # ties: all to the first maximum's index, as PyTorch's max(dim) (amax splits)
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 1, 0], [1, 0, 0]])
+    with pytest.raises(TypeError, match="amax takes several dims"):
+        x.max(dim=(0, 1))
+    v, i = mt.tensor(2.0).max(0)
+    assert v.item() == 2.0 and i.item() == 0
+
+
+def test_round_halves_to_even_and_carries_no_gradient():
+    x = mt.tensor([0.5, 1.5, -2.5, 2.567], dtype=mt.float64, requires_grad=True)
+    np.testing.assert_array_equal(x.round().numpy(), [0.0, 2.0, -2.0, 3.0])
+    np.testing.assert_allclose(x.round(decimals=2).numpy(), [0.5, 1.5, -2.5, 2.57])
+    (x - x.round()).sum().backward()   # round's own gradient is 0 (PyTorch's), so only x's path counts
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0, 1.0])
+    with pytest.raises(RuntimeError, match="round"):
+        x.round().sum().backward()
+
+
+def test_nn_functional_is_the_functional_api():
+    import minitorch.nn.functional as nnF
+    assert nn.functional is nnF and nnF.__all__ == F.__all__
+    assert all(getattr(nnF, name) is getattr(F, name) for name in F.__all__)
+    assert mt.softmax is F.softmax and set(dir(nnF)) == set(F.__all__)
+
+
+@pytest.mark.parametrize("data", [["a", "b"], [object()], np.array(["1"])])
+def test_strings_and_objects_are_refused_when_the_tensor_is_made(data):
+    with pytest.raises(TypeError, match=r"tensor: dtype (<U1|object) .*cannot make a tensor"):
+        mt.tensor(data)
+    with pytest.raises(TypeError, match="cannot make a tensor"):
+        mt.tensor([1.0], dtype=str)
+
+
+def test_everyday_names_match_pytorch():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
+    x = np.array([[0.3, -2.0, 1.5, 1.5], [4.0, -0.1, 0.0, 4.0], [0.5, 2.5, -0.5, -1.5]])
+    m = np.arange(8.0).reshape(4, 2) / 3
+    ours, theirs = mt.tensor(x, dtype=mt.float64, requires_grad=True), torch.tensor(x, requires_grad=True)
+    for f in ["sigmoid", "tanh", "relu", "exp"]:
+        np.testing.assert_allclose(getattr(mt, f)(ours).detach().numpy(),
+                                   getattr(torch, f)(theirs).detach().numpy(), rtol=1e-14)
+    pairs = [(mt.log(ours.abs() + 1), torch.log(theirs.abs() + 1)), (mt.sum(ours, 0), torch.sum(theirs, 0)),
+             (mt.mean(ours, 1, keepdim=True), torch.mean(theirs, 1, keepdim=True)),
+             (mt.softmax(ours, 1), torch.softmax(theirs, 1)), (mt.clamp(ours, -1, 1), torch.clamp(theirs, -1, 1)),
+             (mt.mm(ours, mt.tensor(m, dtype=mt.float64)), torch.mm(theirs, torch.tensor(m))),
+             (ours.round(), theirs.round()), (ours.round(decimals=1), theirs.round(decimals=1)),
+             (ours.max(1).values, theirs.max(1).values), (ours.max(0, keepdim=True).values,
+                                                          theirs.max(0, keepdim=True).values)]
+    for a, b in pairs:
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-14)
+    assert ours.max(1).indices.tolist() == theirs.max(1).indices.tolist()
+    assert mt.argmax(ours, 1).tolist() == torch.argmax(theirs, 1).tolist()
+    assert (ours.size(), ours.size(1), ours.dim(), ours.numel()) == (tuple(theirs.size()), theirs.size(1),
+                                                                     theirs.dim(), theirs.numel())
+    assert mt.allclose(ours, ours + 1e-7) == torch.allclose(theirs, theirs + 1e-7)
+    loss_ours = (ours.max(1).values * mt.tensor([1.0, 2.0, 3.0], dtype=mt.float64)).sum() + ours.max()
+    loss_theirs = (theirs.max(1).values * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum() + theirs.max()
+    loss_ours.backward()
+    loss_theirs.backward()   # max(dim) with ties (rows 0 and 1) and max() with one maximum
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())

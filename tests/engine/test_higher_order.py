@@ -369,7 +369,8 @@ class MLP(nn.Module):
     def forward(self, x, target):
         h = self.F.layer_norm(self.fc1(x), 6, self.norm_w, self.norm_b).gelu()
         logits = self.fc2(h)
-        return self.F.cross_entropy(logits, target, label_smoothing=0.1) + self.F.softmax(logits, -1).max(-1).mean()
+        return (self.F.cross_entropy(logits, target, label_smoothing=0.1)
+                + self.F.softmax(logits, -1).max(-1).values.mean())
 
 
 def _mlp_pair():

@@ -103,7 +103,7 @@ def normal(*shape, scale=1.0, offset=0.0):
     ("relu", lambda x: x.relu(), lambda x: np.maximum(x, 0)),
     ("abs", lambda x: x.abs(), np.abs),
     ("sqrt", lambda x: x.abs().sqrt(), lambda x: np.sqrt(np.abs(x))),
-    ("max", lambda x: x.max(dim=-1), lambda x: x.max(axis=-1)),
+    ("max", lambda x: x.amax(dim=-1), lambda x: x.max(axis=-1)),
     ("mean", lambda x: x.mean(dim=-1), lambda x: x.mean(axis=-1)),
     ("reciprocal", lambda x: 1.0 / x, lambda x: 1.0 / x),
     ("softmax", lambda x: F.softmax(x, -1), lambda x: np.exp(ref_log_softmax(x))),

@@ -61,7 +61,7 @@ def test_manual_seed_makes_random_tensors_repeatable():
 
 def test_properties():
     x = mt.zeros(2, 3, 4)
-    assert (x.shape, x.ndim, x.size, x.numel(), len(x), x.device) == ((2, 3, 4), 3, 24, 24, 2, "cpu")
+    assert (x.shape, x.ndim, x.size(), x.numel(), len(x), x.device) == ((2, 3, 4), 3, (2, 3, 4), 24, 2, "cpu")
     assert x.is_leaf and not x.requires_grad and x.grad is None
     assert isinstance(x.data, np.ndarray)
     with pytest.raises(TypeError, match="0-d"):

@@ -314,7 +314,7 @@ def test_gradients_of_a_one_layer_model_in_float64(norm, positions, tie):
     model = as_float64(Transformer(cfg))
     for p in model.parameters():  # LayerNorm weights and biases start at 1 and 0; make them generic
         if p.ndim == 1:
-            p.data += 0.1 * np.random.default_rng(p.size).standard_normal(p.shape)
+            p.data += 0.1 * np.random.default_rng(p.numel()).standard_normal(p.shape)
     rng = np.random.default_rng(4)
     src = random_ids(rng, 2, 5, 13, lengths=[5, 3])
     tgt = random_ids(rng, 2, 4, 13, lengths=[4, 2])

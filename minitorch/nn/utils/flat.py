@@ -87,7 +87,7 @@ class FlatBuffer:
         self.dtype, self.device, self.params = first.dtype, backend.device_of(first), list(params)
         self.bounds = [0]
         for p in self.params:
-            self.bounds.append(self.bounds[-1] + p.size)
+            self.bounds.append(self.bounds[-1] + p.numel())
         self.size = self.bounds[-1]
         xp = backend.xp_of(first)
         old = [(p.data, p.grad) for p in self.params]

@@ -1,0 +1,192 @@
+"""torch.optim.lr_scheduler's everyday schedules: LambdaLR, StepLR, ExponentialLR, CosineAnnealingLR, OneCycleLR.
+
+PyTorch's formulas and step() semantics, written as PyTorch computes them (the recursive forms included), so the
+learning rates agree number for number: construction counts as step 0 and sets the optimizer's lr to the epoch-0
+value; each step() then advances last_epoch by one and sets the lr for it. A minitorch optimizer has one learning
+rate (optimizer.lr) where PyTorch has one per parameter group, so the lists (base_lrs, get_last_lr()) have one item.
+"""
+import math
+
+
+class LRScheduler:
+    """The base: subclasses give get_lr(), the learning rate for self.last_epoch from the current one (PyTorch's
+    "chainable" form) as a one-item list."""
+
+    def __init__(self, optimizer, last_epoch=-1):
+        if not hasattr(optimizer, "lr"):
+            raise TypeError(f"{type(self).__name__}: optimizer must be a minitorch optimizer (with .lr), got "
+                            f"{type(optimizer).__name__}")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            if not hasattr(optimizer, "initial_lr"):   # (PyTorch's setdefault: a second schedule keeps the first's)
+                optimizer.initial_lr = optimizer.lr
+        elif not hasattr(optimizer, "initial_lr"):
+            raise KeyError(f"{type(self).__name__}: last_epoch={last_epoch} resumes a schedule, but the optimizer has "
+                           f"no initial_lr (set by the schedule that ran before)")
+        self.base_lrs = [optimizer.initial_lr]
+        self.last_epoch = last_epoch
+        self._step_count = 0
+        self._is_initial = True     # the constructor's step: it sets the lr for last_epoch without changing it
+        self.step()
+        self._is_initial = False
+
+    def get_lr(self):
+        raise NotImplementedError
+
+    def step(self):
+        """Advance one epoch (or one batch, for OneCycleLR) and set the optimizer's lr for it."""
+        self._step_count += 1
+        self.last_epoch += 1
+        self.optimizer.lr = self.get_lr()[0]
+        self._last_lr = [self.optimizer.lr]
+
+    def get_last_lr(self):
+        """The learning rate the last step() set, as a one-item list (PyTorch's: one per parameter group)."""
+        return list(self._last_lr)
+
+    def state_dict(self):
+        """Everything but the optimizer (and LambdaLR's function, which is not data): for load_state_dict."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambda")}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial lr * lr_lambda(epoch)."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        if not callable(lr_lambda):
+            raise TypeError(f"LambdaLR: lr_lambda must be a function of the epoch, got {type(lr_lambda).__name__}")
+        self.lr_lambda = lr_lambda
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * self.lr_lambda(self.last_epoch) for base in self.base_lrs]
+
+
+class StepLR(LRScheduler):
+    """lr times gamma every step_size epochs."""
+
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        if not isinstance(step_size, int) or step_size <= 0:
+            raise ValueError(f"StepLR: step_size must be a positive int, got {step_size!r}")
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return [self.optimizer.lr]
+        return [self.optimizer.lr * self.gamma]
+
+
+class ExponentialLR(LRScheduler):
+    """lr times gamma every epoch."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.optimizer.lr * (1 if self._is_initial else self.gamma)]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """lr from the initial lr down to eta_min along half a cosine over T_max epochs (then back up, as PyTorch's:
+    the schedule is periodic, not clamped). PyTorch's recursive form, step by step."""
+
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):   # noqa: N803 (PyTorch's name)
+        if T_max <= 0:
+            raise ValueError(f"CosineAnnealingLR: T_max must be > 0, got {T_max!r}")
+        self.T_max, self.eta_min = T_max, eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        t, T, lr, low = self.last_epoch, self.T_max, self.optimizer.lr, self.eta_min
+        if self._is_initial:
+            return [lr]
+        if self._step_count == 1 and t > 0:   # resumed at epoch t: the closed form
+            return [low + (base - low) * (1 + math.cos(t * math.pi / T)) / 2 for base in self.base_lrs]
+        if (t - 1 - T) % (2 * T) == 0:        # the bottom of the cosine, where the ratio below would divide by 0
+            return [lr + (base - low) * (1 - math.cos(math.pi / T)) / 2 for base in self.base_lrs]
+        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (lr - low) + low]
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith and Topin, 2018), stepped once per batch: lr rises from max_lr / div_factor to max_lr
+    over the first pct_start of total_steps, then anneals to initial_lr / final_div_factor (three_phase: back down
+    to the initial lr first). With cycle_momentum the momentum (SGD's, or Adam's beta1) moves the other way, between
+    max_momentum and base_momentum. Stepping past total_steps is an error, as in PyTorch."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ValueError(f"OneCycleLR: total_steps must be a positive int, got {total_steps!r}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            for name, v in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+                if not isinstance(v, int) or v <= 0:
+                    raise ValueError(f"OneCycleLR: {name} must be a positive int, got {v!r}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
+        if not isinstance(pct_start, (int, float)) or not 0 <= pct_start <= 1:
+            raise ValueError(f"OneCycleLR: pct_start must be a number in [0, 1], got {pct_start!r}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+        self.anneal_strategy = anneal_strategy
+        end = float(pct_start * self.total_steps) - 1
+        self._phases = ([(end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                         (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+                          "max_momentum"),
+                         (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+                        if three_phase else
+                        [(end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                         (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")])
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            hyper = getattr(optimizer, "hyper", {})
+            if "betas" in hyper:
+                self._momentum_name = "betas"
+            elif hyper.get("momentum"):
+                self._momentum_name = "momentum"
+            else:   # (PyTorch would switch SGD's momentum on; a minitorch SGD built without it keeps no buffer)
+                raise ValueError("OneCycleLR: cycle_momentum=True needs an optimizer with momentum (SGD(..., "
+                                 "momentum=0.9)) or betas (Adam); pass cycle_momentum=False otherwise")
+        initial = max_lr / div_factor
+        self.lrs = {"initial_lr": initial, "max_lr": max_lr, "min_lr": initial / final_div_factor}
+        self.momenta = {"max_momentum": max_momentum, "base_momentum": base_momentum}
+        if last_epoch == -1:
+            optimizer.lr = optimizer.initial_lr = initial
+            if cycle_momentum:
+                self._set_momentum(optimizer, max_momentum)
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, optimizer, value):
+        if self._momentum_name == "betas":
+            optimizer.hyper["betas"] = (value, optimizer.hyper["betas"][1])
+        else:
+            optimizer.hyper["momentum"] = value
+
+    def _anneal(self, start, end, pct):
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"OneCycleLR: tried to step {step} times; total_steps is {self.total_steps}")
+        start = 0.0
+        for i, (end, lr_from, lr_to, m_from, m_to) in enumerate(self._phases):
+            if step <= end or i == len(self._phases) - 1:
+                pct = (step - start) / (end - start)
+                if self.cycle_momentum:
+                    self._set_momentum(self.optimizer, self._anneal(self.momenta[m_from], self.momenta[m_to], pct))
+                return [self._anneal(self.lrs[lr_from], self.lrs[lr_to], pct)]
+            start = end
+
+
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "ExponentialLR", "CosineAnnealingLR", "OneCycleLR"]
