@@ -378,6 +378,10 @@ def _difference_6(torch):
             arrays = [stored[k].tolist() for k in stored.files]
         assert [1.0, 2.0] in arrays and all(isinstance(a, list) for a in arrays)   # arrays, no objects
         assert mt.load(path)["w"].numpy().tolist() == [1.0, 2.0]
+        if torch:
+            import zipfile
+            torch.save({"w": torch.tensor([1.0, 2.0])}, Path(folder) / "state.pt")
+            assert any(n.endswith("data.pkl") for n in zipfile.ZipFile(Path(folder) / "state.pt").namelist())
 
 
 def _difference_7(torch):
@@ -390,6 +394,8 @@ def _difference_7(torch):
 def _difference_8(torch):
     x = mt.tensor([1.0])
     assert x.to("cpu").device == "cpu" and _raises(ValueError, lambda: x.to("mps"))
+    if torch:
+        assert [torch.device(name).type for name in ("mps", "xpu", "meta")] == ["mps", "xpu", "meta"]
 
 
 def _difference_9(torch):
