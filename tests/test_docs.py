@@ -1,6 +1,7 @@
 """The docs and the code say the same: every fused op has its derivation in docs/backprop.md, under its class name,
 with the names its code uses; the docstrings point to their sections; links in the docs lead to files that exist."""
 import inspect
+import math
 import re
 from pathlib import Path
 
@@ -294,3 +295,131 @@ def test_the_learners_reading_set_in_design_md_has_the_files_line_counts():
                     re.M | re.S).group(0).strip().splitlines()
     assert f"Mul's forward and backward, {len([x for x in mul[:-1] if x.strip()])} lines" in design
 
+
+
+# ----- docs/differences.md: each row's claims, executed -----
+DIFFERENCES = (ROOT / "docs" / "differences.md").read_text()
+
+
+def _torch():
+    """PyTorch where it is installed (the PyTorch column is checked then), else None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _raises(error, fn):
+    try:
+        fn()
+    except error:
+        return True
+    return False
+
+
+def _difference_1(torch):
+    assert mt.tensor(np.zeros(3)).dtype == mt.float32 and mt.tensor(np.float64(1.5)).dtype == mt.float32
+    assert mt.tensor(np.zeros(3), dtype=mt.float64).dtype == mt.float64
+    assert mt.from_numpy(np.zeros(3)).dtype == mt.float64
+    if torch:
+        assert torch.tensor(np.zeros(3)).dtype == torch.float64
+
+
+def _difference_2(torch):
+    assert (mt.tensor([1, 2]) * 1.5).dtype == mt.float64 and (mt.tensor([1, 2]) / 2).dtype == mt.float64
+    if torch:
+        assert (torch.tensor([1, 2]) * 1.5).dtype == (torch.tensor([1, 2]) / 2).dtype == torch.float32
+
+
+def _difference_3(torch):
+    assert mt.tensor([1.5]).dtype == mt.float32 and mt.randn(2).dtype == mt.float32
+    assert not hasattr(mt, "set_default_dtype")
+    if torch:
+        assert hasattr(torch, "set_default_dtype")
+
+
+def _difference_4(torch):
+    leaf = mt.tensor([1.0, 2.0], requires_grad=True)
+    inner = leaf * 2
+    for t in (leaf, inner):
+        for op in (lambda t: t.mul_(2), lambda t: t.add_(1), lambda t: t.fill_(0)):
+            assert _raises(RuntimeError, lambda: op(t))
+    with mt.no_grad():
+        leaf.mul_(2)
+    np.testing.assert_array_equal(leaf.numpy(), [2.0, 4.0])
+    if torch:
+        t = torch.tensor([1.0, 2.0], requires_grad=True)
+        assert _raises(RuntimeError, lambda: t.mul_(2))
+        inner = t * 2
+        inner.mul_(3)   # recorded: the gradient goes through it
+        inner.sum().backward()
+        assert t.grad.tolist() == [6.0, 6.0]
+
+
+def _difference_5(torch):
+    x = np.linspace(-3, 3, 13)
+    got = F.gelu(mt.tensor(x, dtype=mt.float64)).numpy()
+    tanh_form = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+    erf_form = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    np.testing.assert_allclose(got, tanh_form, rtol=1e-12, atol=1e-12)
+    assert np.abs(got - erf_form).max() > 1e-5   # the two forms differ by about 1e-4 near |x| = 2
+    if torch:
+        exact = torch.nn.functional.gelu(torch.tensor(x)).numpy()
+        np.testing.assert_allclose(exact, erf_form, rtol=1e-12, atol=1e-12)
+
+
+def _difference_6(torch):
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "state.npz"
+        mt.save({"w": mt.tensor([1.0, 2.0])}, path)
+        with np.load(path, allow_pickle=False) as stored:   # no pickle inside, or this raises
+            arrays = [stored[k].tolist() for k in stored.files]
+        assert [1.0, 2.0] in arrays and all(isinstance(a, list) for a in arrays)   # arrays, no objects
+        assert mt.load(path)["w"].numpy().tolist() == [1.0, 2.0]
+        if torch:
+            import zipfile
+            torch.save({"w": torch.tensor([1.0, 2.0])}, Path(folder) / "state.pt")
+            assert any(n.endswith("data.pkl") for n in zipfile.ZipFile(Path(folder) / "state.pt").namelist())
+
+
+def _difference_7(torch):
+    assert all(hasattr(mt, name) for name in ("float32", "float64", "int64", "bool_"))
+    assert not any(hasattr(mt, name) for name in ("float16", "half", "bfloat16", "autocast"))
+    if torch:
+        assert all(hasattr(torch, name) for name in ("float16", "bfloat16", "autocast"))
+
+
+def _difference_8(torch):
+    x = mt.tensor([1.0])
+    assert x.to("cpu").device == "cpu" and _raises(ValueError, lambda: x.to("mps"))
+    if torch:
+        assert [torch.device(name).type for name in ("mps", "xpu", "meta")] == ["mps", "xpu", "meta"]
+
+
+def _difference_9(torch):
+    import importlib
+    assert not any(hasattr(mt, name) for name in ("compile", "jit", "sparse"))
+    assert _raises(ImportError, lambda: importlib.import_module("minitorch.utils.data"))
+    if torch:
+        assert all(hasattr(torch, name) for name in ("compile", "jit", "sparse"))
+        importlib.import_module("torch.utils.data")
+
+
+def test_each_row_of_differences_md_holds():
+    rows = re.findall(r"^\| (\d+) \|", DIFFERENCES, re.M)
+    checks = {name.rsplit("_", 1)[1]: fn for name, fn in globals().items() if name.startswith("_difference_")}
+    assert rows == sorted(checks, key=int), "each row of docs/differences.md has its check here, and only those"
+    torch = _torch()
+    for row in rows:
+        checks[row](torch)
+
+
+
+def test_the_readmes_test_command_is_what_ci_runs():
+    """The README's test command is .ci/run's last line, character for character, and it installs the dev extra."""
+    last = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    commands = re.findall(r"^(python3 -m pip install -e '\.\[dev\]' && .*)$", (ROOT / "README.md").read_text(), re.M)
+    assert commands == [last], (commands, last)
+    assert "pytest -q" in last and "'.[dev]'" in last

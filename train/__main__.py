@@ -9,9 +9,18 @@ import difflib
 import os
 import sys
 
-from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate
-from .cli.errors import TrainError, error_message
 from .cli.prog import PROG
+
+# The pipeline's packages come with the nmt extra; without them `python -m train` says how to get them, in one line.
+NMT_PACKAGES = ("sentencepiece", "sacrebleu", "tqdm", "matplotlib", "threadpoolctl")
+try:
+    from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate
+except ModuleNotFoundError as e:
+    if (e.name or "").split(".")[0] not in NMT_PACKAGES:
+        raise
+    sys.exit(f"{PROG}: error: {e.name} is not installed; the translation pipeline needs the nmt extra: "
+             f"pip install '.[nmt]' (in the repository's folder)")
+from .cli.errors import TrainError, error_message   # noqa: E402 (after the check above)
 
 COMMANDS = {
     "fit": fit,
