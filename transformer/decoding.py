@@ -17,6 +17,7 @@ import minitorch.functional as F
 from minitorch import Tensor, backend
 
 from .inference import inference
+from .vocabulary import BOS_ID, EOS_ID, MAX_LEN_A, MAX_LEN_B, PAD_ID
 
 
 class Ensemble:
@@ -101,7 +102,7 @@ def _banned(scores, token_ids):
     return scores
 
 
-def greedy_decode(model, src, max_len_a=1.5, max_len_b=10, bos_id=2, eos_id=3, pad_id=0):
+def greedy_decode(model, src, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B, bos_id=BOS_ID, eos_id=EOS_ID, pad_id=PAD_ID):
     """src (B, S) ids -> B lists of ids: at each step the most likely next token, until eos or the length limit."""
     max_len = max_lengths(src, max_len_a, max_len_b, pad_id)
     out = [[] for _ in max_len]
@@ -134,8 +135,8 @@ def length_penalty_factor(length, alpha):
     return ((5.0 + length) / 6.0) ** alpha
 
 
-def beam_search(model, src, beam_size=5, length_penalty=0.6, max_len_a=1.5, max_len_b=10, bos_id=2, eos_id=3,
-                pad_id=0):
+def beam_search(model, src, beam_size=5, length_penalty=0.6, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B, bos_id=BOS_ID,
+                eos_id=EOS_ID, pad_id=PAD_ID):
     """src (B, S) ids -> B lists of ids: the best hypothesis by log p(Y) / lp(Y) found keeping beam_size per sentence.
 
     Each step extends the K = beam_size live hypotheses of a sentence by every token and keeps the best 2K

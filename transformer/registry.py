@@ -4,12 +4,7 @@ from .config import ModelConfig
 from .lstm_config import LSTMConfig
 from .lstm_models import LSTMAttnSeq2Seq, LSTMSeq2Seq
 from .model import Transformer
-
-# The token ids of every vocabulary (train/'s SentencePiece models are trained with them; decoding starts at BOS_ID,
-# stops at EOS_ID and never writes PAD_ID) and the decoding length limit, MAX_LEN_A x the source length + MAX_LEN_B
-# tokens: one place for train/ (tokenizer, decoding, the max_len check) and for transformer/.
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
-MAX_LEN_A, MAX_LEN_B = 1.5, 10
+from .vocabulary import BOS_ID, EOS_ID, MAX_LEN_A, MAX_LEN_B, PAD_ID, UNK_ID  # noqa: F401 (train/ reads them here)
 
 MODELS = ("transformer", "lstm", "lstm-attn")
 CLASSES = {"transformer": (ModelConfig, Transformer), "lstm": (LSTMConfig, LSTMSeq2Seq),
