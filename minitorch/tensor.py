@@ -37,7 +37,7 @@ class Tensor(Node):
         self._retains_grad = False
         self._cut_by = None
         self._version_counter = VersionCounter()
-        self._hooks = None
+        self._hooks = self._earlier = None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -47,7 +47,7 @@ class Tensor(Node):
         """Wrap an array as is (internal: no dtype conversion, no copy)."""
         t = object.__new__(cls)
         t.data, t.requires_grad, t.grad, t._op, t._retains_grad = array, requires_grad, None, None, False
-        t._cut_by = t._hooks = None
+        t._cut_by = t._hooks = t._earlier = None
         t._version_counter = VersionCounter()
         return t
 
@@ -56,7 +56,7 @@ class Tensor(Node):
         _make's body again, not a call to it: every op of every step runs this."""
         t = object.__new__(Tensor)
         t.data, t.requires_grad, t.grad, t._op, t._retains_grad = array, requires_grad, None, None, False
-        t._cut_by = t._hooks = None
+        t._cut_by = t._hooks = t._earlier = None
         t._version_counter = VersionCounter()
         return t
 
@@ -186,8 +186,13 @@ class Tensor(Node):
     # They change the memory and bump the version counter, so that a backward that needs the old values raises
     # instead of using the new ones. minitorch does not record them in a graph: on a tensor that requires grad they
     # are refused outside no_grad() (PyTorch refuses them on such leaves and records them on other tensors).
-    def _inplace(self, name, fn, other=None):
+    def _inplace(self, name, fn, other=None, recorded=None):
+        """fn(self.data, other) in place. In the graph (an operand requires grad, outside no_grad): recorded as
+        PyTorch records it, through recorded(self's value, other), the op out of place; refused on a leaf that
+        requires grad, and for the ops that have no recorded form (zero_, fill_, copy_)."""
         if is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
+            if recorded is not None and not (self.is_leaf and self.requires_grad):
+                return self._record_inplace(name, recorded, other)
             kind = "a leaf" if self.is_leaf else "a tensor in the graph"
             raise RuntimeError(f"{name}: an in-place op on {kind} that requires grad (or with such an operand) is not "
                                f"recorded by minitorch: use the out-of-place form (x = x * 2, not x.mul_(2)), or "
@@ -212,52 +217,84 @@ class Tensor(Node):
         self._version_counter.value += 1
         return self
 
+    def _record_inplace(self, name, recorded, other):
+        """An in-place op on a tensor in the graph, recorded as PyTorch records it. The value the tensor had keeps its
+        place in the graph as a new node, `earlier`, which the ops recorded before read (core/node.py, as_of); the op
+        is recorded out of place on a copy of that value (it may save its input, whose memory changes below); and
+        the tensor becomes its output, the result written into its memory, so that its views see the change."""
+        if not getattr(getattr(self.data, "flags", None), "writeable", True):
+            raise RuntimeError(f"{name}: this tensor is a read-only view (a broadcast, or a read-only array); "
+                               f"change a copy: t = t.clone()")
+        earlier = Tensor._make(self.data, self.requires_grad)
+        earlier._op, earlier._cut_by, earlier._version_counter = self._op, self._cut_by, self._version_counter
+        result = recorded(earlier.clone(), other)
+        if result.shape != self.shape or result.dtype != self.dtype:
+            raise RuntimeError(f"{name}: the result of shape {result.shape} ({result.dtype}) cannot be written into "
+                               f"this tensor of shape {self.shape} ({self.dtype})")
+        if isinstance(self.data, np.generic):   # a NumPy scalar (a 0-d result) has no memory to write into
+            self.data = result.data
+        else:
+            self.data[...] = result.data
+        self._version_counter.value += 1   # an op that saved this memory before now refuses to backward
+        op = result._op
+        self._op, self.requires_grad, self._cut_by = op, result.requires_grad, result._cut_by
+        if op is not None:
+            if op.saved:
+                op._saved_versions[-1] = self._version_counter.value   # its output is this tensor now
+            self._earlier = [*(self._earlier or ()), (op.seq, earlier)]
+        return self
+
+    def _overwritten(self, value=0.0):
+        """self with every element replaced by value, recorded (the gradient to self's old value is 0): the recorded
+        form of zero_ and fill_, and the first half of copy_'s."""
+        return self.masked_fill(Tensor._make(backend.xp_of(self.data).ones((), dtype=bool)), value)
+
     def zero_(self):
         """Fill with zeros, in place."""
-        return self._inplace("zero_", lambda a, _: a.fill(0))
+        return self._inplace("zero_", lambda a, _: a.fill(0), None, lambda t, _: t._overwritten())
 
     def fill_(self, value):
         """Fill with value, in place."""
-        return self._inplace("fill_", lambda a, v: a.fill(v), value)
+        if isinstance(value, Tensor):
+            raise TypeError("fill_: value must be a number (copy_ takes a tensor)")
+        return self._inplace("fill_", lambda a, v: a.fill(v), value, lambda t, v: t._overwritten(v))
 
     def copy_(self, src):
         """Copy src's values (broadcast to this tensor's shape) into this tensor, in place."""
-        return self._inplace("copy_", lambda a, b: backend.xp_of(a).copyto(a, b, casting="unsafe"), src)
+        return self._inplace("copy_", lambda a, b: backend.xp_of(a).copyto(a, b, casting="unsafe"), src,
+                             lambda t, s: t._overwritten() + (s.to(dtype=t.dtype) if isinstance(s, Tensor) else s))
 
     def add_(self, other, alpha=1):
         """self += alpha * other, in place."""
-        return self._inplace("add_", lambda a, b: a.__iadd__(b if alpha == 1 else alpha * b), other)
+        return self._inplace("add_", lambda a, b: a.__iadd__(b if alpha == 1 else alpha * b), other,
+                             lambda t, o: t + (o if alpha == 1 else alpha * o))
 
     def sub_(self, other, alpha=1):
         """self -= alpha * other, in place."""
-        return self._inplace("sub_", lambda a, b: a.__isub__(b if alpha == 1 else alpha * b), other)
+        return self._inplace("sub_", lambda a, b: a.__isub__(b if alpha == 1 else alpha * b), other,
+                             lambda t, o: t - (o if alpha == 1 else alpha * o))
 
     def mul_(self, other):
         """self *= other, in place."""
-        return self._inplace("mul_", lambda a, b: a.__imul__(b), other)
+        return self._inplace("mul_", lambda a, b: a.__imul__(b), other, lambda t, o: t * o)
 
     def div_(self, other):
         """self /= other, in place."""
-        return self._inplace("div_", lambda a, b: a.__itruediv__(b), other)
+        return self._inplace("div_", lambda a, b: a.__itruediv__(b), other, lambda t, o: t / o)
 
-    # x += y and the like: in place where no graph is recorded (PyTorch's meaning: the manual update
-    # `with no_grad(): w -= lr * w.grad` changes w itself); on a tensor in the graph, a new tensor (the in-place op
-    # would be refused); on a leaf that requires grad, outside no_grad(), the in-place op's error, as PyTorch
-    def _augmented(self, inplace, op, other):
-        in_graph = is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
-        if in_graph and not (self.is_leaf and self.requires_grad):
-            return self._binary(op, other)
-        return inplace(other)
-
-    def __iadd__(self, other): return self._augmented(self.add_, ops.Add, other)
-    def __isub__(self, other): return self._augmented(self.sub_, ops.Sub, other)
-    def __imul__(self, other): return self._augmented(self.mul_, ops.Mul, other)
-    def __itruediv__(self, other): return self._augmented(self.div_, ops.Div, other)
+    # x += y and the like are the in-place ops, as in PyTorch: in place where no graph is recorded (the manual update
+    # `with no_grad(): w -= lr * w.grad` changes w itself), recorded on a tensor in the graph, refused on a leaf that
+    # requires grad outside no_grad()
+    def __iadd__(self, other): return self.add_(other)
+    def __isub__(self, other): return self.sub_(other)
+    def __imul__(self, other): return self.mul_(other)
+    def __itruediv__(self, other): return self.div_(other)
 
     def clamp_(self, min=None, max=None):
         """Limit to [min, max], in place (either bound may be None)."""
         _check_bounds("clamp_", min, max)
-        return self._inplace("clamp_", lambda a, _: backend.xp_of(a).clip(a, min, max, out=a))
+        return self._inplace("clamp_", lambda a, _: backend.xp_of(a).clip(a, min, max, out=a), None,
+                             lambda t, _: t.clamp(min, max))
 
     # ----- conversion -----
     def numpy(self):

@@ -341,10 +341,15 @@ def _difference_3(torch):
 
 def _difference_4(torch):
     leaf = mt.tensor([1.0, 2.0], requires_grad=True)
+    for op in (lambda t: t.mul_(2), lambda t: t.add_(1), lambda t: t.fill_(0)):
+        assert _raises(RuntimeError, lambda: op(leaf))                 # a leaf: refused, as PyTorch
     inner = leaf * 2
-    for t in (leaf, inner):
-        for op in (lambda t: t.mul_(2), lambda t: t.add_(1), lambda t: t.fill_(0)):
-            assert _raises(RuntimeError, lambda: op(t))
+    view = inner.reshape(2)
+    inner.zero_()                                                      # recorded
+    inner.mul_(3)
+    inner.sum().backward()
+    assert leaf.grad.tolist() == [0.0, 0.0]
+    assert _raises(RuntimeError, lambda: view.sum().backward())        # a view from before the change
     with mt.no_grad():
         leaf.mul_(2)
     np.testing.assert_array_equal(leaf.numpy(), [2.0, 4.0])
@@ -352,9 +357,11 @@ def _difference_4(torch):
         t = torch.tensor([1.0, 2.0], requires_grad=True)
         assert _raises(RuntimeError, lambda: t.mul_(2))
         inner = t * 2
-        inner.mul_(3)   # recorded: the gradient goes through it
-        inner.sum().backward()
-        assert t.grad.tolist() == [6.0, 6.0]
+        view = inner.reshape(2)
+        inner.zero_()   # recorded too
+        inner.mul_(3)
+        (inner.sum() + view.sum()).backward()   # the view's graph is rebuilt: its gradient is the new value's
+        assert t.grad.tolist() == [0.0, 0.0]
 
 
 def _difference_5(torch):

@@ -12,7 +12,7 @@ import numpy as np
 from .. import backend
 from . import anomaly_mode, versions
 from .higher_order import backward_recorded
-from .node import Node
+from .node import Node, as_of
 from .grad_mode import enable_grad, refuse_shape, state
 
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
@@ -57,8 +57,11 @@ def _topological_order(roots):
         op = node._op
         if op is not None and op is not FREED:
             for parent, needs_grad in zip(op.parents, op.needs_input_grad):   # (as apply saw them: Tensors that
-                if needs_grad and parent not in visited:                     # required grad)
-                    stack.append((parent, False))
+                if needs_grad:                                               # required grad)
+                    if parent._earlier:   # changed in place since: the value op read is at an earlier node
+                        parent = as_of(parent, op.seq)
+                    if parent not in visited:
+                        stack.append((parent, False))
     return order[::-1]  # roots first
 
 
@@ -67,8 +70,9 @@ def _leading_to(order, targets):
     whose graph was released (so that the walk reports it)."""
     needed = set(targets)
     for node in reversed(order):  # parents before the nodes that use them
-        if node not in needed and node._op is not None and (node._op is FREED or any(
-                isinstance(p, Node) and p in needed for p in node._op.parents)):
+        op = node._op
+        if node not in needed and op is not None and (op is FREED or any(
+                isinstance(p, Node) and (as_of(p, op.seq) if p._earlier else p) in needed for p in op.parents)):
             needed.add(node)
     return [node for node in order if node in needed]
 
@@ -137,6 +141,8 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
         for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
             if pg is None or not needs_grad:
                 continue
+            if parent._earlier:   # changed in place since op read it: the gradient goes to the value op read
+                parent = _earlier_input(op, node, parent)
             if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op (refused when strict)
                 pg = refuse_shape(op, pg, parent) if state.strict_shapes else unbroadcast(pg, parent.data.shape)
             if parent in grads:
@@ -149,6 +155,18 @@ def _walk(roots, root_grads, retain_graph, create_graph, inputs):
         if not retain_graph:
             node._op = FREED
     return None if found is None else [found[x] for x in inputs]
+
+
+def _earlier_input(op, node, parent):
+    """as_of(parent, op.seq), refused when op's output is a view of parent's memory: that view changed with parent,
+    so the graph it was recorded in no longer gives its gradient (PyTorch rebuilds a view's graph; minitorch does
+    not)."""
+    earlier = as_of(parent, op.seq)
+    if earlier is not parent and type(op).is_view and versions.same_buffer(node.data, parent.data):
+        raise RuntimeError(f"a view made by {type(op).__name__} of a tensor that an in-place op changed afterwards is "
+                           f"used in this backward: its graph is the one from before the change; make the view after "
+                           f"the in-place op, or use the out-of-place form (x = x * 2, not x.mul_(2))")
+    return earlier
 
 
 def _twice(array, arrays):

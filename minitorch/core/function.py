@@ -20,6 +20,7 @@ Kernels: an op may have faster implementations for a device (a CPU path that wor
 in one place; `reference_ops()` turns them off, so that every op runs the code of its own class.
 """
 import contextlib
+import itertools
 
 from .. import backend
 from . import anomaly_mode, versions
@@ -28,6 +29,8 @@ from .node import Node
 
 # (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
 KERNELS = {}
+# numbers the recorded ops in order: an op reads the values its inputs had when it was recorded (node.as_of)
+_SEQUENCE = itertools.count()
 
 
 def kernel(op, device):
@@ -119,7 +122,7 @@ class Function:
         if cls.is_view and versions.same_buffer(result, arrays[0]):
             out._version_counter = first._version_counter
         if requires_grad:
-            op.parents, op.options = inputs, options
+            op.parents, op.options, op.seq = inputs, options, next(_SEQUENCE)
             if op.saved:  # only a saved array can be changed in place under backward's feet
                 op._saved_versions = versions.record(tensors, out)
             if state.anomaly:

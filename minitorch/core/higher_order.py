@@ -10,7 +10,7 @@ import copy
 import numpy as np
 
 from .. import backend
-from .node import Node
+from .node import Node, as_of
 
 HINT = ("to be differentiated twice, a backward is written with operators, Tensor methods and minitorch.ops.array_ops "
         "(exp, log, sigmoid, tanh, erf, where, ...), which take an array or a Tensor, not NumPy functions")
@@ -19,7 +19,9 @@ HINT = ("to be differentiated twice, a backward is written with operators, Tenso
 def _twin(op, node):
     """A copy of op whose saved inputs and output are the graph's Tensors instead of their arrays (create_graph).
     A kernel is replaced by its reference op, replayed on the same inputs: kernels save what suits their device."""
-    tensors = {id(p.data) if isinstance(p, Node) else id(p): p for p in op.parents}  # (a plain array input stays)
+    # (a plain array input stays; an input changed in place since is the value op read: node.as_of)
+    tensors = {id(p.data) if isinstance(p, Node) else id(p): as_of(p, op.seq) if isinstance(p, Node) and p._earlier
+               else p for p in op.parents}
     reference = type(op).reference
     if reference is None:
         twin = copy.copy(op)

@@ -120,8 +120,8 @@ def test_in_place_on_a_tensor_that_requires_grad_is_refused_outside_no_grad():
     x = leaf([1.0, 2.0])
     with pytest.raises(RuntimeError, match="add_: an in-place op on a leaf that requires grad"):
         x.add_(1.0)
-    with pytest.raises(RuntimeError, match="mul_: an in-place op on a tensor in the graph"):
-        (x * 2).mul_(2)
+    with pytest.raises(RuntimeError, match="fill_: an in-place op on a leaf that requires grad"):
+        x.fill_(0.0)      # (on a tensor in the graph in-place ops are recorded: the tests below)
     with mt.no_grad():
         x.add_(1.0)
     np.testing.assert_array_equal(x.numpy(), [2.0, 3.0])
@@ -173,12 +173,12 @@ def test_augmented_assignment_is_in_place_where_no_graph_is_recorded_as_in_pytor
         w += 1
 
 
-def test_augmented_assignment_in_the_graph_makes_a_new_tensor_with_the_right_gradient():
+def test_augmented_assignment_in_the_graph_is_recorded_in_place_with_the_right_gradient():
     x = mt.tensor([1.0, 2.0], dtype=mt.float64, requires_grad=True)
     y = x * 3
     before = y
-    y += x * x                      # y = 3x + x^2, a new node: y's old value is untouched
-    assert y is not before and np.array_equal(before.numpy(), [3.0, 6.0])
+    y += x * x                      # y = 3x + x^2, in place, as PyTorch: the same tensor, its memory changed
+    assert y is before and np.array_equal(before.numpy(), [4.0, 10.0]) and y._version == 1
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 3 + 2 * x.numpy())
 
@@ -197,3 +197,97 @@ def test_in_place_on_a_read_only_view_and_from_a_host_array_on_a_device(device):
     t = mt.zeros(3, device=device)
     t.copy_(np.array([1.0, 2.0, 3.0]))     # a host array enters the tensor's device first
     np.testing.assert_array_equal(t.numpy(), [1.0, 2.0, 3.0])
+
+
+# ----- in-place ops on tensors in the graph, recorded as PyTorch records them -----
+def _inplace_cases(a, w):
+    """(name, fn(a, w) -> a loss) for each recorded in-place op: a and w require grad; x = a * 1.5 is in the graph."""
+    def use(change):
+        def fn(a, w):
+            x = a * 1.5
+            before = x + 2               # recorded before the change: reads x's value then
+            change(x, w)
+            return (x * x).sum() + (before * w).sum()
+        return fn
+    return {
+        "mul_ by a number": use(lambda x, w: x.mul_(3.0)),
+        "mul_ by a tensor": use(lambda x, w: x.mul_(w)),
+        "add_ with alpha": use(lambda x, w: x.add_(w, alpha=0.5)),
+        "sub_": use(lambda x, w: x.sub_(w)),
+        "div_": use(lambda x, w: x.div_(w)),
+        "clamp_": use(lambda x, w: x.clamp_(min=1.6, max=2.9)),
+        "x *= w twice": use(lambda x, w: (x.__imul__(w), x.__iadd__(1.0))),
+        "zero_, then add_": use(lambda x, w: (x.zero_(), x.add_(w))),
+        "fill_": use(lambda x, w: x.fill_(0.7)),
+        "copy_": use(lambda x, w: x.copy_(w * w)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_inplace_cases(None, None)))
+def test_a_recorded_in_place_op_gives_the_gradient_of_finite_differences(name):
+    rng = np.random.default_rng(0)
+    a0, w0 = rng.uniform(0.5, 2.0, 4), rng.uniform(0.5, 2.0, 4)
+    fn = _inplace_cases(None, None)[name]
+    a, w = (mt.tensor(v, dtype=mt.float64, requires_grad=True) for v in (a0, w0))
+    fn(a, w).backward()
+    eps = 1e-6
+    for leaf, value, other, first in ((a, a0, w0, True), (w, w0, a0, False)):
+        numeric = np.zeros(4)
+        for i in range(4):
+            up, down = value.copy(), value.copy()
+            up[i] += eps
+            down[i] -= eps
+            with mt.no_grad():
+                f = [fn(*(mt.tensor(v, dtype=mt.float64), mt.tensor(other, dtype=mt.float64))[::1 if first else -1]
+                           ).item() for v in (up, down)]
+            numeric[i] = (f[0] - f[1]) / (2 * eps)
+        np.testing.assert_allclose(leaf.grad.numpy(), numeric, rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+@pytest.mark.parametrize("name", list(_inplace_cases(None, None)))
+def test_a_recorded_in_place_op_gives_pytorchs_gradients(name):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
+    fn = _inplace_cases(None, None)[name]
+    rng = np.random.default_rng(1)
+    a0, w0 = rng.uniform(0.5, 2.0, 4), rng.uniform(0.5, 2.0, 4)
+    a, w = (mt.tensor(v, dtype=mt.float64, requires_grad=True) for v in (a0, w0))
+    fn(a, w).backward()
+    ta, tw = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (a0, w0))
+    fn(ta, tw).backward()
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_recorded_in_place_op_is_differentiated_twice():
+    a = mt.tensor([0.5, 1.5], dtype=mt.float64, requires_grad=True)
+    x = a * a
+    before = x * 2
+    x.mul_(a)                                  # x = a^3 now; before = 2 a^2
+    (g,) = mt.grad(x.sum() + before.sum(), a, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), 3 * a.numpy() ** 2 + 4 * a.numpy())
+    (h,) = mt.grad(g.sum(), a)
+    np.testing.assert_allclose(h.numpy(), 6 * a.numpy() + 4)
+
+
+def test_an_op_that_saved_the_value_an_in_place_op_changed_refuses_to_backward():
+    a = mt.tensor([1.0, 2.0], requires_grad=True)
+    x = a * 1
+    squared = x * x                            # saves x's memory
+    x.mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation: input 0 of Mul"):
+        squared.sum().backward()
+
+
+def test_a_view_made_before_an_in_place_change_is_refused_not_differentiated_wrongly():
+    a = mt.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    x = a * 1
+    view = x.reshape(2, 2)                     # shares x's memory, so it changes with x
+    x.mul_(2)
+    assert np.array_equal(view.numpy(), [[2.0, 4.0], [6.0, 8.0]])
+    with pytest.raises(RuntimeError, match="a view made by Reshape of a tensor that an in-place op changed"):
+        view.sum().backward()
+    y = a * 1
+    y.mul_(2)
+    y.reshape(2, 2).sum().backward()           # a view made after the change is fine
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0] * 4)
+
