@@ -430,3 +430,16 @@ def test_the_readmes_test_command_is_what_ci_runs():
     commands = re.findall(r"^(python3 -m pip install -e '\.\[dev\]' && .*)$", (ROOT / "README.md").read_text(), re.M)
     assert commands == [last], (commands, last)
     assert "pytest -q" in last and "'.[dev]'" in last
+
+
+def test_the_readmes_python_blocks_run():
+    """The README's Python examples (the third door's gradcheck, "Autograd in 15 lines", the Function of one's own)
+    run as written, in one namespace, in order: each gradcheck returns True."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```", readme, re.M | re.S)
+    assert len(blocks) >= 3
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+    x = namespace["x"]
+    assert namespace["mt"].gradcheck(namespace["Cube"].apply, [x]) is True
