@@ -141,19 +141,19 @@ ONEHOT_MAX = 1 << 26   # elements of the largest one-hot (V, N) matrix made at o
 def _onehot_add(target, parts, values):
     """target[parts] += values on the GPU, deterministically and in a few launches: the rows of `values` (N, d) summed
     per index as one matrix product, target += onehot @ rows, with onehot (V, N) = (index == row number) made in
-    values' dtype by one fused kernel (V: the rows of target). cupyx.scatter_add adds with atomics in no fixed order,
-    so its float sums vary in the last bits between runs (a resumed run would drift from an uninterrupted one);
-    cuBLAS sums in a fixed order on a given GPU, and the one-hot's products are exact (1 * x, 0 * x).
+    values' dtype by one fused kernel (V: the rows of target). cupyx.scatter_add adds with atomics in no fixed
+    order, so its float sums vary in the last bits between runs (a resumed run would drift from an uninterrupted
+    one); cuBLAS sums in a fixed order on a given GPU, and the one-hot's products are exact (1 * x, 0 * x).
 
     Why a product and not a sorted segment sum: CuPy has no segment sum, so one is an argsort, gathers and a prefix
-    sum (float64, or float32 sums of many rows lose their small terms in the differences): 17 launches a call as
-    the stand-in counts (about 20 on CuPy) and a float64 (N, d) buffer for the Embedding's gradient. The product is
-    three launches (one-hot, matmul, add) and no host wait; its costs are the one-hot, V x N elements (the `small`
-    preset: 4000 x 4096, 66 MB in float32, freed after the call), and 2 V N d FLOPs (17 GFLOP a step for both
-    embeddings there, a tenth of the step's matmuls: well under a millisecond on a GPU, where that step is bound by
-    launches). Larger products are made in pieces of N of at most ONEHOT_MAX elements (the same bits run to run: a
-    fixed order of fixed products). Under
-    CUPY_TF32=1 cuBLAS would round `values` to TF32, as it does every matmul's operands."""
+    sum (float64, or float32 sums of many rows lose their small terms in the differences): 17 launches a call as the
+    stand-in counted them under CuPy 13.6's rules, and a float64 (N, d) buffer for the Embedding's gradient. The
+    product is three launches (one-hot, matmul, add) and no host wait; its costs are the one-hot, V x N elements
+    (the `small` preset: 4000 x 4096, 66 MB in float32, freed after the call), and 2 V N d FLOPs (17 GFLOP a step
+    for both embeddings there, a tenth of the step's matmuls: well under a millisecond on a GPU, where that step is
+    bound by launches). Larger products are made in pieces of N of at most ONEHOT_MAX elements (the same bits run to
+    run: a fixed order of fixed products). Under CUPY_TF32=1 cuBLAS would round `values` to TF32, as it does every
+    matmul's operands."""
     xp = _cp
     k = len(parts)
     parts = xp.broadcast_arrays(*parts)

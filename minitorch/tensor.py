@@ -42,23 +42,16 @@ class Tensor(Node):
         if requires_grad:
             self.requires_grad_(True)
 
-    @classmethod
-    def _make(cls, array, requires_grad=False):
-        """Wrap an array as is (internal: no dtype conversion, no copy)."""
-        t = object.__new__(cls)
-        t.data, t.requires_grad, t.grad, t._op, t._retains_grad = array, requires_grad, None, None, False
-        t._cut_by = t._hooks = t._earlier = None
-        t._version_counter = VersionCounter()
-        return t
-
-    def _new(self, array, requires_grad=False):
-        """A plain Tensor around array (the engine's way to make outputs and gradients; a Parameter's are Tensors).
-        _make's body again, not a call to it: every op of every step runs this."""
+    @staticmethod
+    def _make(array, requires_grad=False):
+        """A plain Tensor around array, as is (internal: no dtype conversion, no copy)."""
         t = object.__new__(Tensor)
         t.data, t.requires_grad, t.grad, t._op, t._retains_grad = array, requires_grad, None, None, False
         t._cut_by = t._hooks = t._earlier = None
         t._version_counter = VersionCounter()
         return t
+
+    _new = _make   # Node's hook, node._new(array): how the engine makes outputs and gradients (a Parameter's too)
 
     def _cut(self, array, op, *others):
         """A tensor of array that no gradient flows through, remembering op if self or others had a gradient path."""

@@ -96,8 +96,8 @@ class Function:
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain arrays or numbers; at least one Tensor); record it in the graph if a
         gradient is needed. The op's kernel for the inputs' device runs instead of its own code, if it has one."""
-        # This runs once per op of every step, so it is written for the host's time: one pass over the inputs, no
-        # property calls (a GPU step is bound by this Python, not by the arithmetic: bench --host measures it).
+        # This runs once per op of every step, so it is written for the host's time: list comprehensions over the
+        # inputs and no property calls (a GPU step is bound by this Python, not the arithmetic: bench --host).
         tensors = [x for x in inputs if isinstance(x, Node)]
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply: at least one input must be a Tensor")

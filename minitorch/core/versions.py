@@ -26,7 +26,7 @@ def record(tensors, out):
     return [*[t._version_counter.value for t in tensors], out._version_counter.value]
 
 
-def _buffer(array):
+def buffer(array):
     """The array that owns the memory behind a view (NumPy and CuPy arrays and NumPy scalars have a .base)."""
     base = array.base
     while base is not None and hasattr(base, "base"):   # (a view of a bytes object stops there)
@@ -36,7 +36,7 @@ def _buffer(array):
 
 def saved_buffers(op):
     """ids of the buffers behind the arrays op declared with save_for_backward."""
-    return {id(_buffer(v)) for v in op.saved if hasattr(v, "shape") and hasattr(v, "dtype")}
+    return {id(buffer(v)) for v in op.saved if hasattr(v, "shape") and hasattr(v, "dtype")}
 
 
 def check(op, tensors, out):
@@ -48,7 +48,7 @@ def check(op, tensors, out):
     # the position among the op's arguments, numbers included (2 / w: w is input 1)
     positions = [j for j, p in enumerate(op.parents) if isinstance(p, Node)]
     for i, (t, then, version) in enumerate(zip([*tensors, out], op._saved_versions, now)):
-        if version != then and id(_buffer(t.data)) in saved:
+        if version != then and id(buffer(t.data)) in saved:
             name = type(op).__name__
             which = "the output" if i == len(tensors) else f"input {positions[i]}"
             raise RuntimeError(
@@ -68,4 +68,4 @@ def same_buffer(result, array):
         return False
     if base is array or (base is array.base and base is not None):   # the usual case: a view of the input or of its
         return True                                                    # base, known without walking the chain
-    return _buffer(result) is _buffer(array)
+    return buffer(result) is buffer(array)

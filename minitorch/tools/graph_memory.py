@@ -7,23 +7,13 @@ An input counts only where an op saved it: being one of an op's `parents` keeps 
 input, not something the op chose to keep.
 """
 from .. import backend
+from ..core.versions import buffer as _buffer
 from ..tensor import Tensor
 
 
 def _saved_arrays(op):
-    """The arrays an op declared with save_for_backward (None and Python values skipped), looking one level into
-    tuples and lists (e.g. an index tuple)."""
-    for value in getattr(op, "saved", ()):
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if backend.is_array(item):
-                yield item
-
-
-def _buffer(array):
-    """The array that owns the memory behind a view."""
-    while getattr(array, "base", None) is not None and backend.is_array(array.base):
-        array = array.base
-    return array
+    """The arrays an op declared with save_for_backward (None and Python values skipped)."""
+    return [value for value in getattr(op, "saved", ()) if backend.is_array(value)]
 
 
 def op_saved_bytes(op):
