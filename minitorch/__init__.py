@@ -6,19 +6,10 @@ from .functional import softmax
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .tools.graph_draw import draw_graph
 from .serialization import load, save
-from .tensor import (Tensor, allclose, arange, bool_, cat, float32, float64, from_numpy, full, int64, is_tensor,
-                     matmul, mm, ones, ones_like, rand, randn, stack, tensor, where, zeros, zeros_like)
+from .factories import arange, from_numpy, full, ones, ones_like, rand, randn, tensor, zeros, zeros_like
+from .functions import (allclose, argmax, cat, clamp, exp, is_tensor, log, matmul, mean, mm, relu, sigmoid, stack,
+                        sum, tanh, where)
+from .tensor import Tensor, bool_, float32, float64, int64
 
 __version__ = "0.1.0"
 
-
-# ----- PyTorch's top-level forms of Tensor methods (torch.exp(x) is x.exp()), with its argument names -----
-def sigmoid(input): return input.sigmoid()
-def tanh(input): return input.tanh()
-def relu(input): return input.relu()
-def exp(input): return input.exp()
-def log(input): return input.log()
-def sum(input, dim=None, keepdim=False): return input.sum(dim=dim, keepdim=keepdim)    # noqa: A001 (torch.sum)
-def mean(input, dim=None, keepdim=False): return input.mean(dim=dim, keepdim=keepdim)
-def argmax(input, dim=None, keepdim=False): return input.argmax(dim=dim, keepdim=keepdim)
-def clamp(input, min=None, max=None): return input.clamp(min=min, max=max)               # noqa: A002

@@ -5,7 +5,8 @@ import numpy as np
 from . import backend
 
 from .core import enable_grad, grad, no_grad
-from .tensor import Tensor, zeros_like
+from .factories import zeros_like
+from .tensor import Tensor
 
 
 class GradcheckError(AssertionError):

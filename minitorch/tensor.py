@@ -1,4 +1,5 @@
-"""Tensor: an array (NumPy or CuPy) plus the graph edge that produced it, and the factories that make tensors."""
+"""Tensor: an array (NumPy or CuPy) plus the graph node that produced it. The factories are in factories.py, the
+free functions (where, cat, ...) in functions.py."""
 import itertools
 from collections import namedtuple
 
@@ -6,7 +7,7 @@ import numpy as np
 
 from . import backend, ops
 from .core import Node, initial_grad, run_backward
-from .core.grad_mode import is_grad_enabled, no_grad
+from .core.grad_mode import is_grad_enabled
 from .core.versions import VersionCounter
 
 float32, float64 = np.float32, np.float64
@@ -410,9 +411,9 @@ class Tensor(Node):
         _check_bounds("clamp", min, max)
         out = self
         if min is not None:
-            out = where(out < min, min, out)
+            out = where_op(out < min, min, out)
         if max is not None:
-            out = where(out > max, max, out)
+            out = where_op(out > max, max, out)
         return out
 
     clip = clamp
@@ -460,7 +461,13 @@ class Tensor(Node):
 
     def mm(self, mat2):
         """self (n, m) @ mat2 (m, p): two matrices, no broadcasting (torch.mm; matmul broadcasts)."""
-        return mm(self, mat2)
+        for name, t in (("input", self), ("mat2", mat2)):
+            if not isinstance(t, Tensor) or t.ndim != 2:
+                raise RuntimeError(f"mm: {name} must be a 2-D Tensor, got "
+                                   + (f"shape {t.shape}" if isinstance(t, Tensor) else type(t).__name__))
+        if self.shape[1] != mat2.shape[0]:
+            raise RuntimeError(f"mm: shapes {self.shape} and {mat2.shape} cannot be multiplied")
+        return self @ mat2
 
     def argmax(self, dim=None, keepdim=False):
         """Indices of the maxima (not differentiable)."""
@@ -486,7 +493,7 @@ class Tensor(Node):
 
     def where(self, condition, other):
         """self where condition else other (torch.Tensor.where)."""
-        return where(condition, self, other)
+        return where_op(condition, self, other)
 
     def permute(self, *dims):
         dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
@@ -588,71 +595,9 @@ def _to_array(data, dtype, device):
     return xp.array(data, dtype=dtype, copy=True)
 
 
-# ----- factories -----
-def tensor(data, dtype=None, requires_grad=False, device=None):
-    """A new tensor (copying data). Floats default to float32; bool and integer data keep their kind."""
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
-
-
-def from_numpy(array, requires_grad=False):
-    """A tensor that shares memory and dtype with a NumPy array."""
-    t = Tensor._make(np.asarray(array))
-    return t.requires_grad_(True) if requires_grad else t
-
-
-def _shape_args(shape):
-    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
-
-
-def _factory(fill, shape, dtype, device, requires_grad):
-    device = backend.check_device(device or "cpu")
-    t = Tensor._make(fill(backend.xp_of_device(device), _shape_args(shape), resolve_dtype(dtype) or np.float32))
-    return t.requires_grad_(True) if requires_grad else t
-
-
-def zeros(*shape, dtype=None, device=None, requires_grad=False):
-    return _factory(lambda xp, s, d: xp.zeros(s, dtype=d), shape, dtype, device, requires_grad)
-
-
-def ones(*shape, dtype=None, device=None, requires_grad=False):
-    return _factory(lambda xp, s, d: xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
-
-
-def full(shape, value, dtype=None, device=None, requires_grad=False):
-    return _factory(lambda xp, s, d: xp.full(s, value, dtype=d), (shape,), dtype, device, requires_grad)
-
-
-def randn(*shape, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples from the device's seeded generator (see manual_seed)."""
-    dev = backend.check_device(device or "cpu")
-    return _factory(lambda xp, s, d: backend.rng(dev).standard_normal(s, dtype=d), shape, dtype, device,
-                    requires_grad)
-
-
-def rand(*shape, dtype=None, device=None, requires_grad=False):
-    """Uniform [0, 1) samples from the device's seeded generator."""
-    dev = backend.check_device(device or "cpu")
-    return _factory(lambda xp, s, d: backend.rng(dev).random(s, dtype=d), shape, dtype, device, requires_grad)
-
-
-def arange(start, stop=None, step=1, dtype=None, device=None):
-    """Like numpy.arange; integer arguments give int64."""
-    device = backend.check_device(device or "cpu")
-    xp = backend.xp_of_device(device)
-    return Tensor._make(xp.arange(start, stop, step, dtype=resolve_dtype(dtype)) if stop is not None
-                        else xp.arange(start, dtype=resolve_dtype(dtype)))
-
-
-def zeros_like(t, dtype=None):
-    return Tensor._make(backend.xp_of(t.data).zeros(t.shape, dtype=resolve_dtype(dtype) or t.dtype))
-
-
-def ones_like(t, dtype=None):
-    return Tensor._make(backend.xp_of(t.data).ones(t.shape, dtype=resolve_dtype(dtype) or t.dtype))
-
-
-def where(cond, a, b):
-    """a where cond else b, elementwise with broadcasting; a and b may be tensors or numbers."""
+def where_op(cond, a, b):
+    """a where cond else b (cond a bool Tensor or array; a, b Tensors or numbers), broadcasting: the one place that
+    checks where's arguments (Tensor.where, clamp and functions.where)."""
     cond = cond if isinstance(cond, Tensor) else Tensor._make(cond if backend.is_array(cond) else np.asarray(cond))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: cond must be a bool tensor, got dtype {cond.dtype}")
@@ -663,48 +608,4 @@ def where(cond, a, b):
         raise ValueError(f"where: shapes {shapes} cannot be broadcast together") from None
 
 
-def matmul(a, b):
-    """a @ b with NumPy's (and torch.matmul's) rules: batched, broadcast batch dims, 1-D operands."""
-    return a @ b if isinstance(a, Tensor) else Tensor.__rmatmul__(b, a)
-
-
-def mm(input, mat2):
-    """input (n, m) @ mat2 (m, p): two matrices, no broadcasting (torch.mm; matmul broadcasts)."""
-    for name, t in (("input", input), ("mat2", mat2)):
-        if not isinstance(t, Tensor) or t.ndim != 2:
-            raise RuntimeError(f"mm: {name} must be a 2-D Tensor, got "
-                               + (f"shape {t.shape}" if isinstance(t, Tensor) else type(t).__name__))
-    if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mm: shapes {input.shape} and {mat2.shape} cannot be multiplied")
-    return input @ mat2
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Whether |input - other| <= atol + rtol |other| everywhere (a Python bool, as torch.allclose)."""
-    a, b = (x.data if isinstance(x, Tensor) else x for x in (input, other))
-    xp = backend.xp_of(a) if backend.is_array(a) else np
-    return bool(xp.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def is_tensor(obj):
-    """Whether obj is a minitorch Tensor (a Parameter too)."""
-    return isinstance(obj, Tensor)
-
-
-def cat(tensors, dim=0):
-    """Join tensors along an existing dim."""
-    if not tensors:
-        raise ValueError("cat: needs at least one tensor")
-    return ops.Cat.apply(*tensors, dim=dim)
-
-
-def stack(tensors, dim=0):
-    """Join tensors of one shape along a new dim."""
-    if not tensors:
-        raise ValueError("stack: needs at least one tensor")
-    return ops.Stack.apply(*tensors, dim=dim)
-
-
-__all__ = ["Tensor", "tensor", "from_numpy", "zeros", "ones", "full", "randn", "rand", "arange", "zeros_like",
-           "ones_like", "where", "matmul", "mm", "allclose", "is_tensor", "cat", "stack", "no_grad", "float32",
-           "float64", "int64", "bool_"]
+__all__ = ["Tensor", "float32", "float64", "int64", "bool_", "resolve_dtype"]

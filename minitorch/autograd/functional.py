@@ -6,15 +6,16 @@ output), a tuple per input (or per output), a tuple of tuples for both. Each is 
 Results are detached unless create_graph=True, which keeps them differentiable (with respect to inputs that
 require grad).
 """
-from .. import tensor as _tensor
+from .. import factories, functions
+from ..tensor import Tensor
 from ..core import grad
 
 
 def _as_tuple(x, who, what):
-    single = isinstance(x, _tensor.Tensor)
+    single = isinstance(x, Tensor)
     items = (x,) if single else tuple(x)
     for i, t in enumerate(items):
-        if not isinstance(t, _tensor.Tensor):
+        if not isinstance(t, Tensor):
             raise TypeError(f"{who}: {what}[{i}] must be a Tensor, got {type(t).__name__}")
     return single, items
 
@@ -42,7 +43,7 @@ def _grads(outputs, inputs, grad_outputs, create_graph, strict, who):
         if g is None:
             if strict:
                 raise RuntimeError(f"{who}: the output does not depend on inputs[{i}] (strict=True)")
-            g = _tensor.zeros_like(x)
+            g = factories.zeros_like(x)
         result.append(g)
     return tuple(result)
 
@@ -64,12 +65,12 @@ def jacobian(func, inputs, create_graph=False, strict=False):
     for o in outs:
         rows = []
         for k in range(o.numel()):  # one reverse pass per output element: the row d o[k] / d inputs
-            onehot = _tensor.zeros(o.numel(), dtype=o.dtype, device=o.device)
+            onehot = factories.zeros(o.numel(), dtype=o.dtype, device=o.device)
             onehot.data[k] = 1
             rows.append(_grads([o], xs, [onehot.reshape(o.shape)], create_graph, strict, "jacobian"))
         per_input = []
         for j, x in enumerate(xs):
-            stacked = _tensor.stack([r[j] for r in rows]) if rows else _tensor.zeros((0,) + x.shape, dtype=x.dtype)
+            stacked = functions.stack([r[j] for r in rows]) if rows else factories.zeros((0,) + x.shape, dtype=x.dtype)
             per_input.append(_finish(stacked.reshape(o.shape + x.shape), create_graph))
         table.append(tuple(per_input))
     return _nest(table, single_out, single_in)
@@ -106,7 +107,7 @@ def _vector(v, like, who, what):
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
             raise RuntimeError(f"{who}: v can be None only when {what} is a single one-element Tensor")
-        return (_tensor.ones_like(like[0]),)
+        return (factories.ones_like(like[0]),)
     _, vs = _as_tuple(v, who, "v")
     if len(vs) != len(like) or any(a.shape != b.shape for a, b in zip(vs, like)):
         raise RuntimeError(f"{who}: v has shapes {[a.shape for a in vs]} but {what} has {[b.shape for b in like]}")
@@ -130,7 +131,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     single_in, xs = _prepare(inputs, create_graph, "jvp")
     single_out, outs = _call(func, xs, "jvp")
     vs = _vector(v, xs, "jvp", "the input")
-    us = tuple(_tensor.zeros_like(o).requires_grad_() for o in outs)
+    us = tuple(factories.zeros_like(o).requires_grad_() for o in outs)
     vjps = _grads(outs, xs, us, True, strict, "jvp")
     products = _grads(vjps, us, vs, create_graph, strict, "jvp")
     outs = tuple(_finish(o, create_graph) for o in outs)

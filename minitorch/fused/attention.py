@@ -10,7 +10,8 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..ops.dropout import keep_mask, random_words
-from ..tensor import Tensor, stack
+from ..functions import stack
+from ..tensor import Tensor
 
 
 class ScaledDotProductAttention(Function):

@@ -7,7 +7,8 @@ import math
 
 from .. import backend
 from ..ops import Dropout, random_words
-from ..tensor import Tensor, where
+from ..functions import where
+from ..tensor import Tensor
 
 
 def softmax(x, dim=-1):

@@ -2,7 +2,7 @@
 from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
-from ..tensor import cat
+from ..functions import cat
 
 
 def join(parts):

@@ -2,7 +2,7 @@
 import math
 
 from .. import functional as F
-from ..tensor import zeros
+from ..factories import zeros
 from . import init
 from .module import Module, Parameter
 

@@ -13,7 +13,8 @@ import numpy as np
 from .. import backend, fused
 from ..core import no_grad
 from ..fused import composed
-from ..tensor import Tensor, cat
+from ..functions import cat
+from ..tensor import Tensor
 from .graph_memory import saved_bytes
 
 OPS = ("softmax", "log_softmax", "cross_entropy", "layer_norm", "scaled_dot_product_attention", "lstm_cell")

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import backend, functional as F
 from ...ops.dropout import random_words
-from ...tensor import cat
+from ...functions import cat
 from . import engine_checks, reference
 from .case import Case
 
