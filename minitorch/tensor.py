@@ -6,7 +6,8 @@ from collections import namedtuple
 import numpy as np
 
 from . import backend, ops
-from .core import Node, initial_grad, run_backward
+from .core import Value, initial_grad, run_backward
+from .core.versions import write_in_place
 from .core.grad_mode import is_grad_enabled
 from .core.versions import VersionCounter
 
@@ -24,21 +25,17 @@ def resolve_dtype(dtype):
         raise TypeError(f"unknown dtype {dtype!r}; use e.g. 'float32', 'float64', mt.float32") from None
 
 
-class Tensor(Node):
+class Tensor(Value):
     """An n-dimensional array that records the ops applied to it, so that backward() can compute gradients.
-    Its slots are Node's (core/node.py): the array, the op that made it, its gradient."""
+    Its slots are Value's (core/value.py): the array, the op that made it (its node in the graph), its gradient."""
 
     __slots__ = ()
     __array_priority__ = 1000  # numpy_array + tensor calls Tensor.__radd__, not NumPy's elementwise loop
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
         self.data = _to_array(data, dtype, device)
-        self.grad = None
-        self._op = None
-        self._retains_grad = False
-        self._cut_by = None
+        self.grad = self._op = self._cut_by = self._hooks = None
         self._version_counter = VersionCounter()
-        self._hooks = self._earlier = None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -47,12 +44,11 @@ class Tensor(Node):
     def _make(array, requires_grad=False):
         """A plain Tensor around array, as is (internal: no dtype conversion, no copy)."""
         t = object.__new__(Tensor)
-        t.data, t.requires_grad, t.grad, t._op, t._retains_grad = array, requires_grad, None, None, False
-        t._cut_by = t._hooks = t._earlier = None
+        t.data, t.requires_grad, t.grad, t._op, t._cut_by, t._hooks = array, requires_grad, None, None, None, None
         t._version_counter = VersionCounter()
         return t
 
-    _new = _make   # Node's hook, node._new(array): how the engine makes outputs and gradients (a Parameter's too)
+    _new = _make   # Value's hook, node._new(array): how the engine makes outputs and gradients (a Parameter's too)
 
     def _cut(self, array, op, *others):
         """A tensor of array that no gradient flows through, remembering op if self or others had a gradient path."""
@@ -115,7 +111,7 @@ class Tensor(Node):
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}{dev}{grad})"
 
-    __hash__ = Node.__hash__  # == is elementwise, so hash by identity like PyTorch (object's, in C: the walk's keys)
+    __hash__ = Value.__hash__  # == is elementwise, so hash by identity like PyTorch (object's, in C: the walk's keys)
 
     def __array__(self, dtype=None, copy=None):
         """np.asarray(t) for a CPU tensor without grad; for others an error saying what to use (as PyTorch)."""
@@ -141,7 +137,8 @@ class Tensor(Node):
 
     def retain_grad(self):
         """Keep .grad on this non-leaf tensor after backward (leaves always keep theirs)."""
-        self._retains_grad = True
+        if self._op is not None:
+            self._op._retained = self
         return self
 
     def backward(self, grad=None, retain_graph=None, create_graph=False):
@@ -150,9 +147,8 @@ class Tensor(Node):
         create_graph=True records the backward pass too, so that the gradients (Tensors in a graph) can be
         differentiated again; retain_graph (keep the saved arrays for another backward) defaults to create_graph.
         """
-        g = initial_grad(self, grad, create_graph)
-        run_backward([self], [g], retain_graph=create_graph if retain_graph is None else retain_graph,
-                 create_graph=create_graph)
+        run_backward([self], [initial_grad(self, grad, create_graph)], create_graph if retain_graph is None
+                     else retain_graph, create_graph)
 
     def detach(self):
         """The same data, cut from the graph (and sharing the version counter: an in-place change shows in both)."""
@@ -167,10 +163,11 @@ class Tensor(Node):
             raise RuntimeError("register_hook: cannot register a hook on a tensor that does not require grad")
         if not callable(hook):
             raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
-        if self._hooks is None:
-            self._hooks = {}
-        handle = RemovableHandle(self._hooks)
-        self._hooks[handle.id] = hook
+        node = self._op or self   # a non-leaf's hooks live on its graph node, as in PyTorch
+        if node._hooks is None:
+            node._hooks = {}
+        handle = RemovableHandle(node._hooks)
+        node._hooks[handle.id] = hook
         return handle
 
     def zero_grad(self):
@@ -178,12 +175,12 @@ class Tensor(Node):
 
     # ----- in-place ops -----
     # They change the memory and bump the version counter, so that a backward that needs the old values raises
-    # instead of using the new ones. minitorch does not record them in a graph: on a tensor that requires grad they
-    # are refused outside no_grad() (PyTorch refuses them on such leaves and records them on other tensors).
+    # instead of using the new ones. As in PyTorch, on a tensor in the graph they are recorded (_record_inplace), and
+    # on a leaf that requires grad they are refused outside no_grad().
     def _inplace(self, name, fn, other=None, recorded=None):
         """fn(self.data, other) in place. In the graph (an operand requires grad, outside no_grad): recorded as
         PyTorch records it, through recorded(self's value, other), the op out of place; refused on a leaf that
-        requires grad, and for the ops that have no recorded form (zero_, fill_, copy_)."""
+        requires grad."""
         if is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
             if recorded is not None and not (self.is_leaf and self.requires_grad):
                 return self._record_inplace(name, recorded, other)
@@ -197,9 +194,7 @@ class Tensor(Node):
             other = other.data
         elif backend.is_array(other) and backend.device_of(other) != self.device:
             other = backend.to_device(other, self.device)
-        if not getattr(getattr(self.data, "flags", None), "writeable", True):
-            raise RuntimeError(f"{name}: this tensor is a read-only view (a broadcast, or a read-only array); "
-                               f"change a copy: t = t.clone()")
+        self._writable(name)
         try:
             fn(self.data, other)
         except ValueError:
@@ -212,31 +207,24 @@ class Tensor(Node):
         return self
 
     def _record_inplace(self, name, recorded, other):
-        """An in-place op on a tensor in the graph, recorded as PyTorch records it. The value the tensor had keeps its
-        place in the graph as a new node, `earlier`, which the ops recorded before read (core/node.py, as_of); the op
-        is recorded out of place on a copy of that value (it may save its input, whose memory changes below); and
-        the tensor becomes its output, the result written into its memory, so that its views see the change."""
-        if not getattr(getattr(self.data, "flags", None), "writeable", True):
-            raise RuntimeError(f"{name}: this tensor is a read-only view (a broadcast, or a read-only array); "
-                               f"change a copy: t = t.clone()")
+        """An in-place op on a tensor in the graph, recorded as PyTorch records it: the op is recorded out of place,
+        on a copy of the tensor's value (it may save its input, whose memory changes), and the result is written
+        into the tensor's memory, which takes the new op as its graph node (core/versions.write_in_place)."""
+        self._writable(name)
         earlier = Tensor._make(self.data, self.requires_grad)
         earlier._op, earlier._cut_by, earlier._version_counter = self._op, self._cut_by, self._version_counter
         result = recorded(earlier.clone(), other)
         if result.shape != self.shape or result.dtype != self.dtype:
             raise RuntimeError(f"{name}: the result of shape {result.shape} ({result.dtype}) cannot be written into "
                                f"this tensor of shape {self.shape} ({self.dtype})")
-        if isinstance(self.data, np.generic):   # a NumPy scalar (a 0-d result) has no memory to write into
-            self.data = result.data
-        else:
-            self.data[...] = result.data
-        self._version_counter.value += 1   # an op that saved this memory before now refuses to backward
-        op = result._op
-        self._op, self.requires_grad, self._cut_by = op, result.requires_grad, result._cut_by
-        if op is not None:
-            if op.saved:
-                op._saved_versions[-1] = self._version_counter.value   # its output is this tensor now
-            self._earlier = [*(self._earlier or ()), (op.seq, earlier)]
+        write_in_place(self, result)
         return self
+
+    def _writable(self, name):
+        """Raise unless this tensor's memory may be written (a broadcast view, or a read-only array, may not)."""
+        if not getattr(getattr(self.data, "flags", None), "writeable", True):
+            raise RuntimeError(f"{name}: this tensor is a read-only view (a broadcast, or a read-only array); "
+                               f"change a copy: t = t.clone()")
 
     def _overwritten(self, value=0.0):
         """self with every element replaced by value, recorded (the gradient to self's old value is 0): the recorded
@@ -334,10 +322,10 @@ class Tensor(Node):
 
     # ----- arithmetic -----
     def _binary(self, fn, other, reverse=False):
-        if backend.is_array(other):
-            other = Tensor._make(other)
-        elif isinstance(other, np.generic):  # a NumPy scalar acts like a Python number: float32 stays float32
-            other = other.item()
+        if not isinstance(other, Tensor):
+            # an array becomes a Tensor; a NumPy scalar acts like a Python number: float32 stays float32
+            other = Tensor._make(other) if backend.is_array(other) else \
+                other.item() if isinstance(other, np.generic) else other
         a, b = (other, self) if reverse else (self, other)
         try:
             return fn.apply(a, b)

@@ -1,15 +1,16 @@
 """The engine's core: Function (function.py), the graph walk (backward.py) and the switches they read.
 higher_order.py runs a backward on Tensors for create_graph=True; grad.py holds grad().
 
-It imports neither Tensor nor any op: a value in the graph is a Node (node.py), which Tensor extends, and the ops
-(minitorch/ops, minitorch/fused) are Functions built on top. Read function.py, then backward.py.
+It imports neither Tensor nor any op: the engine knows a tensor as a Value (value.py), which Tensor extends, and the
+graph is made of the recorded Functions; the ops (minitorch/ops, minitorch/fused) are Functions built on top. Read
+function.py, then backward.py.
 """
 from . import anomaly_mode, grad_mode, versions
-from .backward import FREED, run_backward, unbroadcast
-from .function import KERNELS, Function, kernel, reference_ops
-from .grad import grad, initial_grad
+from .backward import initial_grad, run_backward, unbroadcast
+from .function import FREED, KERNELS, Function, kernel, reference_ops
+from .grad import grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, op_hook
-from .node import Node
+from .value import Value
 
-__all__ = ["Node", "Function", "kernel", "reference_ops", "KERNELS", "run_backward", "grad", "initial_grad",
+__all__ = ["Value", "Function", "kernel", "reference_ops", "KERNELS", "run_backward", "grad", "initial_grad",
            "unbroadcast", "FREED", "no_grad", "enable_grad", "is_grad_enabled", "op_hook"]

@@ -1,19 +1,22 @@
-"""Reverse-mode autograd: the graph walk and unbroadcast (grad.py builds grad() on them).
+"""Reverse-mode autograd: the graph walk, the gradient it starts with, accumulation into .grad, and unbroadcast.
 
-`run_backward` visits the graph from the output back to the leaves in topological order (each node after every node
-that uses it), calls each op's backward with the gradient of its output, sums the gradients that reach a node from
-several uses, and undoes broadcasting in one place (`unbroadcast`).
+The graph is made of Functions (function.py): each recorded op lists its inputs' graph nodes in `parents`, an op for
+a computed input and the Tensor itself for a leaf. `run_backward` visits the nodes from the output back to the
+leaves in topological order (each node after every node that uses it), calls each op's backward with the gradient of
+its output, sums the gradients that reach a node from several uses, undoes broadcasting in one place (`unbroadcast`),
+and adds what reaches a leaf to its .grad.
 
 Higher order (create_graph=True): the walk hands each backward Tensors instead of arrays (higher_order.py), so the
 same formulas record a graph that can be differentiated again.
 """
-import numpy as np
+import sys
 
 from .. import backend
 from . import anomaly_mode, versions
+from .function import FREED, Function
+from .grad_mode import enable_grad, state
 from .higher_order import backward_recorded
-from .node import Node, as_of
-from .grad_mode import enable_grad, refuse_shape, state
+from .value import Value
 
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
             "backward; call backward(retain_graph=True) the first time")
@@ -22,63 +25,37 @@ RELEASED = ("trying to backward through a graph a second time: its saved arrays 
 def unbroadcast(grad, shape):
     """Sum `grad` (an array, or a Tensor under create_graph) over the axes that broadcasting added or stretched, so
     that it has `shape`."""
-    if grad.shape == tuple(shape):
-        return grad
     extra = grad.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1)
     if axes:
-        on_arrays = backend.is_array(grad) or isinstance(grad, np.generic)
-        grad = grad.sum(axis=axes, keepdims=True) if on_arrays else grad.sum(dim=axes, keepdim=True)
+        grad = grad.sum(dim=axes, keepdim=True) if isinstance(grad, Value) else grad.sum(axis=axes, keepdims=True)
     return grad.reshape(shape)
 
 
-class _Freed:
-    """Stands in for a Function whose saved arrays were released by backward (retain_graph=False)."""
-    parents = ()
-
-
-FREED = _Freed()
-
-
-def _topological_order(roots):
-    """Nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit). Nodes are
-    dict and set keys by identity (Node's hash is object's)."""
-    order, visited = [], set()
-    stack = [(root, False) for root in reversed(roots)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in visited:
-            continue
-        visited.add(node)
-        stack.append((node, True))
-        op = node._op
-        if op is not None and op is not FREED:
-            for parent, needs_grad in zip(op.parents, op.needs_input_grad):   # (as apply saw them: Tensors that
-                if needs_grad:                                               # required grad)
-                    if parent._earlier:   # changed in place since: the value op read is at an earlier node
-                        parent = as_of(parent, op.seq)
-                    if parent not in visited:
-                        stack.append((parent, False))
-    return order[::-1]  # roots first
-
-
-def _leading_to(order, targets):
-    """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad), and those
-    whose graph was released (so that the walk reports it)."""
-    needed = set(targets)
-    for node in reversed(order):  # parents before the nodes that use them
-        op = node._op
-        if node not in needed and op is not None and (op is FREED or any(
-                isinstance(p, Node) and (as_of(p, op.seq) if p._earlier else p) in needed for p in op.parents)):
-            needed.add(node)
-    return [node for node in order if node in needed]
+def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)"):
+    """The gradient that starts a backward from t: an array (a Tensor under create_graph) shaped like t."""
+    if not isinstance(t, Value):
+        raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
+    if not t.requires_grad:
+        if t._cut_by:
+            raise RuntimeError(f"{who}: no gradient can flow back from this tensor: it was computed through "
+                               f"{t._cut_by}, whose result carries no gradient (not differentiable)")
+        raise RuntimeError(f"{who} on a tensor that does not require grad (no input had requires_grad=True, "
+                           f"or it was computed under no_grad())")
+    if grad is None and t.data.size != 1:
+        raise RuntimeError(f"{who} without a gradient needs a scalar; this tensor has shape {tuple(t.data.shape)}: "
+                           f"pass {hint} with a gradient of that shape")
+    g = grad.data if isinstance(grad, Value) and not create_graph else grad
+    if not isinstance(g, Value) and (type(g) is not type(t.data) or g.dtype != t.data.dtype):   # None: dy/dy = 1
+        xp = backend.xp_of(t.data)
+        g = xp.ones_like(t.data) if grad is None else xp.asarray(g, dtype=t.data.dtype)
+    if tuple(g.shape) != t.data.shape:
+        raise ValueError(f"{who}: the gradient has shape {tuple(g.shape)} but the tensor has shape {t.data.shape}")
+    return t._new(g) if create_graph and not isinstance(g, Value) else g
 
 
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None):
-    """Propagate root_grads (arrays shaped like the roots; Tensors under create_graph) back through the graph.
+    """Propagate root_grads (initial_grad's, one per root) back through the graph of the root Tensors.
 
     Without `inputs`, accumulate into the .grad of every leaf reachable from the roots (and of tensors that asked
     with retain_grad). With `inputs` (mt.grad), return their gradients in order (None where unreachable) and leave
@@ -91,119 +68,116 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 
 def _walk(roots, root_grads, retain_graph, create_graph, inputs):
-    grads = {}   # node -> the sum of the gradients that reached it so far
-    # nodes whose pending gradient is not an array of their own, so a leaf among them copies it rather than keep it:
-    # the caller's (the roots'), an op's incoming g passed on, a view, one array returned for two inputs
-    borrowed = set(roots)
+    grads = {}   # graph node -> the sum of the gradients that reached it so far
     for root, g in zip(roots, root_grads):
-        grads[root] = g if root not in grads else grads[root] + g
-    order = _topological_order(roots)
-    found = None
-    if inputs is not None:
-        order, found = _leading_to(order, inputs), dict.fromkeys(inputs)
-    hook = state.op_hook
+        node = root._op or root
+        grads[node] = grads[node] + g if node in grads else g
+    order = _topological_order(list(grads))
+    found = None if inputs is None else dict.fromkeys(x._op or x for x in inputs)
+    if found is not None:
+        order = _leading_to(order, found)
     for node in order:
         g = grads.pop(node, None)
         if g is None:
             continue
         if node._hooks:
-            g = _run_hooks(node, g)
-            borrowed.add(node)   # (a hook may hand back an array it keeps)
-        op = node._op
+            g = _run_hooks(node, g, roots[0]._new)
         if found is not None:
             if node in found:
                 found[node] = g
-        elif op is None or node._retains_grad:  # a leaf (or a non-leaf that asked to keep its gradient)
-            if node.grad is None and not create_graph and node not in borrowed and g.dtype == node.data.dtype:
-                node.grad = node._new(g)   # the usual case: an array its op made for it alone, kept without a copy
-            else:
-                _accumulate(node, g, create_graph)
-        if op is None:
-            continue
-        if op is FREED:
-            raise RuntimeError(RELEASED)
-        if op.saved:  # the tensors it saved must be as its forward saw them
-            parents = [p for p in op.parents if isinstance(p, Node)]
-            if op._saved_versions != versions.record(parents, node):
-                versions.check(op, parents, node)
-        op.retain_graph = retain_graph
-        if create_graph:
-            input_grads = backward_recorded(op, node, g)
-        else:
-            input_grads = op.backward(g) if hook is None else hook(op, "backward", (g,), {})
-        if type(input_grads) is not tuple:
-            input_grads = (input_grads,)
-        if len(input_grads) != len(op.parents):
-            raise RuntimeError(f"function {type(op).__name__}.backward returned an incorrect number of gradients "
-                               f"(expected {len(op.parents)}, got {len(input_grads)})")
-        if state.anomaly:
-            anomaly_mode.check_gradients(op, input_grads)
-        for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
-            if pg is None or not needs_grad:
-                continue
-            if parent._earlier:   # changed in place since op read it: the gradient goes to the value op read
-                parent = _earlier_input(op, node, parent)
-            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op (refused when strict)
-                pg = refuse_shape(op, pg, parent) if state.strict_shapes else unbroadcast(pg, parent.data.shape)
-            if parent in grads:
-                grads[parent] = grads[parent] + pg   # a new array
-                borrowed.discard(parent)
-                continue
-            grads[parent] = pg
-            if pg is g or getattr(pg, "base", None) is not None or _twice(pg, input_grads):
-                borrowed.add(parent)
-        if not retain_graph:
-            node._op = FREED
-    return None if found is None else [found[x] for x in inputs]
+        elif not isinstance(node, Function):   # a leaf: the gradient is its .grad
+            _accumulate(node, g, create_graph)
+        elif node._retained is not None:     # a non-leaf that asked with retain_grad()
+            _accumulate(node._retained, g, create_graph)
+        if isinstance(node, Function):
+            _backward(node, g, grads, retain_graph, create_graph, roots[0]._new)
+    return None if found is None else [found[x._op or x] for x in inputs]
 
 
-def _earlier_input(op, node, parent):
-    """as_of(parent, op.seq), refused when op's output is a view of parent's memory: that view changed with parent,
-    so the graph it was recorded in no longer gives its gradient (PyTorch rebuilds a view's graph; minitorch does
-    not)."""
-    earlier = as_of(parent, op.seq)
-    if earlier is not parent and type(op).is_view and versions.same_buffer(node.data, parent.data):
-        raise RuntimeError(f"a view made by {type(op).__name__} of a tensor that an in-place op changed afterwards is "
-                           f"used in this backward: its graph is the one from before the change; make the view after "
-                           f"the in-place op, or use the out-of-place form (x = x * 2, not x.mul_(2))")
-    return earlier
+def _backward(op, g, grads, retain_graph, create_graph, new):
+    """Call op's backward with g, the gradient of its output, and add what it returns to its parents' gradients."""
+    if op.saved is FREED:
+        raise RuntimeError(RELEASED)
+    if op.saved and op._versions != [c.value for c in op._counters]:   # a saved tensor was changed in place
+        versions.check(op)
+    if op.is_view and op.parents[0]._superseded:   # the viewed tensor was changed in place, in the graph, since
+        versions.refuse_stale_view(op)
+    if create_graph:
+        input_grads = backward_recorded(op, g, new)
+    else:
+        input_grads = op.backward(g) if state.op_hook is None else state.op_hook(op, "backward", (g,), {})
+    if type(input_grads) is not tuple:
+        input_grads = (input_grads,)
+    if len(input_grads) != len(op.parents):
+        raise RuntimeError(f"function {type(op).__name__}.backward returned an incorrect number of gradients "
+                           f"(expected {len(op.parents)}, got {len(input_grads)})")
+    if state.anomaly:
+        anomaly_mode.check_gradients(op, input_grads)
+    for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
+        if pg is not None and needs_grad:
+            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
+                pg = unbroadcast(pg, parent.data.shape)
+            grads[parent] = grads[parent] + pg if parent in grads else pg
+    if not retain_graph:   # release what backward read, and the graph above it
+        op.saved, op.parents = FREED, ()
 
 
-def _twice(array, arrays):
-    """True when `array` (the object) is in `arrays` more than once."""
-    n = 0
-    for a in arrays:
-        n += a is array
-    return n > 1
+def _topological_order(roots):
+    """Graph nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit)."""
+    order, visited = [], set()
+    stack = [(root, False) for root in reversed(roots)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+        elif node not in visited:
+            visited.add(node)
+            stack.append((node, True))
+            if isinstance(node, Function):
+                stack.extend((p, False) for p, need in zip(node.parents, node.needs_input_grad) if need)
+    return order[::-1]  # roots first
 
 
-def _accumulate(node, g, create_graph):
-    """Add g to node.grad: in place on the fast path; as a new Tensor in the graph under create_graph."""
+def _leading_to(order, targets):
+    """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad), and those
+    whose graph was released (so that the walk reports it)."""
+    needed = set(targets)
+    for node in reversed(order):  # parents before the nodes that use them
+        if isinstance(node, Function) and (node.saved is FREED or any(
+                need and p in needed for p, need in zip(node.parents, node.needs_input_grad))):
+            needed.add(node)
+    return [node for node in order if node in needed]
+
+
+def _accumulate(t, g, create_graph):
+    """Add g to the .grad of Tensor t: as a new Tensor in the graph under create_graph, else in place."""
     if create_graph:
         # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
-        g = g.clone() if g.dtype == node.dtype else g.to(dtype=node.dtype)
-        node.grad = g if node.grad is None else node.grad + g
-    elif node.grad is None:  # own the array: g may be shared with another node (Add returns the same g to both sides)
-        node.grad = node._new(g.astype(node.dtype, copy=True))
-    elif node.grad.requires_grad:  # left by a create_graph backward: its array belongs to a graph, so no +=
-        node.grad = node._new(node.grad.data + g)
+        g = g.clone() if g.dtype == t.dtype else g.to(dtype=t.dtype)
+        t.grad = g if t.grad is None else t.grad + g
+    elif t.grad is None:
+        # g is kept as it is when nothing else holds it (PyTorch's AccumulateGrad steals such a gradient); the three
+        # references are _walk's g, this g and getrefcount's argument. Else a copy of its own in t's dtype.
+        stolen = sys.getrefcount(g) <= 3 and getattr(g, "base", 0) is None and g.dtype == t.data.dtype
+        t.grad = t._new(g if stolen else g.astype(t.data.dtype, copy=True))
+    elif t.grad.requires_grad:  # left by a create_graph backward: its array belongs to a graph, so no +=
+        t.grad = t._new(t.grad.data + g)
     else:  # (after FlatParameters.settle(), a parameter's .grad is a view of the flat buffer: this writes there)
-        node.grad.data += g
+        t.grad.data += g
 
 
-def _run_hooks(node, g):
-    """g after node's hooks (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one."""
+def _run_hooks(node, g, new):
+    """g after the hooks of node (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one."""
     for hook in list(node._hooks.values()):
-        seen = g if isinstance(g, Node) else node._new(g)
-        new = hook(seen)
-        if new is None:
+        new_g = hook(g if isinstance(g, Value) else new(g))
+        if new_g is None:
             continue
-        if not isinstance(new, Node) or new.shape != node.shape:
+        if not isinstance(new_g, Value) or new_g.data.shape != node.data.shape:
             raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned "
-                               f"{getattr(new, 'shape', type(new).__name__)} for a gradient of shape {node.shape}: "
-                               f"a hook returns None or a Tensor of the gradient's shape")
-        g = new if isinstance(g, Node) else new.data
+                               f"{getattr(new_g, 'shape', type(new_g).__name__)} for a gradient of shape "
+                               f"{tuple(node.data.shape)}: a hook returns None or a Tensor of the gradient's shape")
+        g = new_g if isinstance(g, Value) else new_g.data
     return g
 
 
-__all__ = ["unbroadcast", "run_backward", "FREED"]
+__all__ = ["unbroadcast", "initial_grad", "run_backward", "RELEASED"]

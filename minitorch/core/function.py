@@ -1,4 +1,4 @@
-"""Function: one differentiable op, its forward and its backward side by side; Node: a value in the graph.
+"""Function: one differentiable op, its forward and its backward side by side, and the graph node of its output.
 
     class Mul(Function):
         def forward(self, a, b):
@@ -9,28 +9,38 @@
             return g * b, g * a               # d(ab) = b da + a db
 
 `Function.apply(*inputs, **options)` runs forward on the inputs' arrays and, when a gradient is needed, records the op
-as the output's `_op` with the inputs as its `parents`. The walk (backward.py) later calls backward with the gradient
-of the output and hands what it returns to the parents.
+as the output's `_op`, with its inputs' graph nodes as its `parents`. The walk (backward.py) later calls backward with
+the gradient of the output and hands what it returns to the parents.
 
-This module and backward.py are the engine: they import neither Tensor nor any op. Tensor is a Node (tensor.py); the
-engine makes new nodes with `node._new(array)`, so it never names the class.
+This module and backward.py are the engine: they import neither Tensor nor any op. Tensor is a Value (value.py); the
+engine makes new tensors with `value._new(array)`, so it never names the class.
 
 Kernels: an op may have faster implementations for a device (a CPU path that works in place, GPU kernels made with
 `backend.fuse`), kept apart in minitorch/kernels/ and registered with `@kernel(Op, device)`. `apply` picks one here,
 in one place; `reference_ops()` turns them off, so that every op runs the code of its own class.
 """
 import contextlib
-import itertools
 
 from .. import backend
 from . import anomaly_mode, versions
 from .grad_mode import state
-from .node import Node
+from .value import Value
 
 # (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
 KERNELS = {}
-# numbers the recorded ops in order: an op reads the values its inputs had when it was recorded (node.as_of)
-_SEQUENCE = itertools.count()
+
+
+class _Freed:
+    """What an op's `saved` becomes once backward released it (retain_graph=False)."""
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "FREED"
+
+
+FREED = _Freed()
 
 
 def kernel(op, device):
@@ -38,11 +48,12 @@ def kernel(op, device):
 
     A kernel is a drop-in: the same inputs, options, output and gradients as its reference op (tests/engine/
     test_kernels.py checks each against it); it may save other arrays. Under create_graph=True the engine replays the
-    reference op instead (backward.py), so a kernel's backward only ever sees arrays."""
+    reference op instead (higher_order.py), so a kernel's backward only ever sees arrays."""
     def register(cls):
         if not issubclass(cls, op):
             raise TypeError(f"kernel {cls.__name__} must subclass the op it implements, {op.__name__}")
         cls.reference = op
+        op.has_kernels = True
         KERNELS[(op, device)] = cls
         return cls
     return register
@@ -69,7 +80,8 @@ def reference_ops():
 
 
 class Function:
-    """One differentiable op. Subclasses define forward and backward; users call `apply`.
+    """One differentiable op, and the graph node of its output. Subclasses define forward and backward; users call
+    `apply`.
 
     - `forward(self, *arrays, **options)` computes the output from arrays (NumPy or CuPy: `backend.xp_of(a)`) and
       declares with `save_for_backward` every array its backward reads. `self.needs_input_grad` (one bool per input)
@@ -77,20 +89,25 @@ class Function:
     - `backward(self, g)` returns one gradient per input (None where there is none), possibly in the broadcast shape
       of the output: the engine undoes broadcasting (backward.unbroadcast).
     - What may be saved: the op's input arrays and its output (under create_graph=True the engine hands backward the
-      graph's Tensors in their place, so the same formulas record a graph), and arrays that carry no gradient (bool
-      masks, integer indices). Python values (shapes, dims, flags) are plain attributes. A float array computed from
-      the inputs is not saved by a reference op: backward recomputes it from what was saved.
+      graph's Tensors in their place, so the same formulas record a graph: higher_order.py), and arrays that carry no
+      gradient (bool masks, integer indices). Python values (shapes, dims, flags) are plain attributes. A float array
+      computed from the inputs is not saved by a reference op: backward recomputes it from what was saved.
+
+    A recorded op is a node of the graph: `parents` holds, per input, the input's node (the op that made it, or the
+    Tensor itself for a leaf) where the input needs a gradient, else the input as given; `data` is its output array.
+    A node never changes: an in-place op on a tensor in the graph records a new op, which becomes the tensor's `_op`.
     """
 
     needs_float = False  # ops whose math needs real numbers (exp, log, ...) refuse integer inputs with a clear message
     # True for an op whose output may be a view of its first input's memory (reshape, permute, basic indexing): the
     # output then shares the input's version counter, so that an in-place change through either is seen by both
     is_view = False
-    # the engine sets this just before backward: False when no second backward will run through this op
-    # (backward(retain_graph=False), the default), so a kernel may write its result into an array it saved
-    retain_graph = True
-    reference = None  # a kernel's reference op (set by @kernel); None for a reference op itself
-    saved = ()        # what save_for_backward declared
+    has_kernels = False  # set by @kernel on an op that has a kernel for some device
+    reference = None     # a kernel's reference op (set by @kernel); None for a reference op itself
+    saved = ()           # what save_for_backward declared; FREED once backward released it
+    _hooks = None        # Tensor.register_hook on the output of this op: the hooks of a non-leaf live on its node
+    _retained = None     # the output Tensor, when it asked with retain_grad() to keep its .grad
+    _superseded = False  # True once an in-place op in the graph changed the output (versions.refuse_stale_view)
 
     @classmethod
     def apply(cls, *inputs, **options):
@@ -98,7 +115,7 @@ class Function:
         gradient is needed. The op's kernel for the inputs' device runs instead of its own code, if it has one."""
         # This runs once per op of every step, so it is written for the host's time: list comprehensions over the
         # inputs and no property calls (a GPU step is bound by this Python, not the arithmetic: bench --host).
-        tensors = [x for x in inputs if isinstance(x, Node)]
+        tensors = [x for x in inputs if isinstance(x, Value)]
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply: at least one input must be a Tensor")
         first = tensors[0]
@@ -110,25 +127,27 @@ class Function:
                 raise TypeError(f"{cls.__name__} needs a floating-point tensor, got dtype {t.data.dtype}; "
                                 f"convert with .float() or .double()")
             requires_grad = requires_grad or t.requires_grad
-        grad_enabled = state.grad_enabled
-        requires_grad = requires_grad and grad_enabled
-        op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if state.kernels else cls)()
-        op.needs_input_grad = tuple([isinstance(x, Node) and x.requires_grad for x in inputs]) if requires_grad \
+        requires_grad = requires_grad and state.grad_enabled
+        op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()
+        op.needs_input_grad = tuple([isinstance(x, Value) and x.requires_grad for x in inputs]) if requires_grad \
             else (False,) * len(inputs)
-        arrays = [x.data if isinstance(x, Node) else x for x in inputs]
-        hook = state.op_hook
-        result = op.forward(*arrays, **options) if hook is None else hook(op, "forward", arrays, options)
+        arrays = [x.data if isinstance(x, Value) else x for x in inputs]
+        result = op.forward(*arrays, **options) if state.op_hook is None else \
+            state.op_hook(op, "forward", arrays, options)
         out = first._new(result, requires_grad)
         if cls.is_view and versions.same_buffer(result, arrays[0]):
             out._version_counter = first._version_counter
         if requires_grad:
-            op.parents, op.options, op.seq = inputs, options, next(_SEQUENCE)
-            if op.saved:  # only a saved array can be changed in place under backward's feet
-                op._saved_versions = versions.record(tensors, out)
+            op.parents = tuple([x._op or x if need else x for x, need in zip(inputs, op.needs_input_grad)])
+            op.options, op.data = options, result
+            if op.saved:  # the versions its saved tensors must still have at backward (versions.py)
+                op._counters = [t._version_counter for t in tensors]
+                op._counters.append(out._version_counter)
+                op._versions = [c.value for c in op._counters]
             if state.anomaly:
                 anomaly_mode.record_stack(op)
             out._op = op
-        elif grad_enabled:  # carry the name of a non-differentiable op that cut the graph, for backward's error
+        elif state.grad_enabled:  # carry the name of a non-differentiable op that cut the graph, for backward's error
             out._cut_by = next((t._cut_by for t in tensors if t._cut_by), None)
         return out
 
@@ -148,4 +167,4 @@ class Function:
         return self.saved
 
 
-__all__ = ["Function", "kernel", "reference_ops", "KERNELS"]
+__all__ = ["Function", "kernel", "reference_ops", "KERNELS", "FREED"]

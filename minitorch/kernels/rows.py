@@ -33,6 +33,6 @@ def row_blocks(n_rows, row_bytes, device):
 
 
 def grad_buffer(op, saved):
-    """Where a backward may write a gradient shaped like the saved array `saved`: `saved` itself when no second
-    backward will read it (Function.retain_graph is False), else a new array."""
-    return saved if not op.retain_graph else backend.xp_of(saved).empty_like(saved)
+    """Where a backward may write a gradient shaped like the saved array `saved`: a new array (a second backward, or
+    a create_graph replay, may read `saved` again)."""
+    return backend.xp_of(saved).empty_like(saved)

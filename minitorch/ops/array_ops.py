@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .. import backend
-from ..core import Node
+from ..core import Value
 from .special import erf_array
 
 
@@ -92,9 +92,9 @@ def clip(x, low, high):
 
 def where(cond, a, b):
     """a where cond (a bool array) else b, with broadcasting; a and b arrays, Tensors or numbers."""
-    if isinstance(a, Node):
+    if isinstance(a, Value):
         return a.where(cond, b)
-    if isinstance(b, Node):
+    if isinstance(b, Value):
         return b.where(~cond, a)
     return backend.xp_of(cond).where(cond, a, b)
 

@@ -10,7 +10,7 @@ import os
 import shutil
 
 from .. import backend
-from ..core import FREED, unbroadcast
+from ..core import FREED, Function, unbroadcast
 from ..tensor import Tensor
 from .graph_memory import op_saved_bytes
 
@@ -38,7 +38,7 @@ def draw_graph(tensor, path=None, names=None, grads=False, grad_output=None, ren
     if renderer not in RENDERERS:
         raise ValueError(f"draw_graph: renderer must be one of {RENDERERS}, got {renderer!r}")
     order = backward_order(tensor)
-    if any(t._op is FREED for t in order):
+    if any(isinstance(node, Function) and node.saved is FREED for node in order):
         raise RuntimeError("draw_graph: the graph was released by backward(); call backward(retain_graph=True) "
                            "to draw it afterwards, or draw it before backward")
     edge_norms = _edge_gradient_norms(tensor, order, grad_output) if grads else {}
@@ -50,17 +50,19 @@ def draw_graph(tensor, path=None, names=None, grads=False, grad_output=None, ren
 
 
 def backward_order(tensor):
-    """The tensors that require grad in the graph that produced `tensor`, in the order a backward pass reaches them:
-    `tensor` first, and each tensor only after every tensor computed from it (so its gradient is complete)."""
-    uses, stack, seen = {}, [tensor], {id(tensor)}
-    while stack:  # count, for each tensor, the ops of the graph that take it as an input
+    """The graph nodes that produced `tensor` (its ops, and the leaves that require grad), in the order a backward
+    pass reaches them: `tensor`'s first, and each node only after every node computed from it (so its gradient is
+    complete)."""
+    root = _node(tensor)
+    uses, stack, seen = {}, [root], {id(root)}
+    while stack:  # count, for each node, the ops of the graph that take it as an input
         for parent in _inputs(stack.pop()):
             uses[id(parent)] = uses.get(id(parent), 0) + 1
             if id(parent) not in seen:
                 seen.add(id(parent))
                 stack.append(parent)
-    order, ready = [], [tensor]
-    while ready:  # a tensor is ready once every use has been walked (Kahn's algorithm)
+    order, ready = [], [root]
+    while ready:  # a node is ready once every use has been walked (Kahn's algorithm)
         node = ready.pop()
         order.append(node)
         for parent in _inputs(node):
@@ -70,10 +72,16 @@ def backward_order(tensor):
     return order
 
 
+def _node(t):
+    """A tensor's node in the graph: the op that made it, or the tensor itself for a leaf."""
+    return t._op or t
+
+
 def _inputs(node):
-    """The inputs of the op that made `node` that require grad (a tensor used twice is listed twice)."""
-    op = node._op
-    return [] if op is None else [p for p in op.parents if isinstance(p, Tensor) and p.requires_grad]
+    """The graph nodes of the inputs of op `node` that require grad (a tensor used twice is listed twice)."""
+    if not isinstance(node, Function):
+        return []
+    return [p for p, needs_grad in zip(node.parents, node.needs_input_grad) if needs_grad]
 
 
 def _leaf_names(names):
@@ -82,33 +90,35 @@ def _leaf_names(names):
     if hasattr(names, "named_parameters"):
         names = names.named_parameters()
     pairs = names.items() if isinstance(names, dict) else names
-    return {id(t): name for name, t in pairs}
+    return {id(_node(t)): name for name, t in pairs}
 
 
 def _layout_graph(root, order, names, edge_norms):
     """(nodes, edges): nodes as (id, label, kind) with kind "op", "root", "leaf" or "constant"; edges as (from id,
     to id, label or None), from an input to the op that uses it."""
-    constants = {id(p): p for t in order if t._op is not None for p in t._op.parents
-                 if isinstance(p, Tensor) and not p.requires_grad}
-    ids = {id(t): f"n{i}" for i, t in enumerate(order + list(constants.values()))}
+    constants = {id(p): p for node in order if isinstance(node, Function)
+                 for p, needs_grad in zip(node.parents, node.needs_input_grad) if isinstance(p, Tensor)
+                 and not needs_grad}
+    everything = order + list(constants.values())
+    ids = {id(node): f"n{i}" for i, node in enumerate(everything)}
     nodes = []
-    for t in order + list(constants.values()):
-        what = f"{t.shape} {t.dtype}"
-        if t._op is None:  # a leaf: a parameter or an input that requires grad, or a constant
-            name = names.get(id(t)) or ("leaf" if t.requires_grad else "constant")
-            nodes.append((ids[id(t)], name + "\n" + what, "leaf" if t.requires_grad else "constant"))
+    for node in everything:
+        what = f"{tuple(node.data.shape)} {node.data.dtype}"
+        if not isinstance(node, Function):  # a leaf: a parameter or an input that requires grad, or a constant
+            name = names.get(id(node)) or ("leaf" if node.requires_grad else "constant")
+            nodes.append((ids[id(node)], name + "\n" + what, "leaf" if node.requires_grad else "constant"))
             continue
-        name = type(t._op).__name__ if id(t) not in names else f"{names[id(t)]} = {type(t._op).__name__}"
-        label = f"{name}\n{what}\nsaved {_size(op_saved_bytes(t._op))}"
-        nodes.append((ids[id(t)], label, "root" if t is root else "op"))
+        name = type(node).__name__ if id(node) not in names else f"{names[id(node)]} = {type(node).__name__}"
+        label = f"{name}\n{what}\nsaved {_size(op_saved_bytes(node))}"
+        nodes.append((ids[id(node)], label, "root" if node is _node(root) else "op"))
     edges = []
-    for t in reversed(order):  # inputs before the ops that use them, as the values flow
-        if t._op is None:
+    for node in reversed(order):  # inputs before the ops that use them, as the values flow
+        if not isinstance(node, Function):
             continue
-        for k, parent in enumerate(t._op.parents):
-            if isinstance(parent, Tensor) and id(parent) in ids:
-                norm = edge_norms.get((id(t), k))
-                edges.append((ids[id(parent)], ids[id(t)], None if norm is None else f"|g| {norm:.3g}"))
+        for k, parent in enumerate(node.parents):
+            if isinstance(parent, (Tensor, Function)) and id(parent) in ids:
+                norm = edge_norms.get((id(node), k))
+                edges.append((ids[id(parent)], ids[id(node)], None if norm is None else f"|g| {norm:.3g}"))
     return nodes, edges
 
 
@@ -127,7 +137,7 @@ def _dot(nodes, edges):
 
 
 def _edge_gradient_norms(root, order, grad_output):
-    """{(id of an op's output, input position): norm of the gradient sent to that input} for one backward of root."""
+    """{(id of an op node, input position): norm of the gradient sent to that input} for one backward of root."""
     xp = backend.xp_of(root.data)
     if grad_output is None:
         if root.numel() != 1:
@@ -135,19 +145,17 @@ def _edge_gradient_norms(root, order, grad_output):
         g = xp.ones_like(root.data)
     else:
         g = grad_output.data if isinstance(grad_output, Tensor) else xp.asarray(grad_output, dtype=root.dtype)
-    grads, norms = {id(root): g}, {}
+    grads, norms = {id(_node(root)): g}, {}
     for node in order:
         g = grads.pop(id(node), None)
-        op = node._op
-        if g is None or op is None:
+        if g is None or not isinstance(node, Function):
             continue
-        op.retain_graph = True  # the graph stays: backward must not write into its saved arrays
-        input_grads = op.backward(g)
-        for k, (parent, pg) in enumerate(zip(op.parents, input_grads if isinstance(input_grads, tuple)
-                                             else (input_grads,))):
-            if pg is None or not isinstance(parent, Tensor) or not parent.requires_grad:
+        input_grads = node.backward(g)
+        for k, (parent, pg, needs_grad) in enumerate(zip(node.parents, input_grads if isinstance(input_grads, tuple)
+                                                          else (input_grads,), node.needs_input_grad)):
+            if pg is None or not needs_grad:
                 continue
-            pg = unbroadcast(pg, parent.shape)
+            pg = unbroadcast(pg, parent.data.shape)
             norms[(id(node), k)] = float(backend.to_numpy(backend.xp_of(pg).linalg.norm(pg.reshape(-1))))
             grads[id(parent)] = pg if id(parent) not in grads else grads[id(parent)] + pg
     return norms

@@ -1,14 +1,13 @@
 """How many bytes a graph keeps alive for its backward pass: the arrays its Functions saved.
 
-Each Function instance (a tensor's `_op`) declares what its backward reads with `save_for_backward`, kept as
-`op.saved`. `saved_bytes` walks the graph from an output and sums the sizes of those arrays, counting each underlying
-buffer once: a view (a transpose, a reshape, a slice) keeps its whole base buffer alive, so it counts as that base.
-An input counts only where an op saved it: being one of an op's `parents` keeps a Tensor reachable, but that is the
-input, not something the op chose to keep.
+Each Function instance (a tensor's `_op`, its node in the graph) declares what its backward reads with
+`save_for_backward`, kept as `op.saved`. `saved_bytes` walks the graph from an output and sums the sizes of those
+arrays, counting each underlying buffer once: a view (a transpose, a reshape, a slice) keeps its whole base buffer
+alive, so it counts as that base. An input counts only where an op saved it.
 """
 from .. import backend
+from ..core import Function
 from ..core.versions import buffer as _buffer
-from ..tensor import Tensor
 
 
 def _saved_arrays(op):
@@ -25,10 +24,9 @@ def saved_bytes(output, exclude=()):
     """Bytes of the distinct buffers saved for backward by every Function in the graph that produced `output`;
     buffers of the tensors in `exclude` (the parameters, say, which exist anyway) are not counted."""
     excluded = {id(_buffer(t.data)) for t in exclude}
-    buffers, seen_ops, stack = {}, set(), [output]
+    buffers, seen_ops, stack = {}, set(), [output._op]
     while stack:
-        t = stack.pop()
-        op = t._op
+        op = stack.pop()
         if op is None or id(op) in seen_ops:
             continue
         seen_ops.add(id(op))
@@ -36,7 +34,7 @@ def saved_bytes(output, exclude=()):
             base = _buffer(array)
             if id(base) not in excluded:
                 buffers[id(base)] = base.nbytes
-        stack.extend(p for p in getattr(op, "parents", ()) if isinstance(p, Tensor))
+        stack.extend(p for p in op.parents if isinstance(p, Function))
     return sum(buffers.values())
 
 

@@ -15,7 +15,7 @@ measures the bytes). Two forms, as PyTorch's use_reentrant:
 import contextlib
 
 from .. import backend
-from ..core import Function, Node, enable_grad, grad, is_grad_enabled, no_grad, run_backward
+from ..core import Function, Value, enable_grad, grad, is_grad_enabled, no_grad, run_backward
 from ..tensor import Tensor
 
 
@@ -34,12 +34,12 @@ class Checkpoint(Function):
 
     def backward(self, g):
         inputs = self.saved_tensors
-        if isinstance(g, Node):  # create_graph=True: the inputs are the graph's Tensors; differentiate the block itself
+        if isinstance(g, Value):  # create_graph=True: the inputs are the graph Tensors; differentiate the block itself
             with _replayed_rng(self.rng_state):
                 out = self.fn(*inputs, **self.kwargs)
-            targets = [x for x in inputs if isinstance(x, Node) and x.requires_grad]
+            targets = [x for x in inputs if isinstance(x, Value) and x.requires_grad]
             found = iter(grad([out], targets, [g], create_graph=True, allow_unused=True))
-            return tuple(next(found) if isinstance(x, Node) and x.requires_grad else None for x in inputs)
+            return tuple(next(found) if isinstance(x, Value) and x.requires_grad else None for x in inputs)
         leaves = [_tensor_of(a, need) for a, need in zip(inputs, self.needs_input_grad)]
         with _replayed_rng(self.rng_state), enable_grad():
             out = self.fn(*leaves, **self.kwargs)   # the same forward, now recorded (and the same dropout masks)
@@ -59,19 +59,19 @@ class NonReentrantCheckpoint(Function):
         return result
 
     def backward(self, g):
-        create = isinstance(g, Node)   # create_graph=True: the saved args are the graph's Tensors
+        create = isinstance(g, Value)   # create_graph=True: the saved args are the graph's Tensors
         args = self.saved_tensors if create else [_tensor_of(a, need) for a, need in
                                                   zip(self.saved_tensors, self.needs_input_grad)]
         captured = self.parents[self.n_args:]
         with _replayed_rng(self.rng_state), enable_grad():
             out = self.fn(*args, **self.kwargs)   # the same forward, now recorded (and the same dropout masks)
-        wanted = [x for x in args if isinstance(x, Node) and x.requires_grad] + list(captured)
+        wanted = [x for x in args if isinstance(x, Value) and x.requires_grad] + list(captured)
         if not out.requires_grad or not wanted:
             return (None,) * len(self.needs_input_grad)
         # retain_graph: a captured non-leaf leads into the outer graph, whose own backward is still to come
         found = iter(grad([out], wanted, [g if create else out._new(g)], create_graph=create, retain_graph=True,
                           allow_unused=True))
-        grads = [next(found) if isinstance(x, Node) and x.requires_grad else None for x in args]
+        grads = [next(found) if isinstance(x, Value) and x.requires_grad else None for x in args]
         grads += [next(found) for _ in captured]
         return tuple(x if create or x is None else x.data for x in grads)
 
@@ -105,17 +105,17 @@ def _captured(out, inputs):
     """The tensors that require grad which out's graph reaches without passing through inputs: the leaves (a block's
     parameters) the block used without being handed them."""
     stop = {id(t) for t in inputs if isinstance(t, Tensor)}
-    found, seen, stack = [], set(), [out]
-    while stack:
+    found, seen, stack = [], set(), [out._op or out]
+    while stack:   # through the graph's nodes: ops, and the leaves themselves
         node = stack.pop()
         if id(node) in seen or id(node) in stop:
             continue
         seen.add(id(node))
-        if node._op is None:
+        if isinstance(node, Tensor):
             if node.requires_grad:
                 found.append(node)
             continue
-        stack.extend(p for p, need in zip(node._op.parents, node._op.needs_input_grad) if need)
+        stack.extend(p for p, need in zip(node.parents, node.needs_input_grad) if need)
     return found
 
 

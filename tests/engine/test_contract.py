@@ -14,7 +14,7 @@ import minitorch.functional as F
 from minitorch import backend
 from minitorch.core import KERNELS, Function
 
-BOOKKEEPING = {"parents", "options", "saved", "_saved_versions", "_forward_stack"}
+BOOKKEEPING = {"parents", "options", "saved", "data", "_versions", "_counters", "_forward_stack"}
 
 
 def undeclared_float_arrays(op):
@@ -32,15 +32,14 @@ def undeclared_float_arrays(op):
 
 def recorded_ops(out):
     """Every Function instance in the graph behind out."""
-    seen, stack, found = set(), [out], []
-    while stack:
-        t = stack.pop()
-        op = t._op
-        if op is None or id(op) in seen:
+    seen, stack, found = set(), [out._op], []
+    while stack:   # the graph's nodes: ops, and leaves (Tensors), whose parents are none
+        op = stack.pop()
+        if not isinstance(op, Function) or id(op) in seen:
             continue
         seen.add(id(op))
         found.append(op)
-        stack.extend(p for p in op.parents if isinstance(p, mt.Tensor))
+        stack.extend(op.parents)
     return found
 
 

@@ -15,7 +15,7 @@ import minitorch as mt
 import minitorch.functional as F
 from conftest import CUPY_STANDIN
 from minitorch import backend
-from minitorch.core import KERNELS
+from minitorch.core import KERNELS, Function
 from minitorch.fused import composed
 from minitorch.ops import keep_mask, random_words
 
@@ -146,12 +146,12 @@ def test_every_registered_kernel_is_covered(monkeypatch):
 
     def ops_of(fn, arrays):
         out = fn(*[mt.tensor(a, dtype=np.float64, requires_grad=True) for a in arrays])
-        stack, found = [out], set()
-        while stack:
-            t = stack.pop()
-            if t._op is not None and type(t._op) not in found:
-                found.add(type(t._op))
-                stack.extend(p for p in t._op.parents if isinstance(p, mt.Tensor))
+        stack, found = [out._op], set()
+        while stack:   # the graph's ops (a leaf, a Tensor, has none above it)
+            op = stack.pop()
+            if isinstance(op, Function) and type(op) not in found:
+                found.add(type(op))
+                stack.extend(op.parents)
         return found
 
     cases = [*OPS.values(), *[(fn, arrays) for fn, arrays, _ in RANDOM.values()],

@@ -16,7 +16,7 @@ import numpy as np
 import minitorch.functional as F
 from minitorch import Tensor, backend
 from minitorch.autograd import Function, grad
-from minitorch.core import Node
+from minitorch.core import Value
 
 from ..data.tokenizer import PAD_ID
 from .loss import share_loss
@@ -66,7 +66,7 @@ class SymmetricKL(Function):
 
     def backward(self, g):
         x, real = self.saved_tensors
-        if isinstance(g, Node):  # create_graph=True: x is the graph's Tensor; differentiate the composition
+        if isinstance(g, Value):  # create_graph=True: x is the graph's Tensor; differentiate the composition
             return grad(composed_symmetric_kl(x, real), x, g, create_graph=True)[0], None
         p, d = _probabilities_and_gap(x)
         B = d.shape[0]

@@ -5,8 +5,9 @@ import re
 import numpy as np
 
 from ... import backend
-from ...core.grad_mode import no_grad, strict_shapes
+from ...core.grad_mode import no_grad
 from ...tensor import Tensor
+from .strict_shapes import strict_shapes
 from .diagnose import diagnose, replay, show
 
 EXAMPLES = 10  # drawn cases per check: a wrong backward fails on the first few; the whole sequence runs in seconds
@@ -19,7 +20,7 @@ class ExerciseFailed(AssertionError):
 def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None):
     """Grade `function` (a Function class, or a function for an engine exercise) for `exercise`; raise
     ExerciseFailed on the first wrong case, else return the number of cases checked. strict: the walk does not sum
-    the student's gradients over broadcast dims (core.grad_mode.strict_shapes); the engine's own ops leave that to
+    the student's gradients over broadcast dims (strict_shapes.py); the engine's own ops leave that to
     the walk by design, so they are graded with strict=False. notes: a list that gets advice that is no failure
     (an array saved for backward that backward never reads)."""
     try:

@@ -1,0 +1,45 @@
+"""strict_shapes(): the grader's check that a student's backward sums its gradients over broadcast dims itself.
+
+The engine undoes broadcasting for every op in one place (core/backward.unbroadcast); inside this block an op's
+backward that returns a gradient not shaped like its input raises instead, naming the op, the input and both shapes.
+It reaches the walk through the engine's one extension point, `core.op_hook` (per thread, as grad mode is).
+"""
+import contextlib
+
+import numpy as np
+
+from ...core import op_hook
+
+
+def _checked(op, phase, args, options):
+    """op's forward or backward, run as the engine would; a backward's gradients checked against the inputs' shapes."""
+    if phase == "forward":
+        return op.forward(*args, **options)
+    grads = op.backward(*args)
+    for i, (grad, parent, needs_grad) in enumerate(zip(grads if isinstance(grads, tuple) else (grads,), op.parents,
+                                                       op.needs_input_grad)):
+        if grad is not None and needs_grad and tuple(grad.shape) != tuple(parent.data.shape):
+            _refuse(op, i, tuple(grad.shape), tuple(parent.data.shape))
+    return grads
+
+
+def _refuse(op, i, got, want):
+    """Raise for gradient i of op: a missing sum over broadcast dims, or another shape."""
+    try:
+        broadcast = np.broadcast_shapes(want, got) == got
+    except ValueError:
+        broadcast = False
+    why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
+           else "it must have the input's shape")
+    raise RuntimeError(f"strict shapes: {type(op).__name__}.backward returned a gradient of shape {got} for input "
+                       f"{i} of shape {want}: {why}")
+
+
+@contextlib.contextmanager
+def strict_shapes():
+    """Inside this block (in this thread) a backward whose gradient is not shaped like its input raises."""
+    with op_hook(_checked):
+        yield
+
+
+__all__ = ["strict_shapes"]
