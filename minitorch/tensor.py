@@ -142,11 +142,8 @@ class Tensor(Value):
         return self
 
     def backward(self, grad=None, retain_graph=None, create_graph=False):
-        """Accumulate d(self)/d(leaf) into each leaf's .grad. grad is required unless self is a scalar.
-
-        create_graph=True records the backward pass too, so that the gradients (Tensors in a graph) can be
-        differentiated again; retain_graph (keep the saved arrays for another backward) defaults to create_graph.
-        """
+        """Add d(self)/d(leaf) to each leaf's .grad (grad: d(loss)/d(self), needed unless self is a scalar); with
+        create_graph=True the gradients are recorded too; retain_graph (keep what ops saved) defaults to it."""
         run_backward([self], [initial_grad(self, grad, create_graph)], create_graph if retain_graph is None
                      else retain_graph, create_graph)
 
@@ -322,19 +319,13 @@ class Tensor(Value):
 
     # ----- arithmetic -----
     def _binary(self, fn, other, reverse=False):
-        if not isinstance(other, Tensor):
-            # an array becomes a Tensor; a NumPy scalar acts like a Python number: float32 stays float32
-            other = Tensor._make(other) if backend.is_array(other) else \
-                other.item() if isinstance(other, np.generic) else other
-        a, b = (other, self) if reverse else (self, other)
+        if not isinstance(other, Tensor):   # an array becomes a Tensor, a NumPy scalar a number (float32 stays so)
+            other = Tensor._make(other) if backend.is_array(other) else other.item() if isinstance(other, np.generic) \
+                else other
         try:
-            return fn.apply(a, b)
+            return fn.apply(other, self) if reverse else fn.apply(self, other)
         except ValueError as e:
-            shape_a, shape_b = (x.shape if isinstance(x, Tensor) else np.shape(x) for x in (a, b))
-            if "broadcast" in str(e):
-                raise ValueError(f"{fn.__name__}: shapes {tuple(shape_a)} and {tuple(shape_b)} cannot be "
-                                 f"broadcast together") from None
-            raise
+            raise _broadcast_error(fn.__name__, self, other, e) from None
 
     def __add__(self, other): return self._binary(ops.Add, other)
     def __radd__(self, other): return self._binary(ops.Add, other, reverse=True)
@@ -555,6 +546,14 @@ class RemovableHandle:
 
     def remove(self):
         self.hooks.pop(self.id, None)
+
+
+def _broadcast_error(name, a, b, error):
+    """NumPy's broadcasting error, said with the op's name and both shapes; any other error as it is."""
+    if "broadcast" not in str(error):
+        return error
+    shapes = [tuple(x.shape if isinstance(x, Tensor) else np.shape(x)) for x in (a, b)]
+    return ValueError(f"{name}: shapes {shapes[0]} and {shapes[1]} cannot be broadcast together")
 
 
 def _check_bounds(name, low, high):

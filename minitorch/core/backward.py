@@ -14,13 +14,12 @@ import sys
 from .. import backend
 from . import anomaly_mode, versions
 from .function import FREED, Function
-from .grad_mode import enable_grad, state
+from .grad_mode import state
 from .higher_order import backward_recorded
 from .value import Value
 
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
             "backward; call backward(retain_graph=True) the first time")
-
 
 def unbroadcast(grad, shape):
     """Sum `grad` (an array, or a Tensor under create_graph) over the axes that broadcasting added or stretched, so
@@ -34,17 +33,8 @@ def unbroadcast(grad, shape):
 
 def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)"):
     """The gradient that starts a backward from t: an array (a Tensor under create_graph) shaped like t."""
-    if not isinstance(t, Value):
-        raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
-    if not t.requires_grad:
-        if t._cut_by:
-            raise RuntimeError(f"{who}: no gradient can flow back from this tensor: it was computed through "
-                               f"{t._cut_by}, whose result carries no gradient (not differentiable)")
-        raise RuntimeError(f"{who} on a tensor that does not require grad (no input had requires_grad=True, "
-                           f"or it was computed under no_grad())")
-    if grad is None and t.data.size != 1:
-        raise RuntimeError(f"{who} without a gradient needs a scalar; this tensor has shape {tuple(t.data.shape)}: "
-                           f"pass {hint} with a gradient of that shape")
+    if not isinstance(t, Value) or not t.requires_grad or (grad is None and t.data.size != 1):
+        _refuse_start(t, who, hint)
     g = grad.data if isinstance(grad, Value) and not create_graph else grad
     if not isinstance(g, Value) and (type(g) is not type(t.data) or g.dtype != t.data.dtype):   # None: dy/dy = 1
         xp = backend.xp_of(t.data)
@@ -54,65 +44,61 @@ def initial_grad(t, grad, create_graph, who="backward()", hint="backward(grad)")
     return t._new(g) if create_graph and not isinstance(g, Value) else g
 
 
+def _refuse_start(t, who, hint):
+    if not isinstance(t, Value):
+        raise TypeError(f"{who}: expected a Tensor, got {type(t).__name__}")
+    if t._cut_by and not t.requires_grad:
+        raise RuntimeError(f"{who}: no gradient can flow back from this tensor: it was computed through "
+                           f"{t._cut_by}, whose result carries no gradient (not differentiable)")
+    if not t.requires_grad:
+        raise RuntimeError(f"{who} on a tensor that does not require grad (no input had requires_grad=True, "
+                           f"or it was computed under no_grad())")
+    raise RuntimeError(f"{who} without a gradient needs a scalar; this tensor has shape {tuple(t.data.shape)}: "
+                       f"pass {hint} with a gradient of that shape")
+
+
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None):
-    """Propagate root_grads (initial_grad's, one per root) back through the graph of the root Tensors.
-
-    Without `inputs`, accumulate into the .grad of every leaf reachable from the roots (and of tensors that asked
-    with retain_grad). With `inputs` (mt.grad), return their gradients in order (None where unreachable) and leave
-    .grad alone.
-    """
-    if create_graph:  # the backward passes record ops, whatever the caller's grad mode
-        with enable_grad():
-            return _walk(roots, root_grads, retain_graph, True, inputs)
-    return _walk(roots, root_grads, retain_graph, False, inputs)
-
-
-def _walk(roots, root_grads, retain_graph, create_graph, inputs):
+    """Propagate root_grads (initial_grad's) from the root Tensors back to each leaf's .grad (and retain_grad()'s);
+    with `inputs` (mt.grad), return their gradients instead (None where unreachable) and leave .grad alone."""
     grads = {}   # graph node -> the sum of the gradients that reached it so far
     for root, g in zip(roots, root_grads):
         node = root._op or root
         grads[node] = grads[node] + g if node in grads else g
-    order = _topological_order(list(grads))
-    found = None if inputs is None else dict.fromkeys(x._op or x for x in inputs)
-    if found is not None:
-        order = _leading_to(order, found)
-    for node in order:
-        g = grads.pop(node, None)
-        if g is None:
-            continue
-        if node._hooks:
-            g = _run_hooks(node, g, roots[0]._new)
-        if found is not None:
-            if node in found:
+    found = dict.fromkeys(x._op or x for x in inputs or ())
+    order = _topological_order(list(grads), None if inputs is None else found)
+    previous, state.grad_enabled = state.grad_enabled, create_graph   # as PyTorch: a backward records only then
+    try:
+        for node in order:
+            g = grads.pop(node, None)
+            if g is not None and node._hooks:
+                g = _run_hooks(node, g, roots[0]._new)
+            if g is None:
+                continue
+            if node in found:   # one of mt.grad's inputs
                 found[node] = g
-        elif not isinstance(node, Function):   # a leaf: the gradient is its .grad
-            _accumulate(node, g, create_graph)
-        elif node._retained is not None:     # a non-leaf that asked with retain_grad()
-            _accumulate(node._retained, g, create_graph)
-        if isinstance(node, Function):
-            _backward(node, g, grads, retain_graph, create_graph, roots[0]._new)
-    return None if found is None else [found[x._op or x] for x in inputs]
+            elif inputs is None and not isinstance(node, Function):   # a leaf
+                _accumulate(node, g, create_graph)
+            elif inputs is None and node._retained is not None:     # a non-leaf that asked with retain_grad()
+                _accumulate(node._retained, g, create_graph)
+            if isinstance(node, Function):
+                _backward(node, g, grads, retain_graph, create_graph, roots[0]._new)
+    finally:
+        state.grad_enabled = previous
+    return None if inputs is None else [found[x._op or x] for x in inputs]
 
 
 def _backward(op, g, grads, retain_graph, create_graph, new):
     """Call op's backward with g, the gradient of its output, and add what it returns to its parents' gradients."""
     if op.saved is FREED:
         raise RuntimeError(RELEASED)
-    if op.saved and op._versions != [c.value for c in op._counters]:   # a saved tensor was changed in place
-        versions.check(op)
-    if op.is_view and op.parents[0]._superseded:   # the viewed tensor was changed in place, in the graph, since
-        versions.refuse_stale_view(op)
+    if (op.saved and op._versions != [c.value for c in op._counters]) or (op.is_view and op.parents[0]._superseded):
+        versions.check(op)   # a saved tensor was changed in place, or a tensor that op made a view of
     if create_graph:
         input_grads = backward_recorded(op, g, new)
     else:
         input_grads = op.backward(g) if state.op_hook is None else state.op_hook(op, "backward", (g,), {})
-    if type(input_grads) is not tuple:
-        input_grads = (input_grads,)
-    if len(input_grads) != len(op.parents):
-        raise RuntimeError(f"function {type(op).__name__}.backward returned an incorrect number of gradients "
-                           f"(expected {len(op.parents)}, got {len(input_grads)})")
-    if state.anomaly:
-        anomaly_mode.check_gradients(op, input_grads)
+    if type(input_grads) is not tuple or len(input_grads) != len(op.parents) or state.anomaly:
+        input_grads = _checked(op, input_grads)
     for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
         if pg is not None and needs_grad:
             if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
@@ -122,8 +108,21 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
         op.saved, op.parents = FREED, ()
 
 
-def _topological_order(roots):
-    """Graph nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit)."""
+def _checked(op, input_grads):
+    """op's gradients as a tuple, one per input (PyTorch's error if not), checked for nan and inf in anomaly mode."""
+    if type(input_grads) is not tuple:
+        input_grads = (input_grads,)
+    if len(input_grads) != len(op.parents):
+        raise RuntimeError(f"function {type(op).__name__}.backward returned an incorrect number of gradients "
+                           f"(expected {len(op.parents)}, got {len(input_grads)})")
+    if state.anomaly:
+        anomaly_mode.check_gradients(op, input_grads)
+    return input_grads
+
+
+def _topological_order(roots, targets=None):
+    """Graph nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit). With
+    targets (mt.grad), only the nodes from which a target can be reached, and released ones (to report them)."""
     order, visited = [], set()
     stack = [(root, False) for root in reversed(roots)]
     while stack:
@@ -135,31 +134,33 @@ def _topological_order(roots):
             stack.append((node, True))
             if isinstance(node, Function):
                 stack.extend((p, False) for p, need in zip(node.parents, node.needs_input_grad) if need)
-    return order[::-1]  # roots first
+    return order[::-1] if targets is None else _leading_to(order, targets)
 
 
 def _leading_to(order, targets):
-    """The nodes of `order` from which some target can be reached (the rest need no backward for mt.grad), and those
-    whose graph was released (so that the walk reports it)."""
+    """The nodes of `order` (parents first) from which some target can be reached, roots first."""
     needed = set(targets)
-    for node in reversed(order):  # parents before the nodes that use them
+    for node in order:
         if isinstance(node, Function) and (node.saved is FREED or any(
                 need and p in needed for p, need in zip(node.parents, node.needs_input_grad))):
             needed.add(node)
-    return [node for node in order if node in needed]
+    return [node for node in reversed(order) if node in needed]
 
 
 def _accumulate(t, g, create_graph):
-    """Add g to the .grad of Tensor t: as a new Tensor in the graph under create_graph, else in place."""
-    if create_graph:
-        # a copy in the leaf's dtype, as below, but recorded so that it can be differentiated
-        g = g.clone() if g.dtype == t.dtype else g.to(dtype=t.dtype)
-        t.grad = g if t.grad is None else t.grad + g
-    elif t.grad is None:
-        # g is kept as it is when nothing else holds it (PyTorch's AccumulateGrad steals such a gradient); the three
-        # references are _walk's g, this g and getrefcount's argument. Else a copy of its own in t's dtype.
+    """Add g to the .grad of Tensor t. A first gradient is kept as it is when nothing else holds it (PyTorch's
+    AccumulateGrad steals it too): the three references are run_backward's g, this g and getrefcount's argument."""
+    if t.grad is None and not create_graph:
         stolen = sys.getrefcount(g) <= 3 and getattr(g, "base", 0) is None and g.dtype == t.data.dtype
         t.grad = t._new(g if stolen else g.astype(t.data.dtype, copy=True))
+    else:
+        _add_to_grad(t, g, create_graph)
+
+
+def _add_to_grad(t, g, create_graph):
+    if create_graph:   # a copy in the leaf's dtype, recorded so that it can be differentiated
+        g = g.clone() if g.dtype == t.dtype else g.to(dtype=t.dtype)
+        t.grad = g if t.grad is None else t.grad + g
     elif t.grad.requires_grad:  # left by a create_graph backward: its array belongs to a graph, so no +=
         t.grad = t._new(t.grad.data + g)
     else:  # (after FlatParameters.settle(), a parameter's .grad is a view of the flat buffer: this writes there)
@@ -180,4 +181,4 @@ def _run_hooks(node, g, new):
     return g
 
 
-__all__ = ["unbroadcast", "initial_grad", "run_backward", "RELEASED"]
+__all__ = ["unbroadcast", "initial_grad", "run_backward"]

@@ -59,12 +59,18 @@ def kernel(op, device):
     return register
 
 
-def _check_one_device(cls, tensors):
-    """Raise when the tensors of one op live on different devices."""
-    devices = [backend.device_of(t.data) for t in tensors]
+def _check_inputs(cls, tensors):
+    """Raise for inputs an op cannot take: no Tensor, Tensors on two devices, or integers where it needs floats."""
+    if not tensors:
+        raise TypeError(f"{cls.__name__}.apply: at least one input must be a Tensor")
+    devices = [backend.device_of(t.data) for t in tensors]   # (a NumPy scalar beside an array is fine)
     if len(set(devices)) > 1:
         raise RuntimeError(f"{cls.__name__}: tensors on different devices ({devices[0]} and "
                            f"{next(d for d in devices if d != devices[0])}); move them with .to(device) first")
+    for t in tensors:
+        if cls.needs_float and t.data.dtype.kind not in "fc":
+            raise TypeError(f"{cls.__name__} needs a floating-point tensor, got dtype {t.data.dtype}; "
+                            f"convert with .float() or .double()")
 
 
 @contextlib.contextmanager
@@ -111,38 +117,29 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **options):
-        """Run the op on Tensors (and plain arrays or numbers; at least one Tensor); record it in the graph if a
-        gradient is needed. The op's kernel for the inputs' device runs instead of its own code, if it has one."""
-        # This runs once per op of every step, so it is written for the host's time: list comprehensions over the
-        # inputs and no property calls (a GPU step is bound by this Python, not the arithmetic: bench --host).
+        """Run the op on Tensors (and plain numbers or arrays); record it in the graph if a gradient is needed."""
         tensors = [x for x in inputs if isinstance(x, Value)]
-        if not tensors:
-            raise TypeError(f"{cls.__name__}.apply: at least one input must be a Tensor")
-        first = tensors[0]
-        kind, requires_grad = type(first.data), False
-        for t in tensors:
-            if type(t.data) is not kind:   # (a NumPy scalar beside an array is fine; two devices are not)
-                _check_one_device(cls, tensors)
-            if cls.needs_float and t.data.dtype.kind not in "fc":
-                raise TypeError(f"{cls.__name__} needs a floating-point tensor, got dtype {t.data.dtype}; "
-                                f"convert with .float() or .double()")
+        first = tensors[0] if tensors else _check_inputs(cls, tensors)
+        requires_grad = False
+        for t in tensors:   # (a loop, not any(): this runs for every op of every step, and a GPU step waits on it)
+            if type(t.data) is not type(first.data) or cls.needs_float and t.data.dtype.kind not in "fc":
+                _check_inputs(cls, tensors)
             requires_grad = requires_grad or t.requires_grad
         requires_grad = requires_grad and state.grad_enabled
         op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()
         op.needs_input_grad = tuple([isinstance(x, Value) and x.requires_grad for x in inputs]) if requires_grad \
             else (False,) * len(inputs)
         arrays = [x.data if isinstance(x, Value) else x for x in inputs]
-        result = op.forward(*arrays, **options) if state.op_hook is None else \
-            state.op_hook(op, "forward", arrays, options)
+        result = op.forward(*arrays, **options) if state.op_hook is None else state.op_hook(op, "forward", arrays,
+                                                                                             options)
         out = first._new(result, requires_grad)
         if cls.is_view and versions.same_buffer(result, arrays[0]):
             out._version_counter = first._version_counter
         if requires_grad:
             op.parents = tuple([x._op or x if need else x for x, need in zip(inputs, op.needs_input_grad)])
             op.options, op.data = options, result
-            if op.saved:  # the versions its saved tensors must still have at backward (versions.py)
-                op._counters = [t._version_counter for t in tensors]
-                op._counters.append(out._version_counter)
+            if op.saved:  # the versions its saved tensors must still have at backward (versions.check)
+                op._counters = [t._version_counter for t in tensors] + [out._version_counter]
                 op._versions = [c.value for c in op._counters]
             if state.anomaly:
                 anomaly_mode.record_stack(op)

@@ -37,9 +37,13 @@ def saved_buffers(op):
 
 
 def check(op):
-    """Raise PyTorch's error if a tensor whose memory `op` saved for backward was changed in place since its forward.
-    Called only when some version moved (the walk compares two lists: op._versions, recorded by Function.apply, and
-    the counters' values now); a tensor that was changed but not saved (the input of an Add) needs no error."""
+    """Raise if op cannot backward: it made a view of a tensor changed in place since (refuse_stale_view), or a tensor
+    whose memory it saved was changed in place since its forward (PyTorch's error).
+    The walk calls this only when one of these may be so: for the last, when some version moved (op._versions,
+    recorded by Function.apply, against the counters' values now); a tensor that was changed but not saved (the
+    input of an Add) needs no error."""
+    if op.is_view and op.parents[0]._superseded:
+        refuse_stale_view(op)
     saved = saved_buffers(op)
     # the tensors' arrays, in the order of op._counters: the Tensor inputs (at their position among the op's
     # arguments, numbers included: 2 / w has w as input 1), then the output
