@@ -5,7 +5,7 @@ It imports neither Tensor nor any op: the engine knows a tensor as a Value (valu
 graph is made of the recorded Functions; the ops (minitorch/ops, minitorch/fused) are Functions built on top. Read
 function.py, then backward.py.
 """
-from . import anomaly_mode, grad_mode, versions
+from . import anomaly_mode, ctx_form, grad_mode, versions
 from .backward import initial_grad, run_backward, unbroadcast
 from .function import FREED, KERNELS, Function, kernel, reference_ops
 from .grad import grad

@@ -20,6 +20,7 @@ Kernels: an op may have faster implementations for a device (a CPU path that wor
 in one place; `reference_ops()` turns them off, so that every op runs the code of its own class.
 """
 import contextlib
+import inspect
 
 from .. import backend
 from . import anomaly_mode, versions
@@ -114,6 +115,12 @@ class Function:
     _hooks = None        # Tensor.register_hook on the output of this op: the hooks of a non-leaf live on its node
     _retained = None     # the output Tensor, when it asked with retain_grad() to keep its .grad
     _superseded = False  # True once an in-place op in the graph changed the output (versions.refuse_stale_view)
+    ctx_form_apply = None  # the apply of a Function written in PyTorch's form, set by ctx_form.py (built on this)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if isinstance(inspect.getattr_static(cls, "forward"), staticmethod):   # PyTorch's form: forward(ctx, ...)
+            cls.apply = classmethod(Function.ctx_form_apply)
 
     @classmethod
     def apply(cls, *inputs, **options):
