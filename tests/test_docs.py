@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import minitorch as mt
+from tests.graph_ops import ops_of
 import minitorch.functional as F
 import minitorch.fused as fused_package
 from minitorch.tools import bench_ops
@@ -94,13 +95,7 @@ def test_anchors_in_the_docs_name_headings_that_exist():
 
 def _nodes(out):
     """The ops in the graph of `out`, each once."""
-    seen, stack = {}, [out]
-    while stack:
-        t = stack.pop()
-        if t._op is not None and id(t._op) not in seen:
-            seen[id(t._op)] = (type(t._op).reference or type(t._op)).__name__   # a kernel by its op's name
-            stack.extend(p for p in t._op.parents if isinstance(p, mt.Tensor))
-    return sorted(seen.values())
+    return sorted((type(op).reference or type(op)).__name__ for op in ops_of(out))   # a kernel by its op's name
 
 
 def _leaf(rng, *shape):

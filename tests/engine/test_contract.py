@@ -13,6 +13,7 @@ import minitorch as mt
 import minitorch.functional as F
 from minitorch import backend
 from minitorch.core import KERNELS, Function
+from tests.graph_ops import ops_of
 
 BOOKKEEPING = {"parents", "options", "saved", "data", "_versions", "_counters", "_forward_stack"}
 
@@ -27,19 +28,6 @@ def undeclared_float_arrays(op):
         for item in value if isinstance(value, (tuple, list)) else (value,):
             if backend.is_array(item) and item.dtype.kind in "fc" and id(item) not in declared:
                 found.append(name)
-    return found
-
-
-def recorded_ops(out):
-    """Every Function instance in the graph behind out."""
-    seen, stack, found = set(), [out._op], []
-    while stack:   # the graph's nodes: ops, and leaves (Tensors), whose parents are none
-        op = stack.pop()
-        if not isinstance(op, Function) or id(op) in seen:
-            continue
-        seen.add(id(op))
-        found.append(op)
-        stack.extend(op.parents)
     return found
 
 
@@ -65,6 +53,8 @@ def fused_calls(device):
         "relu, bias_relu, gelu, dropout": (lambda a, b: F.dropout_add(F.dropout(F.gelu(F.bias_relu(a, b).relu()),
                                                                                 0.2), a, 0.3), [(3, 4), (4,)]),
         "checkpoint": (lambda a: mt.utils.checkpoint.checkpoint(lambda x: (x * x).tanh(), a), [(3, 4)]),
+        "a Function in PyTorch's ctx form, two outputs": (lambda a: sum(t.sum() for t in _TwoOutputs.apply(a)),
+                                                          [(3, 4)]),
         "getitem's backward, recorded": (lambda a: mt.grad((a[[0, 0, 2]] ** 2).sum(), a, create_graph=True)[0],
                                          [(3, 4)]),
     }
@@ -85,6 +75,18 @@ def engine_functions():
             and ".exercises" not in c.__module__}
 
 
+class _TwoOutputs(mt.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x, x.exp()
+
+    @staticmethod
+    def backward(ctx, g_square, g_exp):
+        x, = ctx.saved_tensors
+        return g_square * 2 * x + g_exp * x.exp()
+
+
 def _graph(fn, shapes, device):
     rng = np.random.default_rng(1)
     leaves = [mt.tensor(rng.uniform(0.5, 2.0, s), dtype=np.float64, device=device, requires_grad=True)
@@ -93,7 +95,7 @@ def _graph(fn, shapes, device):
 
 
 def assert_declared(out, name):
-    for op in recorded_ops(out):
+    for op in ops_of(out):
         assert not undeclared_float_arrays(op), f"{name}: {type(op).__name__} keeps " \
                                                 f"{undeclared_float_arrays(op)} outside save_for_backward"
 
@@ -133,7 +135,7 @@ def test_every_function_in_the_engine_is_run_by_these_tests(monkeypatch):
                     if kernel_device == "cuda":
                         m.setitem(KERNELS, (reference, "cpu"), kernel)
             for fn, shapes in fused_calls("cpu").values():
-                seen.update(type(op) for op in recorded_ops(_graph(fn, shapes, "cpu")))
+                seen.update(type(op) for op in ops_of(_graph(fn, shapes, "cpu")))
     missing = engine_functions() - seen
     assert not missing, f"not run by these tests: {sorted(c.__name__ for c in missing)}"
 
@@ -148,7 +150,7 @@ def test_the_scan_catches_a_float_array_kept_outside_the_declaration():
             return g * self.out
 
     x = mt.tensor([1.0, 2.0], requires_grad=True)
-    (op,) = recorded_ops(KeepsItsOutput.apply(x))
+    (op,) = ops_of(KeepsItsOutput.apply(x))
     assert undeclared_float_arrays(op) == ["out"]
 
 

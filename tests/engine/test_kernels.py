@@ -15,7 +15,8 @@ import minitorch as mt
 import minitorch.functional as F
 from conftest import CUPY_STANDIN
 from minitorch import backend
-from minitorch.core import KERNELS, Function
+from minitorch.core import KERNELS
+from tests.graph_ops import ops_of as graph_ops
 from minitorch.fused import composed
 from minitorch.ops import keep_mask, random_words
 
@@ -145,14 +146,7 @@ def test_every_registered_kernel_is_covered(monkeypatch):
     seen = set()
 
     def ops_of(fn, arrays):
-        out = fn(*[mt.tensor(a, dtype=np.float64, requires_grad=True) for a in arrays])
-        stack, found = [out._op], set()
-        while stack:   # the graph's ops (a leaf, a Tensor, has none above it)
-            op = stack.pop()
-            if isinstance(op, Function) and type(op) not in found:
-                found.add(type(op))
-                stack.extend(op.parents)
-        return found
+        return {type(op) for op in graph_ops(fn(*[mt.tensor(a, dtype=np.float64, requires_grad=True) for a in arrays]))}
 
     cases = [*OPS.values(), *[(fn, arrays) for fn, arrays, _ in RANDOM.values()],
              (lambda x: F.cross_entropy(x, np.array([1, 0, 3]), label_smoothing=0.1), [X[0, :, :4]])]

@@ -149,12 +149,11 @@ def test_backward_order_puts_each_tensor_after_every_tensor_computed_from_it():
     a = x.exp()
     b = a * x          # x is used twice: by exp and by this product
     y = (b + a).sum()
-    order = mt.tools.graph_draw.backward_order(y)
-    position = {id(t): i for i, t in enumerate(order)}
-    assert order[0] is y and len(order) == 5  # y, the add, b, a, x: each once
-    for t in order:
-        if t._op is not None:
-            for parent in t._op.parents:
-                if isinstance(parent, mt.Tensor) and parent.requires_grad:
-                    assert position[id(t)] < position[id(parent)]
-    assert position[id(x)] == 4 and position[id(b)] < position[id(a)]
+    order = mt.tools.graph_draw.backward_order(y)   # graph nodes: the ops, and the leaf x itself
+    position = {id(node): i for i, node in enumerate(order)}
+    assert order[0] is y._op and len(order) == 5  # y's sum, the add, b's product, a's exp, x: each once
+    for node in order:
+        for parent, needs_grad in zip(getattr(node, "parents", ()), getattr(node, "needs_input_grad", ())):
+            if needs_grad:
+                assert position[id(node)] < position[id(parent)]
+    assert position[id(x)] == 4 and position[id(b._op)] < position[id(a._op)]

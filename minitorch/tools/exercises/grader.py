@@ -101,7 +101,7 @@ def _leaves(case):
 
 
 # what Function.apply sets on an op: the inputs (masks and targets among them) and the options, not saved state
-APPLY_ATTRIBUTES = {"parents", "options", "saved"}
+APPLY_ATTRIBUTES = {"parents", "options", "saved", "data", "_versions", "_counters"}
 
 
 def _arrays_kept_as_attributes(student_op):
