@@ -53,7 +53,8 @@ def check_topological_order(function, case, strict=True):
     nodes = _mine(case)
     root = nodes[-1]
     tensors = _engines(case)
-    reachable = len(engine_backward._topological_order([tensors[-1]]))  # the engine's own walk, on the same graph
+    root_node = tensors[-1]._op or tensors[-1]   # the engine's graph node of the root: its op
+    reachable = len(engine_backward._topological_order([root_node]))  # the engine's own walk, on the same graph
     try:
         order = list(function(root))
     except NotImplementedError:
