@@ -44,8 +44,8 @@ class Tensor(Value):
     def _make(array, requires_grad=False):
         """A plain Tensor around array, as is (internal: no dtype conversion, no copy)."""
         t = object.__new__(Tensor)
-        t.data, t.requires_grad, t.grad, t._op, t._cut_by, t._hooks = array, requires_grad, None, None, None, None
-        t._version_counter = VersionCounter()
+        t.data, t.requires_grad, t.grad, t._op, t._cut_by, t._hooks, t._version_counter = \
+            array, requires_grad, None, None, None, None, VersionCounter()
         return t
 
     _new = _make   # Value's hook, node._new(array): how the engine makes outputs and gradients (a Parameter's too)
@@ -142,8 +142,7 @@ class Tensor(Value):
         return self
 
     def backward(self, grad=None, retain_graph=None, create_graph=False):
-        """Add d(self)/d(leaf) to each leaf's .grad (grad: d(loss)/d(self), needed unless self is a scalar); with
-        create_graph=True the gradients are recorded too; retain_graph (keep what ops saved) defaults to it."""
+        """d(self)/d(leaf) added to each leaf's .grad, as torch.Tensor.backward (retain_graph: create_graph's)."""
         run_backward([self], [initial_grad(self, grad, create_graph)], create_graph if retain_graph is None
                      else retain_graph, create_graph)
 

@@ -97,8 +97,10 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
         input_grads = backward_recorded(op, g, new)
     else:
         input_grads = op.backward(g) if state.op_hook is None else state.op_hook(op, "backward", (g,), {})
-    if type(input_grads) is not tuple or len(input_grads) != len(op.parents) or state.anomaly:
-        input_grads = _checked(op, input_grads)
+    if type(input_grads) is not tuple:   # one input: one gradient
+        input_grads = (input_grads,)
+    if len(input_grads) != len(op.parents) or state.anomaly:
+        _check(op, input_grads)
     for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
         if pg is not None and needs_grad:
             if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
@@ -108,16 +110,12 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
         op.saved, op.parents = FREED, ()
 
 
-def _checked(op, input_grads):
-    """op's gradients as a tuple, one per input (PyTorch's error if not), checked for nan and inf in anomaly mode."""
-    if type(input_grads) is not tuple:
-        input_grads = (input_grads,)
+def _check(op, input_grads):
+    """Raise PyTorch's error unless op's gradients are one per input; in anomaly mode, if one holds nan or inf."""
     if len(input_grads) != len(op.parents):
         raise RuntimeError(f"function {type(op).__name__}.backward returned an incorrect number of gradients "
                            f"(expected {len(op.parents)}, got {len(input_grads)})")
-    if state.anomaly:
-        anomaly_mode.check_gradients(op, input_grads)
-    return input_grads
+    anomaly_mode.check_gradients(op, input_grads)
 
 
 def _topological_order(roots, targets=None):
