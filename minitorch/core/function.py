@@ -38,7 +38,7 @@ def kernel(op, device):
 
     A kernel is a drop-in: the same inputs, options, output and gradients as its reference op (tests/engine/
     test_kernels.py checks each against it); it may save other arrays. Under create_graph=True the engine replays the
-    reference op instead (backward.py), so a kernel's backward only ever sees arrays."""
+    reference op instead (higher_order.py, _twin), so a kernel's backward only ever sees arrays."""
     def register(cls):
         if not issubclass(cls, op):
             raise TypeError(f"kernel {cls.__name__} must subclass the op it implements, {op.__name__}")
