@@ -38,7 +38,8 @@ PATH = re.compile(rf"(?<![\w./~$-])((?:{'|'.join(map(re.escape, FOLDERS))})/[\w.
 SHORT_PATH = re.compile(rf"(?<![\w./~$<-])((?:[a-z_][\w-]*/)+[\w-]+\.{SOURCE})(?![\w/-])")
 FILE_NAME = re.compile(rf"(?<![\w./~$<-])([A-Za-z_][\w-]*\.{SOURCE})(?![\w/.-])")
 NAME = re.compile(rf"(?<![\w./~$-])((?:{'|'.join(ALIASES)})(?:\.[A-Za-z_]\w*)+)")
-OWNED = re.compile(r"((?:[\w-]+/)*[\w-]+\.py)`?'s `(\w+)`")   # `core/node.py`'s `as_of`
+# a file's name: `core/node.py`'s `as_of`, `x.py`: `Name`, (`core/higher_order.py`, `_twin`)
+OWNED = re.compile(r"((?:[\w-]+/)*[\w-]+\.py)(?:`?'s|`?:|`,) `(\w+)(?![\w./])")
 FROM_IMPORT = re.compile(r"^\s*from ((?:minitorch|transformer|train)[\w.]*) import ([\w, ]+)", re.M)
 
 
@@ -120,7 +121,7 @@ def test_a_wrong_path_or_name_is_reported_with_its_document_and_line():
             "and autograd/versions.py, `mt.no_grad`, `mt.no_such_thing`, F.softmax, F.softmax.nope, nn.Linear,\n"
             "transformer.Ensemble, train.loop.no_module, runs/demo/config.json, https://example.org/minitorch/x.py,\n"
             "`minitorch/kernels/<family>.py`, train/__main__, threads.py, nothreads.py, `core/node.py`'s `as_of`,\n"
-            "`core/node.py`'s `_twin`, `backend.fuse`, `backend.fused`, `Function.apply`\n"
+            "`core/node.py`'s `_twin`, `backend.fuse`, `backend.fused` (`core/backward.py`, `_twin`)\n"
             "```python\nfrom minitorch.autograd.functional import jacobian, jacobean\n```\n")
     assert missing_in(text, "planted.md") == [
         "planted.md:1: path minitorch/core/walk.py",
@@ -130,6 +131,7 @@ def test_a_wrong_path_or_name_is_reported_with_its_document_and_line():
         "planted.md:3: name train.loop.no_module",
         "planted.md:4: file nothreads.py (no file of that name)",
         "planted.md:5: name _twin (not defined in core/node.py)",
+        "planted.md:5: name _twin (not defined in core/backward.py)",
         "planted.md:5: name backend.fused",
         "planted.md:7: name minitorch.autograd.functional.jacobean (imported)",
     ]
