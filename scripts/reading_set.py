@@ -1,7 +1,7 @@
 """The learner's reading set, measured by what runs: the minitorch functions that one op's forward and backward enter.
 
     python3 scripts/reading_set.py              # the two tables (markdown), and whether the goals are met
-    python3 scripts/reading_set.py --list       # each function entered: file:line name length
+    python3 scripts/reading_set.py --list       # each function entered: file:line name length (nested ones marked)
     python3 scripts/reading_set.py --check      # docs/design.md's table equals the output, or a diff and exit 1
     python3 scripts/reading_set.py --write      # rewrite that table in docs/design.md
 
@@ -113,20 +113,23 @@ def span(code):
     return found
 
 
-def measure(codes):
-    """The functions a reader reads: [(path, def line, last line, name)], those inside another one left out."""
+def measure(codes, nested=None):
+    """The functions a reader reads: [(path, def line, last line, name)], those inside another one left out (and
+    appended to `nested`, where given, with the name of the function they are read with)."""
     functions = [code for code in codes if code.co_flags & inspect.CO_NEWLOCALS]   # not module or class bodies
     found = sorted({(os.path.relpath(os.path.realpath(c.co_filename), ROOT), *span(c), c.co_qualname)
                     for c in functions}, key=lambda f: (f[0], f[1], -f[2]))
     read = []
     for path, start, end, name in found:
         if read and read[-1][0] == path and read[-1][1] <= start and end <= read[-1][2]:
-            continue   # inside the function before it: read with it
+            if nested is not None:   # inside the function before it: read with it
+                nested.append((path, start, end, name, read[-1][3]))
+            continue
         read.append((path, start, end, name))
     return read
 
 
-def table(name, code, read):
+def table(name, code, read, nested=()):
     per_file = {}
     for path, start, end, _ in read:
         count, lines = per_file.get(path, (0, 0))
@@ -144,11 +147,12 @@ def table(name, code, read):
 
 
 def measured():
-    """[(name, code, the functions read)] for each path, measured now."""
+    """[(name, code, the functions read, those entered inside them)] for each path, measured now."""
     results = []
     for (name, code, fn, args), (_, _, _, fresh) in zip(paths(), paths()):
         fn(*args)                                              # a first call's imports and caches, untraced
-        results.append((name, code, measure(entered(fn, fresh))))
+        nested = []
+        results.append((name, code, measure(entered(fn, fresh), nested), nested))
     return results
 
 
@@ -195,10 +199,14 @@ def main(argv=None):
     options = parser.parse_args(argv)
     results = measured()
     if options.list:
-        for name, code, read in results:
+        for name, code, read, nested in results:
             print(f"{name}: {code}")
             for path, start, end, function in read:
                 print(f"  {path}:{start} {function} {end - start + 1}")
+                for inner_path, inner_start, inner_end, inner, outer in nested:
+                    if (inner_path, outer) == (path, function):
+                        print(f"    {inner_path}:{inner_start} {inner} {inner_end - inner_start + 1} "
+                              f"(inside {function}: not counted again)")
         return 0
     output = report(results)
     if options.check:
