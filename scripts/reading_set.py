@@ -117,7 +117,8 @@ def measure(codes, nested=None):
     """The functions a reader reads: [(path, def line, last line, name)], those inside another one left out (and
     appended to `nested`, where given, with the name of the function they are read with)."""
     functions = [code for code in codes if code.co_flags & inspect.CO_NEWLOCALS]   # not module or class bodies
-    found = sorted({(os.path.relpath(os.path.realpath(c.co_filename), ROOT), *span(c), c.co_qualname)
+    found = sorted({(os.path.relpath(os.path.realpath(c.co_filename), ROOT), *span(c),
+                     getattr(c, "co_qualname", c.co_name))   # Python 3.10: no co_qualname
                     for c in functions}, key=lambda f: (f[0], f[1], -f[2]))
     read = []
     for path, start, end, name in found:
