@@ -171,12 +171,12 @@ class Tensor(Value):
 
     # ----- in-place ops -----
     # They change the memory and bump the version counter, so that a backward that needs the old values raises
-    # instead of using the new ones. As in PyTorch, on a tensor in the graph they are recorded (_record_inplace), and
-    # on a leaf that requires grad they are refused outside no_grad().
+    # instead of using the new ones. As in PyTorch, they are recorded on a tensor in the graph (_record_inplace) and
+    # refused on a leaf that requires grad outside no_grad().
     def _inplace(self, name, fn, other=None, recorded=None):
         """fn(self.data, other) in place. In the graph (an operand requires grad, outside no_grad): recorded as
-        PyTorch records it, through recorded(self's value, other), the op out of place; refused on a leaf that
-        requires grad."""
+        PyTorch records it, through recorded(self's value, other), the op out of place (zero_, fill_ and copy_
+        through _overwritten); refused on a leaf that requires grad, or where an op passes no recorded form."""
         if is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
             if recorded is not None and not (self.is_leaf and self.requires_grad):
                 return self._record_inplace(name, recorded, other)

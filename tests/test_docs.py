@@ -274,22 +274,7 @@ def test_the_readme_states_the_small_presets_recipe_and_decoding():
     assert all(p.decoding["checkpoint"] == "best" for name, p in PRESETS.items() if name != "small")
 
 
-def test_the_learners_reading_set_in_design_md_has_the_files_line_counts():
-    """docs/design.md's table of the files that hold one op end to end gives each file's true length, and its sums."""
-    design = (ROOT / "docs" / "design.md").read_text()
-    rows = re.findall(r"^\| (?:the op's file, e\.g\. )?(minitorch/\S+\.py) \| (\d+) \|", design, re.M)
-    assert [path for path, _ in rows] == ["minitorch/core/node.py", "minitorch/core/function.py",
-                                          "minitorch/core/backward.py", "minitorch/ops/elementwise.py"]
-    lines = {path: len((ROOT / path).read_text().splitlines()) for path, _ in rows}
-    assert {path: int(n) for path, n in rows} == lines
-    core = sum(lines[p] for p in ("minitorch/core/node.py", "minitorch/core/function.py", "minitorch/core/backward.py"))
-    softmax = len((ROOT / "minitorch/fused/softmax.py").read_text().splitlines())
-    assert f"softmax: minitorch/fused/softmax.py, {softmax})" in design
-    assert f"{core + lines['minitorch/ops/elementwise.py']} lines for Mul, {core + softmax} for softmax" in design
-    mul = re.search(r"^class Mul\(Function\):\n(.*?)\n\n\nclass", (ROOT / "minitorch/ops/elementwise.py").read_text(),
-                    re.M | re.S).group(0).strip().splitlines()
-    assert f"Mul's forward and backward, {len([x for x in mul[:-1] if x.strip()])} lines" in design
-
+# docs/design.md's reading set (the functions one op enters): tests/test_reading_set.py
 
 
 # ----- docs/differences.md: each row's claims, executed -----

@@ -52,7 +52,7 @@ class Optimizer:
         self.step_count += 1
         if self.flat:
             self.flat.settle()   # takes back reassigned .data and .grad (nn/utils/flat.py)
-        increment_version(self.params)  # a graph that saved a parameter now refuses to backward (autograd/versions.py)
+        increment_version(self.params)  # a graph that saved a parameter now refuses to backward (core/versions.py)
         for p, g, state, t in self._kernels():
             # the one place where the parameters change
             self.update(p, g, state, t)
