@@ -423,3 +423,14 @@ def test_the_readmes_python_blocks_run():
         exec(compile(block, "README.md", "exec"), namespace)
     x = namespace["x"]
     assert namespace["mt"].gradcheck(namespace["Cube"].apply, [x]) is True
+
+
+def test_backprop_mds_op_in_both_forms_runs_and_both_forms_agree_to_second_order():
+    """docs/backprop.md's "One op, written in both forms" runs as written (its assert compares the two gradients);
+    both classes then pass gradcheck and gradgradcheck."""
+    (block,) = re.findall(r"^```python\n(.*?)^```", BACKPROP, re.M | re.S)
+    namespace = {}
+    exec(compile(block, "docs/backprop.md", "exec"), namespace)
+    x = mt.tensor([0.3, -0.8, 1.1], dtype=mt.float64, requires_grad=True)
+    for cls in (namespace["Exp"], namespace["ExpCtx"]):
+        assert mt.gradcheck(cls.apply, [x]) and mt.gradgradcheck(cls.apply, [x])
