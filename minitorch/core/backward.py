@@ -74,13 +74,14 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 g = _run_hooks(node, g, roots[0]._new)
             if g is None:
                 continue
+            is_op = isinstance(node, Function)   # (else a leaf)
             if node in found:   # one of mt.grad's inputs
                 found[node] = g
-            elif inputs is None and not isinstance(node, Function):   # a leaf
+            elif inputs is None and not is_op:
                 _accumulate(node, g, create_graph)
             elif inputs is None and node._retained is not None:     # a non-leaf that asked with retain_grad()
                 _accumulate(node._retained, g, create_graph)
-            if isinstance(node, Function):
+            if is_op:
                 _backward(node, g, grads, retain_graph, create_graph, roots[0]._new)
     finally:
         state.grad_enabled = previous
