@@ -8,16 +8,23 @@ import minitorch as mt
 from tests.finite_differences import second_order, vjp
 
 
-class Legendre(mt.autograd.Function):   # PyTorch's "Defining new autograd Functions" tutorial, as written there
-    @staticmethod
-    def forward(ctx, input):
-        ctx.save_for_backward(input)
-        return 0.5 * (5 * input ** 3 - 3 * input)
+def legendre_class(base):
+    """PyTorch's "Defining new autograd Functions" tutorial's Function, as written there, on `base` (minitorch's or
+    torch's autograd.Function)."""
+    class Legendre(base):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return 0.5 * (5 * input ** 3 - 3 * input)
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        input, = ctx.saved_tensors
-        return grad_output * 1.5 * (5 * input ** 2 - 1)
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, = ctx.saved_tensors
+            return grad_output * 1.5 * (5 * input ** 2 - 1)
+    return Legendre
+
+
+Legendre = legendre_class(mt.autograd.Function)
 
 
 class ScaledExp(mt.autograd.Function):   # saves its output; a number argument with ctx attributes
@@ -222,17 +229,7 @@ def test_both_forms_give_the_same_gradient_and_the_engine_form_is_unchanged():
 def test_same_gradients_as_pytorch():
     torch = pytest.importorskip("torch")
 
-    class TorchLegendre(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, input):
-            ctx.save_for_backward(input)
-            return 0.5 * (5 * input ** 3 - 3 * input)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            input, = ctx.saved_tensors
-            return grad_output * 1.5 * (5 * input ** 2 - 1)
-
+    TorchLegendre = legendre_class(torch.autograd.Function)
     x, t = f64(X), torch.tensor(X, dtype=torch.float64, requires_grad=True)
     (g,) = mt.grad((Legendre.apply(x) ** 2).sum(), x, create_graph=True)
     (tg,) = torch.autograd.grad((TorchLegendre.apply(t) ** 2).sum(), t, create_graph=True)
