@@ -259,3 +259,63 @@ class ToDevice(Function):
 
     def backward(self, g):
         return A.to_device(g, self.in_device)
+
+
+def _cos(a):
+    """cos of an array, or of a Tensor through Cos (so that Sin's backward can be differentiated again)."""
+    return backend.xp_of(a).cos(a) if A.is_array(a) else Cos.apply(a)
+
+
+def _sin(a):
+    return backend.xp_of(a).sin(a) if A.is_array(a) else Sin.apply(a)
+
+
+class Sin(Function):
+    needs_float = True
+
+    def forward(self, a):
+        self.save_for_backward(a)
+        return backend.xp_of(a).sin(a)
+
+    def backward(self, g):  # d sin(a) = cos(a) da
+        a, = self.saved_tensors
+        return g * _cos(a)
+
+
+class Cos(Function):
+    needs_float = True
+
+    def forward(self, a):
+        self.save_for_backward(a)
+        return backend.xp_of(a).cos(a)
+
+    def backward(self, g):  # d cos(a) = -sin(a) da
+        a, = self.saved_tensors
+        return -(g * _sin(a))
+
+
+class Maximum(Function):
+    """out = the larger of a and b, elementwise with broadcasting. As PyTorch's: where a == b each side gets half
+    the gradient. The comparisons are saved (bool masks: constants), not a and b."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a > b, a == b)
+        return backend.xp_of(a if backend.is_array(a) else b).maximum(a, b)
+
+    def backward(self, g):  # d max(a, b) = [a > b] da + [a < b] db, halves at a == b
+        wins, tie = self.saved_tensors
+        half = 0.5 * (g * tie)
+        return g * wins + half, g * ~(wins | tie) + half
+
+
+class Minimum(Function):
+    """out = the smaller of a and b, elementwise with broadcasting; ties share the gradient equally (PyTorch's)."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a < b, a == b)
+        return backend.xp_of(a if backend.is_array(a) else b).minimum(a, b)
+
+    def backward(self, g):  # d min(a, b) = [a < b] da + [a > b] db, halves at a == b
+        wins, tie = self.saved_tensors
+        half = 0.5 * (g * tie)
+        return g * wins + half, g * ~(wins | tie) + half
