@@ -14,7 +14,7 @@ from .functions import (abs, add, allclose, amax, argmax, cat, clamp, clip, clon
                         transpose, unsqueeze, where)
 from .generator import Generator
 from .tensor import Tensor, bool_, float32, float64, int64
-from .dtypes import device, double, float, float16, int32, long
+from .dtypes import device, double, float, int32, long
 
 __version__ = "0.1.0"
 

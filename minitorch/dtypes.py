@@ -4,7 +4,6 @@ import numpy as np
 
 float = np.float32      # noqa: A001 (torch.float is float32)
 double = np.float64
-float16 = np.float16
 long = np.int64
 int32 = np.int32
 
