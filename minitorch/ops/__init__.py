@@ -3,8 +3,10 @@ per input. Their reference code runs everywhere; minitorch/kernels/ holds faster
 from . import array_ops
 from .array_ops import normalize_dims
 from .dropout import Dropout, DropoutAdd, keep_mask, keep_threshold, random_words
-from .elementwise import (Abs, Add, BiasRelu, Cast, Cos, Div, Exp, Gelu, Log, MaskedFill, Maximum, Minimum, Mul, Neg,
-                          Pow, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh, ToDevice, Where)
+from .elementwise import (Abs, Add, BiasRelu, Cast, Div, Exp, Gelu, Log, MaskedFill, Mul, Neg, Pow, Relu, Sigmoid, Sqrt,
+                          Sub, Tanh, ToDevice, Where)
+from .minmax import Maximum, Minimum
+from .trig import Cos, Sin
 from .matmul import Linear, MatMul
 from .reduce import Max, Mean, Sum
 from .shape import Cat, Embedding, Expand, GetItem, IndexAdd, Permute, Reshape, Stack
