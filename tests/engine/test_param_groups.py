@@ -291,3 +291,25 @@ def test_groups_and_schedule_match_pytorch(name):
         assert set(s) == {k for k, v in yours["state"][i].items() if v is not None}
         for k, v in s.items():
             np.testing.assert_allclose(np.asarray(v), yours["state"][i][k].detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ----- on the device (a GPU, or in CI the CuPy stand-in, which runs the fused kernels under CuPy's rules) -----
+@pytest.mark.parametrize("make", [lambda ps: optim.RMSprop(groups(ps, centered=True, momentum=0.5), lr=0.01),
+                                  lambda ps: optim.RMSprop(groups(ps, momentum=0.9), lr=0.01),
+                                  lambda ps: optim.Adagrad(groups(ps, lr_decay=0.1), lr=0.1, weight_decay=0.1),
+                                  lambda ps: optim.AdamW(groups(ps, weight_decay=0.0), lr=0.01)])
+def test_groups_over_flat_buffers_on_the_device_match_the_cpu(make, device):
+    def run_on(where):
+        params = [nn.Parameter(mt.tensor(p, dtype=np.float64, device=where)) for p in P0]
+        flat = FlatParameters(params)   # the optimizer finds the buffer through the parameters
+        opt = make(params)
+        assert opt.flat is flat
+        for _ in range(4):
+            opt.zero_grad()
+            for p, c, d in zip(params, C, D):   # the gradient 2 c p + d, set directly
+                p.grad = p.detach() * mt.tensor(2 * c, dtype=np.float64, device=where) + mt.tensor(
+                    d, dtype=np.float64, device=where)
+            opt.step()
+        return [p.numpy() for p in params]
+    for a, b in zip(run_on(device), run_on("cpu")):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
