@@ -1,5 +1,5 @@
 """minitorch: a small, readable reverse-mode autograd engine on NumPy (CuPy on the GPU)."""
-from . import autograd, backend, core, functional, kernels, nn, optim, utils
+from . import autograd, backend, core, cuda, functional, kernels, nn, optim, utils
 from .core import Function, enable_grad, grad, is_grad_enabled, no_grad, reference_ops
 from .backend import cuda_available, manual_seed
 from .functional import softmax

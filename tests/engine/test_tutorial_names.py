@@ -139,3 +139,15 @@ def test_a_dataset_of_its_own_collated_by_default():
     assert batch["y"].tolist() == [0, 1, 4]
     parts = random_split(Squares(), [3, 2], generator=mt.Generator().manual_seed(0))
     assert sorted([parts[0][i]["y"] for i in range(3)] + [parts[1][i]["y"] for i in range(2)]) == [0, 1, 4, 9, 16]
+
+
+def test_torch_cuda_questions():
+    from minitorch import backend
+    assert mt.cuda.is_available() == backend.cuda_available()
+    assert mt.cuda.device_count() == (1 if backend.cuda_available() else 0)
+    device = "cuda" if mt.cuda.is_available() else "cpu"
+    assert mt.zeros(1, device=device).device == device
+    mt.cuda.manual_seed(3)
+    a = mt.randn(2).numpy()
+    mt.manual_seed(3)
+    np.testing.assert_array_equal(a, mt.randn(2).numpy())
