@@ -163,3 +163,24 @@ def test_log_softmax_then_nll_loss_is_cross_entropy_and_matches_torch():
                                           torch.from_numpy(target.numpy()))
     ours = nn.NLLLoss(ignore_index=1)(F.log_softmax(logits, -1), target)
     np.testing.assert_allclose(ours.item(), ref.item(), rtol=1e-12)
+
+
+def test_lstm_gru_and_nll_loss_on_the_device_match_the_cpu(device):
+    """The same computation on the device (a GPU, or the CuPy stand-in) and on the CPU: values and gradients."""
+    x = RNG.standard_normal((4, 2, 3))
+    target = np.array([0, 2, 1, -100])
+    results = {}
+    for where in ("cpu", device):
+        mt.manual_seed(0)
+        lstm, gru = nn.LSTM(3, 5, num_layers=2, bidirectional=True, dtype=np.float64), nn.GRU(3, 5, dtype=np.float64)
+        lstm.to(where)
+        gru.to(where)
+        xt = mt.tensor(x, dtype=np.float64, device=where, requires_grad=True)
+        out, (h, c) = lstm(xt)
+        g_out, g_h = gru(xt)
+        logp = F.log_softmax(out[:, 0, :3] + g_out[:, 1, :3], -1)
+        loss = nn.NLLLoss()(logp, mt.tensor(target, device=where)) + h.sum() + c.sum() + g_h.sum()
+        loss.backward()
+        results[where] = [loss.numpy(), xt.grad.numpy()] + [p.grad.numpy() for p in lstm.parameters()]
+    for a, b in zip(results["cpu"], results[device]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
