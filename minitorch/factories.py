@@ -1,5 +1,5 @@
-"""The factories that make tensors: tensor(), from_numpy(), zeros(), ones(), full(), randn(), rand(), arange() and
-the *_like forms."""
+"""The factories that make tensors: tensor(), from_numpy(), zeros(), ones(), full(), randn(), rand(), arange(),
+linspace(), eye(), randint(), randperm(), empty() and the *_like forms."""
 import numpy as np
 
 from . import backend
@@ -68,4 +68,73 @@ def ones_like(t, dtype=None):
     return Tensor._make(backend.xp_of(t.data).ones(t.shape, dtype=resolve_dtype(dtype) or t.dtype))
 
 
-__all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "randn", "rand", "arange", "zeros_like", "ones_like"]
+def _like(t, fill, dtype, requires_grad):
+    """A new tensor of t's shape and device (and dtype, unless dtype says otherwise), filled by fill(xp, shape, d)."""
+    d = resolve_dtype(dtype) or t.dtype
+    out = Tensor._make(fill(backend.xp_of(t.data), t.shape, d))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False):
+    return _like(t, lambda xp, s, d: xp.full(s, fill_value, dtype=d), dtype, requires_grad)
+
+
+def empty(*shape, dtype=None, device=None, requires_grad=False):
+    """A tensor of the shape (zeros here: NumPy's uninitialised memory would make runs differ)."""
+    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(t, dtype=None, requires_grad=False):
+    return _like(t, lambda xp, s, d: xp.zeros(s, dtype=d), dtype, requires_grad)
+
+
+def rand_like(t, dtype=None, requires_grad=False):
+    """Uniform [0, 1) samples shaped like t, from its device's seeded generator."""
+    return _like(t, lambda xp, s, d: backend.rng(t.device).random(s, dtype=d), dtype, requires_grad)
+
+
+def randn_like(t, dtype=None, requires_grad=False):
+    """Standard normal samples shaped like t, from its device's seeded generator."""
+    return _like(t, lambda xp, s, d: backend.rng(t.device).standard_normal(s, dtype=d), dtype, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """steps values evenly spaced from start to end, both included (torch.linspace; float32 unless dtype says)."""
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+    return _factory(lambda xp, s, d: xp.linspace(start, end, steps).astype(d), (steps,), dtype, device,
+                    requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """The (n, m) identity matrix (m = n when omitted)."""
+    return _factory(lambda xp, s, d: xp.eye(n, m, dtype=d), (n, n if m is None else m), dtype, device, requires_grad)
+
+
+def _generator_rng(generator, device):
+    return generator.rng if generator is not None else backend.rng(device)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """Integers drawn uniformly from [low, high): randint(high, size) or randint(low, high, size), as torch.randint
+    (int64 unless dtype says; from generator, or the device's seeded generator)."""
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        *args, size = args
+    if size is None or len(args) not in (1, 2):
+        raise TypeError("randint: give (high, size) or (low, high, size), size a tuple")
+    low, high = (0, args[0]) if len(args) == 1 else args
+    device = backend.check_device(device or "cpu")
+    values = _generator_rng(generator, "cpu").integers(low, high, size=tuple(size))
+    t = Tensor._make(backend.to_device(values.astype(resolve_dtype(dtype) or np.int64), device))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def randperm(n, generator=None, dtype=None, device=None):
+    """A random permutation of 0..n-1 (int64), from generator or the host's seeded generator."""
+    device = backend.check_device(device or "cpu")
+    values = _generator_rng(generator, "cpu").permutation(n).astype(resolve_dtype(dtype) or np.int64)
+    return Tensor._make(backend.to_device(values, device))
+
+
+__all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "randn", "rand", "arange", "zeros_like", "ones_like",
+           "full_like", "empty", "empty_like", "rand_like", "randn_like", "linspace", "eye", "randint", "randperm"]

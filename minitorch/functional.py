@@ -139,9 +139,38 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     loss = -(positive + (1 - target) * log_q[..., 0])
     return _reduce(loss if weight is None else loss * weight, reduction, "binary_cross_entropy_with_logits")
 
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """-input[n, target[n]] for log-probabilities input (N, C) (or (C,)) and class ids target (N,) (or ()), as
+    torch's: weight (C,) scales each class, targets equal to ignore_index count for nothing, and "mean" divides by
+    the sum of the counted targets' weights."""
+    if input.ndim == 1:   # one sample: PyTorch's unbatched form
+        target = target.reshape(1) if isinstance(target, Tensor) else [target]
+        loss = nll_loss(input.reshape(1, -1), target, weight, ignore_index, reduction)
+        return loss.reshape(()) if reduction == "none" else loss
+    if input.ndim != 2:
+        raise ValueError(f"nll_loss: input of shape {input.shape}; minitorch takes (N, C) or (C,)")
+    xp = backend.xp_of(input.data)
+    ids = backend.to_device(target.data if isinstance(target, Tensor) else np.asarray(target), input.device)
+    if ids.shape != input.shape[:1] or ids.dtype.kind not in "iu":
+        raise ValueError(f"nll_loss: target must be integer class ids of shape {input.shape[:1]}, got "
+                         f"{tuple(ids.shape)} {ids.dtype}")
+    keep = ids != ignore_index
+    safe = xp.where(keep, ids, 0)
+    w = keep.astype(input.dtype)
+    if weight is not None:
+        w = w * (weight.data if isinstance(weight, Tensor) else xp.asarray(weight, dtype=input.dtype))[safe]
+    picked = input[Tensor._make(xp.arange(ids.shape[0])), Tensor._make(safe)]
+    loss = -(picked * Tensor._make(w))
+    if reduction == "mean":
+        return loss.sum() / Tensor._make(w.sum())
+    return _reduce(loss, reduction, "nll_loss")
+
+
 __all__ = ["relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
            "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "cross_attention",
-           "lstm_cell", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+           "lstm_cell", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "nll_loss"]
 
 
 def __dir__():  # dir(F) and tab completion list the API, not the modules this file imports (np, backend, ...)

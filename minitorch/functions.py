@@ -60,5 +60,100 @@ def argmax(input, dim=None, keepdim=False): return input.argmax(dim=dim, keepdim
 def clamp(input, min=None, max=None): return input.clamp(min=min, max=max)               # noqa: A002
 
 
+
+
+# ----- the rest of the elementwise methods, and PyTorch's top-level math that has no method here -----
+def sqrt(input): return input.sqrt()
+def abs(input): return input.abs()                                                     # noqa: A001
+def erf(input): return input.erf()
+def round(input, decimals=0): return input.round(decimals)                            # noqa: A001
+def neg(input): return -input
+def square(input): return input * input
+def rsqrt(input): return 1.0 / input.sqrt()
+def masked_fill(input, mask, value): return input.masked_fill(mask, value)
+def clip(input, min=None, max=None): return input.clamp(min=min, max=max)             # noqa: A002
+def add(input, other, alpha=1): return input + (other if alpha == 1 else alpha * other)
+def sub(input, other, alpha=1): return input - (other if alpha == 1 else alpha * other)
+def mul(input, other): return _as_tensor(input, other) * other
+def div(input, other): return _as_tensor(input, other) / other
+def amax(input, dim=None, keepdim=False): return input.amax(dim=dim, keepdim=keepdim)
+def max(input, dim=None, keepdim=False): return input.max(dim=dim, keepdim=keepdim)   # noqa: A001
+def transpose(input, dim0, dim1): return input.transpose(dim0, dim1)
+def reshape(input, shape): return input.reshape(shape)
+def unsqueeze(input, dim): return input.unsqueeze(dim)
+def squeeze(input, dim=None): return input.squeeze() if dim is None else input.squeeze(dim)
+def permute(input, dims): return input.permute(*dims)
+def t(input): return input.t()
+def clone(input): return input.clone()
+def numel(input): return input.numel()
+
+
+def _as_tensor(input, like):
+    """input, or a number as a 0-d tensor of like's dtype and device (torch.mul(2, t) is allowed)."""
+    if isinstance(input, Tensor) or not isinstance(like, Tensor):
+        return input
+    return Tensor._make(backend.xp_of(like.data).asarray(input, dtype=like.dtype))
+
+
+def sin(input):
+    """sin(input), elementwise; its gradient cos(input)."""
+    return ops.Sin.apply(input)
+
+
+def cos(input):
+    """cos(input), elementwise; its gradient -sin(input)."""
+    return ops.Cos.apply(input)
+
+
+def pow(input, exponent):                                                              # noqa: A001
+    """input ** exponent, either a tensor or a number (torch.pow): a tensor exponent gets its gradient too."""
+    return input ** exponent if isinstance(input, Tensor) else Tensor.__rpow__(exponent, input)
+
+
+def maximum(input, other):
+    """The larger of two tensors, elementwise with broadcasting; where they are equal each gets half the gradient
+    (torch.maximum's)."""
+    _both_tensors("maximum", input, other)
+    return ops.Maximum.apply(input, other)
+
+
+def minimum(input, other):
+    """The smaller of two tensors, elementwise with broadcasting; ties share the gradient (torch.minimum's)."""
+    _both_tensors("minimum", input, other)
+    return ops.Minimum.apply(input, other)
+
+
+def _both_tensors(name, a, b):
+    for arg, x in (("input", a), ("other", b)):
+        if not isinstance(x, Tensor):   # (torch.maximum takes tensors only; clamp takes a number)
+            raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """input with dims start_dim..end_dim merged into one (torch.flatten)."""
+    n = input.ndim
+    if n == 0:
+        return input.reshape(1)
+    start, end = start_dim % n, end_dim % n
+    if start > end:
+        raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
+    merged = 1
+    for d in input.shape[start:end + 1]:
+        merged *= d
+    return input.reshape(input.shape[:start] + (merged,) + input.shape[end + 1:])
+
+
+def dot(input, other):
+    """The inner product of two 1-D tensors of one length (torch.dot: no broadcasting)."""
+    if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
+        raise RuntimeError(f"dot: expects two 1-D tensors of one length, got shapes {input.shape} and {other.shape}")
+    return input @ other
+
+
+ELEMENTWISE = ["sigmoid", "tanh", "relu", "exp", "log", "sqrt", "abs", "erf", "round", "neg", "square",
+               "rsqrt", "sin", "cos", "pow", "maximum", "minimum", "masked_fill", "clip", "clamp", "add", "sub", "mul",
+               "div", "where"]
 __all__ = ["where", "matmul", "mm", "allclose", "is_tensor", "cat", "stack", "sigmoid", "tanh", "relu", "exp", "log",
-           "sum", "mean", "argmax", "clamp"]
+           "sum", "mean", "argmax", "clamp", "sqrt", "abs", "erf", "round", "neg", "square", "rsqrt",
+           "masked_fill", "clip", "add", "sub", "mul", "div", "amax", "max", "transpose", "reshape", "unsqueeze",
+           "squeeze", "permute", "t", "clone", "numel", "sin", "cos", "pow", "maximum", "minimum", "flatten", "dot"]

@@ -23,10 +23,13 @@ def _encode(obj, arrays, where):
             raise TypeError(f"save: cannot store an array of Python objects at {where or 'the top'}")
         arrays.append(array)
         return {"__tensor__" if isinstance(obj, Tensor) else "__array__": len(arrays) - 1}
+    if isinstance(obj, dict) and obj and all(isinstance(k, int) and not isinstance(k, bool) for k in obj):
+        # (an optimizer's state_dict, PyTorch's layout: parameters by index)
+        return {"__intdict__": [[k, _encode(v, arrays, f"{where}/{k}")] for k, v in obj.items()]}
     if isinstance(obj, dict):
         for k in obj:
             if not isinstance(k, str):
-                raise TypeError(f"save: dict keys must be strings, got {k!r} at {where or 'the top'}")
+                raise TypeError(f"save: dict keys must be strings (or all ints), got {k!r} at {where or 'the top'}")
         return {"__dict__": {k: _encode(v, arrays, f"{where}/{k}") for k, v in obj.items()}}
     if isinstance(obj, (list, tuple)):
         kind = "__list__" if isinstance(obj, list) else "__tuple__"
@@ -47,6 +50,8 @@ def _decode(node, arrays, device):
             return arrays[f"a{node['__array__']}"]
         if "__dict__" in node:
             return {k: _decode(v, arrays, device) for k, v in node["__dict__"].items()}
+        if "__intdict__" in node:
+            return {int(k): _decode(v, arrays, device) for k, v in node["__intdict__"]}
         if "__list__" in node:
             return [_decode(v, arrays, device) for v in node["__list__"]]
         if "__tuple__" in node:

@@ -132,6 +132,24 @@ OPS["mt.log"] = Op(unary(positive), mt.log, np.log, ops.Log)
 OPS["mt.tanh"] = Op(unary(), mt.tanh, np.tanh, ops.Tanh)
 OPS["mt.sigmoid"] = Op(unary(lambda s: arrays(s, -8, 8)), mt.sigmoid, _sigmoid, ops.Sigmoid)
 OPS["mt.relu"] = Op(unary(away_from_zero), mt.relu, lambda x: np.maximum(x, 0.0), ops.Relu)
+# PyTorch's top-level math that has no Tensor method (torch.sin(x), torch.maximum(a, b), torch.pow(a, tensor))
+OPS["mt.sin"] = Op(unary(), mt.sin, np.sin, ops.Sin)
+OPS["mt.cos"] = Op(unary(), mt.cos, np.cos, ops.Cos)
+
+
+@st.composite
+def apart_pair(draw):
+    """Two broadcasting arrays whose entries differ by at least 0.1 wherever they meet (no ties: max is smooth)."""
+    (a, b), _ = draw(broadcast_pair())
+    assume((np.abs(a - b) >= 0.1).all())
+    return (a, b), {}
+
+
+OPS["mt.maximum"] = Op(apart_pair(), mt.maximum, np.maximum, ops.Maximum)
+OPS["mt.minimum"] = Op(apart_pair(), mt.minimum, np.minimum, ops.Minimum)
+OPS["mt.pow (a tensor exponent)"] = Op(broadcast_pair(left=lambda s: arrays(s, 0.2, 2.0),
+                                                      right=lambda s: arrays(s, -2.0, 2.0)),
+                                       mt.pow, np.power, ops.Pow)
 OPS["mt.clamp"] = Op(unary(lambda s: arrays(s, -3, 3).filter(lambda a: (np.abs(np.abs(a) - 1) > 0.1).all())),
                      lambda x: mt.clamp(x, -1.0, 1.0), lambda x: np.clip(x, -1.0, 1.0), ops.Where)
 

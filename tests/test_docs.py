@@ -386,12 +386,77 @@ def _difference_8(torch):
 
 
 def _difference_9(torch):
-    import importlib
+    from minitorch.utils import data
     assert not any(hasattr(mt, name) for name in ("compile", "jit", "sparse"))
-    assert _raises(ImportError, lambda: importlib.import_module("minitorch.utils.data"))
+    assert all(hasattr(data, name) for name in ("Dataset", "TensorDataset", "Subset", "random_split", "DataLoader"))
+    ds = data.TensorDataset(mt.arange(4))
+    assert _raises(ValueError, lambda: data.DataLoader(ds, num_workers=2))
+    assert _raises(TypeError, lambda: data.DataLoader(ds, sampler=None))
+    assert not hasattr(data, "Sampler")
     if torch:
         assert all(hasattr(torch, name) for name in ("compile", "jit", "sparse"))
-        importlib.import_module("torch.utils.data")
+        import torch.utils.data
+        torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.arange(4)), num_workers=2, sampler=None)
+        assert hasattr(torch.utils.data, "Sampler")
+
+
+def _difference_10(torch):
+    x = mt.tensor([2.0, 3.0])
+    assert _raises(TypeError, lambda: x ** mt.tensor([1, 2]))
+    assert (x ** mt.tensor([1.0, 2.0])).tolist() == [2.0, 9.0]
+    if torch:
+        assert (torch.tensor([2.0, 3.0]) ** torch.tensor([1, 2])).dtype == torch.float32
+
+
+def _difference_11(torch):
+    x = mt.tensor([0.0, 1.0])
+    assert not any(hasattr(x, name) for name in ("sin", "cos", "pow", "square"))
+    assert mt.sin(x).tolist()[0] == 0.0 and mt.pow(x, 2).tolist() == [0.0, 1.0] and mt.square(x).tolist() == [0, 1]
+    if torch:
+        t = torch.tensor([0.0, 1.0])
+        assert all(hasattr(t, name) for name in ("sin", "cos", "pow", "square"))
+
+
+def _difference_12(torch):
+    mt.manual_seed(0)
+    ours = mt.randn(3, dtype=mt.float64).numpy()
+    mt.manual_seed(0)
+    np.testing.assert_array_equal(ours, mt.randn(3, dtype=mt.float64).numpy())   # reproducible in itself
+    assert _raises(ValueError, lambda: mt.Generator(device="cuda"))
+    if torch:
+        torch.manual_seed(0)
+        assert not np.allclose(ours, torch.randn(3, dtype=torch.float64).numpy())
+
+
+def _difference_13(torch):
+    assert mt.device("cuda:0") == "cuda" and isinstance(mt.device("cpu"), str) and mt.zeros(1).device == "cpu"
+    if torch:
+        assert torch.device("cuda:0").type == "cuda" and torch.device("cuda:0").index == 0
+
+
+def _difference_14(torch):
+    p = mt.nn.Parameter(mt.ones(2))
+    opt = mt.optim.Adam([p])
+    p.grad = mt.ones(2)
+    opt.step()
+    sd = opt.state_dict()
+    assert opt.state[p] is opt.state[0] and sd["state"][0]["step"] == 1 and isinstance(sd["state"][0]["step"], int)
+    assert sorted(sd) == ["param_groups", "state"] and "foreach" not in sd["param_groups"][0]
+    if torch:
+        q = torch.nn.Parameter(torch.ones(2))
+        theirs = torch.optim.Adam([q])
+        q.grad = torch.ones(2)
+        theirs.step()
+        assert torch.is_tensor(theirs.state_dict()["state"][0]["step"]) and "foreach" in theirs.param_groups[0]
+
+
+def _difference_15(torch):
+    lstm = mt.nn.LSTM(2, 3, num_layers=2, bidirectional=True)
+    assert [n for n, _ in lstm.named_parameters()][:4] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
+                                                           "bias_hh_l0"]
+    assert _raises(TypeError, lambda: mt.nn.LSTM(2, 3, proj_size=1))
+    if torch:
+        torch.nn.LSTM(2, 3, proj_size=1)
 
 
 def test_each_row_of_differences_md_holds():

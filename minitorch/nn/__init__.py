@@ -1,10 +1,12 @@
 """minitorch.nn: modules, parameters, layers, losses, initialisers, gradient clipping."""
 from . import functional, init, utils
 from .containers import ModuleList, Sequential
-from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, Tanh
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
+from .flatten import Flatten, Unflatten
+from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
+from .rnn import GRU, LSTM
 
 __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Tanh", "Sigmoid",
            "MSELoss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "ModuleList", "Sequential", "functional",
-           "init", "utils"]
+           "init", "utils", "Flatten", "Unflatten", "NLLLoss", "LSTM", "GRU", "Softmax", "LogSoftmax"]

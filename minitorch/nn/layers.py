@@ -115,3 +115,25 @@ class Sigmoid(Module):
 
     def forward(self, x):
         return F.sigmoid(x)
+
+
+class Softmax(Module):
+    """softmax over dim, as a module."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = -1 if dim is None else dim
+
+    def forward(self, x):
+        return F.softmax(x, dim=self.dim)
+
+
+class LogSoftmax(Module):
+    """log_softmax over dim, as a module (before NLLLoss)."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = -1 if dim is None else dim
+
+    def forward(self, x):
+        return F.log_softmax(x, dim=self.dim)

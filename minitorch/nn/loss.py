@@ -71,3 +71,15 @@ class CrossEntropyLoss(_Loss):
 def _batched(target):
     """A 0-d class id as a batch of one."""
     return target.reshape(1) if hasattr(target, "reshape") else [target]
+
+
+class NLLLoss(_Loss):
+    """The negative log-likelihood of log-probabilities (N, C) (or (C,)) at class ids (N,): with a LogSoftmax before
+    it, the same as CrossEntropyLoss; weight (C,) and ignore_index as PyTorch's."""
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)

@@ -5,6 +5,8 @@ from .array_ops import normalize_dims
 from .dropout import Dropout, DropoutAdd, keep_mask, keep_threshold, random_words
 from .elementwise import (Abs, Add, BiasRelu, Cast, Div, Exp, Gelu, Log, MaskedFill, Mul, Neg, Pow, Relu, Sigmoid, Sqrt,
                           Sub, Tanh, ToDevice, Where)
+from .minmax import Maximum, Minimum
+from .trig import Cos, Sin
 from .matmul import Linear, MatMul
 from .reduce import Max, Mean, Sum
 from .shape import Cat, Embedding, Expand, GetItem, IndexAdd, Permute, Reshape, Stack

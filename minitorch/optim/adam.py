@@ -37,14 +37,14 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         super().__init__(params, lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
 
-    def update(self, p, g, state, t):
-        b1, b2 = self.hyper["betas"]
-        wd, eps = self.hyper["weight_decay"], self.hyper["eps"]
+    def update(self, p, g, state, t, group):
+        b1, b2 = group["betas"]
+        wd, eps, lr = group["weight_decay"], group["eps"], group["lr"]
         # scalars in the parameters' dtype, so that float32 buffers are updated in float32 on NumPy and CuPy alike
         s = p.dtype.type
-        l2, decay = (0.0, 1 - self.lr * wd) if self.decoupled else (wd, 1.0)
+        l2, decay = (0.0, 1 - lr * wd) if self.decoupled else (wd, 1.0)
         flat.run(adam_update, [p, g, state["exp_avg"], state["exp_avg_sq"]], s(l2), s(decay), s(b1), s(1 - b1),
-                 s(b2), s(1 - b2), s(math.sqrt(1 - b2 ** t)), s(eps), s(self.lr / (1 - b1 ** t)))
+                 s(b2), s(1 - b2), s(math.sqrt(1 - b2 ** t)), s(eps), s(lr / (1 - b1 ** t)))
 
 
 class AdamW(Adam):

@@ -2,28 +2,28 @@
 
 PyTorch's formulas and step() semantics, written as PyTorch computes them (the recursive forms included), so the
 learning rates agree number for number: construction counts as step 0 and sets the optimizer's lr to the epoch-0
-value; each step() then advances last_epoch by one and sets the lr for it. A minitorch optimizer has one learning
-rate (optimizer.lr) where PyTorch has one per parameter group, so the lists (base_lrs, get_last_lr()) have one item.
+value; each step() then advances last_epoch by one and sets the lr for it. Every schedule reads and writes each
+parameter group's group["lr"], so the lists (base_lrs, get_last_lr()) have one item per group, as PyTorch's.
 """
 import math
 
 
 class LRScheduler:
-    """The base: subclasses give get_lr(), the learning rate for self.last_epoch from the current one (PyTorch's
-    "chainable" form) as a one-item list."""
+    """The base: subclasses give get_lr(), the learning rate of each parameter group for self.last_epoch from the
+    current ones (PyTorch's "chainable" form)."""
 
     def __init__(self, optimizer, last_epoch=-1):
-        if not hasattr(optimizer, "lr"):
-            raise TypeError(f"{type(self).__name__}: optimizer must be a minitorch optimizer (with .lr), got "
+        if not hasattr(optimizer, "param_groups"):
+            raise TypeError(f"{type(self).__name__}: optimizer must be an optimizer (with param_groups), got "
                             f"{type(optimizer).__name__}")
         self.optimizer = optimizer
-        if last_epoch == -1:
-            if not hasattr(optimizer, "initial_lr"):   # (PyTorch's setdefault: a second schedule keeps the first's)
-                optimizer.initial_lr = optimizer.lr
-        elif not hasattr(optimizer, "initial_lr"):
-            raise KeyError(f"{type(self).__name__}: last_epoch={last_epoch} resumes a schedule, but the optimizer has "
-                           f"no initial_lr (set by the schedule that ran before)")
-        self.base_lrs = [optimizer.initial_lr]
+        for i, group in enumerate(optimizer.param_groups):
+            if last_epoch == -1:
+                group.setdefault("initial_lr", group["lr"])   # (PyTorch's: a second schedule keeps the first's)
+            elif "initial_lr" not in group:
+                raise KeyError(f"{type(self).__name__}: last_epoch={last_epoch} resumes a schedule, but "
+                               f"param_groups[{i}] has no initial_lr (set by the schedule that ran before)")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._step_count = 0
         self._is_initial = True     # the constructor's step: it sets the lr for last_epoch without changing it
@@ -33,36 +33,46 @@ class LRScheduler:
     def get_lr(self):
         raise NotImplementedError
 
+    def _lrs(self):
+        """The current lr of each group."""
+        return [group["lr"] for group in self.optimizer.param_groups]
+
     def step(self):
-        """Advance one epoch (or one batch, for OneCycleLR) and set the optimizer's lr for it."""
+        """Advance one epoch (or one batch, for OneCycleLR) and set each group's lr for it."""
         self._step_count += 1
         self.last_epoch += 1
-        self.optimizer.lr = self.get_lr()[0]
-        self._last_lr = [self.optimizer.lr]
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = self._lrs()
 
     def get_last_lr(self):
-        """The learning rate the last step() set, as a one-item list (PyTorch's: one per parameter group)."""
+        """The learning rates the last step() set, one per parameter group."""
         return list(self._last_lr)
 
     def state_dict(self):
         """Everything but the optimizer (and LambdaLR's function, which is not data): for load_state_dict."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambda")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambda", "lr_lambdas")}
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
 
 
 class LambdaLR(LRScheduler):
-    """lr = initial lr * lr_lambda(epoch)."""
+    """lr = initial lr * lr_lambda(epoch); lr_lambda a function, or a list of one per parameter group."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        if not callable(lr_lambda):
-            raise TypeError(f"LambdaLR: lr_lambda must be a function of the epoch, got {type(lr_lambda).__name__}")
-        self.lr_lambda = lr_lambda
+        n = len(getattr(optimizer, "param_groups", [None]))
+        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
+        if len(lambdas) != n:
+            raise ValueError(f"LambdaLR: expected {n} lr_lambdas (one per parameter group), got {len(lambdas)}")
+        for f in lambdas:
+            if not callable(f):
+                raise TypeError(f"LambdaLR: lr_lambda must be a function of the epoch, got {type(f).__name__}")
+        self.lr_lambda, self.lr_lambdas = lr_lambda, lambdas
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        return [base * self.lr_lambda(self.last_epoch) for base in self.base_lrs]
+        return [base * f(self.last_epoch) for base, f in zip(self.base_lrs, self.lr_lambdas)]
 
 
 class StepLR(LRScheduler):
@@ -76,8 +86,8 @@ class StepLR(LRScheduler):
 
     def get_lr(self):
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return [self.optimizer.lr]
-        return [self.optimizer.lr * self.gamma]
+            return self._lrs()
+        return [lr * self.gamma for lr in self._lrs()]
 
 
 class ExponentialLR(LRScheduler):
@@ -88,7 +98,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        return [self.optimizer.lr * (1 if self._is_initial else self.gamma)]
+        return [lr * (1 if self._is_initial else self.gamma) for lr in self._lrs()]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -102,14 +112,16 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        t, T, lr, low = self.last_epoch, self.T_max, self.optimizer.lr, self.eta_min
+        t, T, low = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
-            return [lr]
+            return self._lrs()
         if self._step_count == 1 and t > 0:   # resumed at epoch t: the closed form
             return [low + (base - low) * (1 + math.cos(t * math.pi / T)) / 2 for base in self.base_lrs]
         if (t - 1 - T) % (2 * T) == 0:        # the bottom of the cosine, where the ratio below would divide by 0
-            return [lr + (base - low) * (1 - math.cos(math.pi / T)) / 2 for base in self.base_lrs]
-        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (lr - low) + low]
+            return [lr + (base - low) * (1 - math.cos(math.pi / T)) / 2 for lr, base in zip(self._lrs(),
+                                                                                           self.base_lrs)]
+        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (lr - low) + low
+                for lr in self._lrs()]
 
 
 class OneCycleLR(LRScheduler):
@@ -147,7 +159,7 @@ class OneCycleLR(LRScheduler):
                          (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")])
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            hyper = getattr(optimizer, "hyper", {})
+            hyper = optimizer.param_groups[0] if hasattr(optimizer, "param_groups") else {}
             if "betas" in hyper:
                 self._momentum_name = "betas"
             elif hyper.get("momentum"):
@@ -155,20 +167,31 @@ class OneCycleLR(LRScheduler):
             else:   # (PyTorch would switch SGD's momentum on; a minitorch SGD built without it keeps no buffer)
                 raise ValueError("OneCycleLR: cycle_momentum=True needs an optimizer with momentum (SGD(..., "
                                  "momentum=0.9)) or betas (Adam); pass cycle_momentum=False otherwise")
-        initial = max_lr / div_factor
-        self.lrs = {"initial_lr": initial, "max_lr": max_lr, "min_lr": initial / final_div_factor}
+        groups = optimizer.param_groups
+        max_lrs = list(max_lr) if isinstance(max_lr, (list, tuple)) else [max_lr] * len(groups)
+        if len(max_lrs) != len(groups):
+            raise ValueError(f"OneCycleLR: expected {len(groups)} max_lr values (one per group), got {len(max_lrs)}")
+        self.lrs = [{"initial_lr": m / div_factor, "max_lr": m, "min_lr": m / div_factor / final_div_factor}
+                    for m in max_lrs]
         self.momenta = {"max_momentum": max_momentum, "base_momentum": base_momentum}
         if last_epoch == -1:
-            optimizer.lr = optimizer.initial_lr = initial
+            for group, lrs in zip(groups, self.lrs):
+                group["lr"] = group["initial_lr"] = lrs["initial_lr"]
             if cycle_momentum:
                 self._set_momentum(optimizer, max_momentum)
         super().__init__(optimizer, last_epoch)
 
     def _set_momentum(self, optimizer, value):
-        if self._momentum_name == "betas":
-            optimizer.hyper["betas"] = (value, optimizer.hyper["betas"][1])
-        else:
-            optimizer.hyper["momentum"] = value
+        for group in optimizer.param_groups:
+            if self._momentum_name == "betas":
+                group["betas"] = (value, group["betas"][1])
+            else:
+                group["momentum"] = value
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        if isinstance(self.lrs, dict):   # saved before parameter groups: one dict, for the one group
+            self.lrs = [self.lrs] * len(self.optimizer.param_groups)
 
     def _anneal(self, start, end, pct):
         if self.anneal_strategy == "cos":
@@ -185,7 +208,7 @@ class OneCycleLR(LRScheduler):
                 pct = (step - start) / (end - start)
                 if self.cycle_momentum:
                     self._set_momentum(self.optimizer, self._anneal(self.momenta[m_from], self.momenta[m_to], pct))
-                return [self._anneal(self.lrs[lr_from], self.lrs[lr_to], pct)]
+                return [self._anneal(lrs[lr_from], lrs[lr_to], pct) for lrs in self.lrs]
             start = end
 
 

@@ -24,14 +24,13 @@ class SGD(Optimizer):
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
         super().__init__(params, lr, momentum=momentum, weight_decay=weight_decay)
 
-    @property
-    def buffers(self):
-        return ("momentum_buffer",) if self.hyper["momentum"] else ()
+    def buffers_of(self, group):
+        return ("momentum_buffer",) if group["momentum"] else ()
 
-    def update(self, p, g, state, t):
+    def update(self, p, g, state, t, group):
         s = p.dtype.type
-        if self.hyper["momentum"]:
-            flat.run(sgd_momentum_update, [p, g, state["momentum_buffer"]], s(self.hyper["weight_decay"]),
-                     s(self.hyper["momentum"]), s(self.lr))
+        if group["momentum"]:
+            flat.run(sgd_momentum_update, [p, g, state["momentum_buffer"]], s(group["weight_decay"]),
+                     s(group["momentum"]), s(group["lr"]))
         else:
-            flat.run(sgd_update, [p, g], s(self.hyper["weight_decay"]), s(self.lr))
+            flat.run(sgd_update, [p, g], s(group["weight_decay"]), s(group["lr"]))

@@ -1,4 +1,4 @@
-"""minitorch.utils, as torch.utils: checkpoint (activation checkpointing)."""
-from . import checkpoint
+"""minitorch.utils, as torch.utils: checkpoint (activation checkpointing), data (Dataset, DataLoader)."""
+from . import checkpoint, data
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "data"]

@@ -402,7 +402,7 @@ def test_a_checkpoint_in_the_per_parameter_format_resumes_exactly(tmp_path, flat
     for k in names:
         np.testing.assert_allclose(by_name(model)[k], p[k], rtol=1e-12, atol=1e-15)
     # and what it saves again is per parameter, as before
-    state = opt.state_dict()["state"]
+    state = list(opt.state_dict()["state"].values())   # PyTorch's layout: {index: state}
     assert [s["step"] for s in state] == [5] * len(names)
     assert all(s["exp_avg"].shape == shapes[k] for s, k in zip(state, names))
 

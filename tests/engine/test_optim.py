@@ -179,7 +179,7 @@ def test_load_state_dict_errors():
     opt = optim.Adam(params)
     train(opt, params, steps=1)
     state = opt.state_dict()
-    with pytest.raises(ValueError, match="holds 2 parameters, the optimizer has 1"):
+    with pytest.raises(ValueError, match="holds 2 parameters in group 0, the optimizer has 1"):
         optim.Adam(params[:1]).load_state_dict(state)
     swapped = optim.Adam([params[1], params[0]])
     with pytest.raises(ValueError, match=r"exp_avg.*parameter 0.*\(3, 2\).*\(4,\)"):

@@ -78,6 +78,12 @@ def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path):
     assert os.listdir(tmp_path) == ["ckpt"]
 
 
+def test_dicts_with_int_keys_round_trip(tmp_path):
+    """An optimizer's state_dict names parameters by index, as PyTorch's does."""
+    mt.save({"state": {0: {"step": 3}, 2: {"step": 1}}}, tmp_path / "o.npz")
+    assert mt.load(tmp_path / "o.npz") == {"state": {0: {"step": 3}, 2: {"step": 1}}}
+
+
 def test_a_failed_save_keeps_the_previous_file(tmp_path):
     path = tmp_path / "ckpt.npz"
     mt.save({"v": 1}, path)
@@ -88,7 +94,8 @@ def test_a_failed_save_keeps_the_previous_file(tmp_path):
 
 
 @pytest.mark.parametrize("obj, pattern", [
-    ({1: mt.ones(1)}, "keys must be strings, got 1"),
+    ({"a": 0, 1: mt.ones(1)}, r"keys must be strings \(or all ints\), got 1"),
+    ({(1, 2): mt.ones(1)}, r"keys must be strings \(or all ints\), got \(1, 2\)"),
     ({"a": {"b": {1, 2}}}, "cannot store a set at /a/b"),
     ({"a": [1, lambda: 0]}, r"cannot store a function at /a\[1\]"),
     ({"a": np.array([object()])}, "object"),

@@ -55,6 +55,8 @@ class FlatParameters:
         for p in self.params:
             members.setdefault((p.dtype, p.device), []).append(p)
         self.groups = [FlatBuffer(ps) for ps in members.values()]
+        for group in self.groups:   # (weakly: an optimizer given the parameters alone finds the FlatParameters)
+            group.owner = weakref.ref(self)
 
     def __iter__(self):
         return iter(self.params)
@@ -81,6 +83,8 @@ class FlatParameters:
 
 class FlatBuffer:
     """Parameters of one dtype and device laid end to end: p.data is a view of `.data`, p.grad one of `.grad`."""
+
+    owner = None   # a weak reference to the FlatParameters that made it
 
     def __init__(self, params):
         first = params[0].data
@@ -171,6 +175,18 @@ class FlatBuffer:
         for p, h in zip(self.params, had):
             if not h:
                 p.grad = None
+
+
+def buffer_of(p):
+    """(the FlatBuffer whose view p.data is, p's index in it), or None for a parameter stored on its own."""
+    base = getattr(p.data, "base", None)
+    buffer = _OWNERS.get(id(base)) if base is not None else None
+    if buffer is None or buffer.data is not base:
+        return None
+    for i, q in enumerate(buffer.params):
+        if q is p:
+            return buffer, i
+    return None
 
 
 def _copy_into(view, array, what):

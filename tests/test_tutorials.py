@@ -1,0 +1,82 @@
+"""examples/tutorials/: PyTorch-style programs, each run unchanged in a subprocess under `import minitorch as torch`
+and, where PyTorch is installed, again with that import (and `from minitorch import nn`) changed to PyTorch's:
+where the starting weights and the data are set the same, the printed losses must agree."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TUTORIALS = ROOT / "examples" / "tutorials"
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# every number printed agrees (float32 rounding apart) / only the first line (before training) agrees
+SAME_NUMBERS = ["polynomial_tensors", "polynomial_autograd", "polynomial_nn", "polynomial_optim", "char_lstm",
+                "polynomial_custom_function"]
+SAME_START = ["classifier_dataloader"]
+# RMSprop divides each step by the root of the squared gradients' average: for the even powers' coefficients, whose
+# gradients are near zero, float32 rounding in the 2000-term sums (NumPy's order against PyTorch's) changes the
+# steps' signs, and the losses drift apart by up to 1.2% mid-run (measured) before meeting again at the optimum
+TOLERANCE = {"polynomial_optim": 2e-2}
+
+
+def run(source, tmp_path, name):
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines()
+
+
+def as_torch(source):
+    """The same program under PyTorch: only the import lines change."""
+    assert "import minitorch as torch\n" in source
+    return source.replace("import minitorch as torch\n", "import torch\n").replace(
+        "from minitorch import nn\n", "from torch import nn\n")
+
+
+def numbers(lines):
+    return [float(x) for line in lines for x in NUMBER.findall(line)]
+
+
+def check(name, tmp_path):
+    source = (TUTORIALS / f"{name}.py").read_text()
+    assert "import minitorch as torch\n" in source and "import torch\n" not in source.replace(
+        "import minitorch as torch\n", "")
+    ours = run(source, tmp_path, name)
+    losses = [float(NUMBER.findall(line)[1]) for line in ours if re.match(r"^\d+ ", line)]
+    if losses:   # the polynomial fits: the loss falls
+        assert losses[-1] < losses[0] / 2, ours
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return ours, None
+    theirs = run(as_torch(source), tmp_path, name + "_torch")
+    if name in SAME_NUMBERS:
+        assert len(ours) == len(theirs)
+        tolerance = TOLERANCE.get(name, 2e-3)
+        assert numbers(ours) == pytest.approx(numbers(theirs), rel=tolerance, abs=2e-3), (ours, theirs)
+    else:
+        assert ours[0] == theirs[0]
+    return ours, theirs
+
+
+@pytest.mark.parametrize("name", [n for n in SAME_NUMBERS + SAME_START if n != "polynomial_custom_function"])
+def test_tutorial_runs_unchanged_and_matches_pytorch(name, tmp_path):
+    ours, theirs = check(name, tmp_path)
+    if name == "classifier_dataloader":
+        assert float(NUMBER.findall(ours[-1])[0]) >= 90.0, ours
+    if name == "char_lstm":
+        assert float(NUMBER.findall(ours[-2])[1]) < 0.5, ours   # the last printed loss: it learned the text
+
+
+@pytest.mark.xfail(strict=True, reason="ctx-form Function: issue 36 item 1, in the core")
+def test_custom_function_in_pytorchs_ctx_form(tmp_path):
+    check("polynomial_custom_function", tmp_path)
+
+
+def test_every_tutorial_has_a_test():
+    assert sorted(p.stem for p in TUTORIALS.glob("*.py")) == sorted(SAME_NUMBERS + SAME_START)
