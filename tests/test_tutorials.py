@@ -73,7 +73,6 @@ def test_tutorial_runs_unchanged_and_matches_pytorch(name, tmp_path):
         assert float(NUMBER.findall(ours[-2])[1]) < 0.5, ours   # the last printed loss: it learned the text
 
 
-@pytest.mark.xfail(strict=True, reason="ctx-form Function: issue 36 item 1, in the core")
 def test_custom_function_in_pytorchs_ctx_form(tmp_path):
     check("polynomial_custom_function", tmp_path)
 
