@@ -510,9 +510,31 @@ class Tensor(Value):
         return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
 
     def __getitem__(self, index):
+        return ops.GetItem.apply(self, index=self._index(index, "getitem"))
+
+    def __setitem__(self, index, value):
+        """t[index] = value, in place (a number, or a tensor broadcast to the indexed part). In the graph it is
+        recorded as PyTorch records it: the indexed elements take the value, whose gradient there is 0 to the old
+        ones; a value that itself requires grad is refused (build the result with mt.where or mt.cat instead)."""
+        if isinstance(value, Tensor) and value.requires_grad and is_grad_enabled():
+            raise RuntimeError("t[index] = value: minitorch does not record a value that requires grad written into "
+                               "a tensor; build the result out of place, with mt.where(mask, value, t) or mt.cat")
+        index = self._index(index, "setitem")
+        value = value.data if isinstance(value, Tensor) else value
+        self._inplace("setitem", lambda a, v: a.__setitem__(index, v), value, lambda t, v: t._written_at(index, v))
+
+    def _written_at(self, index, value):
+        """self with self[index] = value, out of place (the recorded form of __setitem__)."""
+        xp = backend.xp_of(self.data)
+        where, patch = xp.zeros(self.shape, dtype=bool), xp.zeros(self.shape, dtype=self.dtype)
+        where[index], patch[index] = True, value
+        return where_op(Tensor._make(where), Tensor._make(patch), self)
+
+    def _index(self, index, name):
+        """An index for the array: Tensors as their arrays (on this tensor's device), lists as arrays."""
         for part in index if isinstance(index, tuple) else (index,):
             if isinstance(part, Tensor) and part.device != self.device:
-                raise RuntimeError(f"getitem: an index on {part.device} for a tensor on {self.device}; "
+                raise RuntimeError(f"{name}: an index on {part.device} for a tensor on {self.device}; "
                                    f"move it with .to(device) first")
         if isinstance(index, tuple):
             index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
@@ -520,7 +542,22 @@ class Tensor(Value):
             index = index.data
         if isinstance(index, list):
             index = np.asarray(index) if backend.device_of(self.data) == "cpu" else backend.to_device(index, "cuda")
-        return ops.GetItem.apply(self, index=index)
+        return index
+
+    # ----- PyTorch's method forms of its everyday functions -----
+    def pow(self, exponent): return self ** exponent
+    def square(self): return self * self
+    def sin(self): return ops.Sin.apply(self)
+    def cos(self): return ops.Cos.apply(self)
+
+    @property
+    def grad_fn(self):
+        """The op that made this tensor (its node in the graph), None for a leaf, as torch.Tensor.grad_fn."""
+        return self._op
+
+    def type(self, dtype=None):
+        """The dtype's name without an argument; with one, the tensor in that dtype (torch.Tensor.type)."""
+        return str(self.dtype) if dtype is None else self.to(dtype=dtype)
 
 
 MaxResult = namedtuple("MaxResult", "values indices")   # what max(dim) returns (torch.return_types.max)

@@ -331,3 +331,47 @@ def test_everyday_names_match_pytorch():
     loss_ours.backward()
     loss_theirs.backward()   # max(dim) with ties (rows 0 and 1) and max() with one maximum
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_item_assignment_in_place_and_recorded_in_the_graph_as_pytorch():
+    t = mt.zeros(2, 3)
+    t[:, 1] = 5
+    t[0, mt.tensor([0, 2])] = mt.tensor([1.0, 2.0])
+    np.testing.assert_array_equal(t.numpy(), [[1, 5, 2], [0, 5, 0]])
+    assert t._version == 2
+    a = mt.tensor([1.0, 2.0, 3.0], dtype=mt.float64, requires_grad=True)
+    x = a * a
+    x[1] = 0.0                                   # the gradient to a[1] is cut there, as in PyTorch
+    (x * mt.tensor([1.0, 10.0, 100.0], dtype=mt.float64)).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 0.0, 600.0])
+    with pytest.raises(RuntimeError, match="refused|in-place op on a leaf"):
+        a[0] = 1.0                               # a leaf that requires grad, outside no_grad
+    with pytest.raises(RuntimeError, match="a value that requires grad"):
+        x[0] = a[1]
+
+
+def test_item_assignment_gradient_is_pytorchs():
+    torch = pytest.importorskip("torch")
+    values = np.array([0.5, -1.5, 2.0, 3.0])
+
+    def run(lib, dtype):
+        a = lib.tensor(values, dtype=dtype, requires_grad=True)
+        x = a.sin() * 3
+        x[1:3] = lib.tensor([7.0, 8.0], dtype=dtype)
+        (x.square() * a).sum().backward()
+        return x.detach().numpy(), a.grad.numpy()
+
+    ours, theirs = run(mt, mt.float64), run(torch, torch.float64)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-12)
+
+
+def test_method_forms_pow_sin_cos_square_grad_fn_and_type():
+    a = mt.tensor([0.5, 1.5], dtype=mt.float64, requires_grad=True)
+    np.testing.assert_allclose(a.pow(3).numpy(), [0.125, 3.375])
+    np.testing.assert_allclose(a.square().numpy(), [0.25, 2.25])
+    np.testing.assert_allclose(a.sin().numpy(), np.sin([0.5, 1.5]))
+    np.testing.assert_allclose(a.cos().numpy(), np.cos([0.5, 1.5]))
+    assert a.grad_fn is None and type(a.sin().grad_fn).__name__ == "Sin"
+    assert a.type() == "float64" and a.type(mt.float32).dtype == np.float32
+    assert mt.gradcheck(lambda x: x.pow(3) + x.square().sin(), [a])
