@@ -1,8 +1,8 @@
-"""The speed tricks of the fused ops, named, so that each op's code reads as its derivation.
+"""The speed tricks of the fused ops' forward passes, named, so that each op's code reads as its derivation.
 
-The fused ops work on arrays of rows (M, n): a row's mean, its dot product with another row, row blocks that stay in
-the CPU's cache between passes, and writing a gradient into a buffer the forward saved when no second backward will
-need it. Each helper says why it beats the plain NumPy expression.
+A forward works on arrays of rows (M, n): a row's mean, its dot product with another row, and row blocks that stay in
+the CPU's cache between passes. Each helper says why it beats the plain NumPy expression. (Arrays only: a backward,
+which runs on Tensors too under create_graph=True, uses minitorch.ops.array_ops.)
 """
 from .. import backend
 
@@ -31,8 +31,3 @@ def row_blocks(n_rows, row_bytes, device):
     step = max(1, n_rows if device != "cpu" else BLOCK_BYTES // max(row_bytes, 1))
     return [slice(i, i + step) for i in range(0, n_rows, step)]
 
-
-def grad_buffer(op, saved):
-    """Where a backward may write a gradient shaped like the saved array `saved`: `saved` itself when no second
-    backward will read it (Function.retain_graph is False), else a new array."""
-    return saved if not op.retain_graph else backend.xp_of(saved).empty_like(saved)
