@@ -1,15 +1,16 @@
 """Scaled dot-product attention (Vaswani et al. 2017, eq. 1) as one Function, dropout on the weights included.
 
-The reference op below is the derivation, written once for arrays and Tensors; the faster paths (in place on the CPU,
-fuse kernels on the GPU) are in minitorch/kernels/attention.py."""
+The reference op below is the derivation, written once for arrays and Tensors, in place where an array is fresh (the
+CPU runs it); the GPU's fuse kernels are in minitorch/kernels/attention.py."""
 import math
+import operator
 
 import numpy as np
 
 from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
-from ..ops.dropout import keep_mask, random_words
+from ..ops.dropout import dropped_out, keep_mask, random_words
 from ..functions import stack
 from ..tensor import Tensor
 
@@ -28,6 +29,9 @@ class ScaledDotProductAttention(Function):
     Saves its inputs q, k, v, the bool mask and m; backward computes w again from q and k.
     Packed inputs: q may be qkv (3, ..., T, d) with k and v None (self_attention), or k may be kv (2, ..., Tk, d) with
     v None (cross_attention); the packed input's gradient is then its parts' gradients stacked.
+    Arrays made here are worked on in place (the softmax in the buffer of its shifted scores, ds in the buffer of
+    dw - <dw, w>, the 1 / sqrt(d) of dq and dk taken once on ds): on Tensors, under create_graph=True, those are
+    recorded in-place ops on Tensors that no op saved, or new Tensors (_into).
     """
     needs_float = True
 
@@ -42,17 +46,16 @@ class ScaledDotProductAttention(Function):
         q_in, k_in, v_in, mask, keep = self.saved_tensors
         q, k, v = _unpacked(q_in, k_in, v_in)
         need_q, need_k, need_v = _needs(self.needs_input_grad, k_in, v_in)
-        scale = 1.0 / math.sqrt(q.shape[-1])
         w = self.weights(q, k, mask)                         # computed again: only the inputs are saved
-        a = self.dropped(w, keep)
-        dv = A.swap_last(a) @ g if need_v else None
+        dv = A.swap_last(self.dropped(w, keep)) @ g if need_v else None
         dq = dk = None
         if need_q or need_k:
-            da = g @ A.swap_last(v)
-            dw = self.dropped(da, keep)                      # dw = da * m / (1 - p)
-            ds = w * (dw - A.sum(dw * w, -1, True))          # ds = w * (dw - <dw, w>)
-            dq = ds @ k * scale if need_q else None
-            dk = A.swap_last(ds) @ q * scale if need_k else None
+            dw = self.dropped(g @ A.swap_last(v), keep)      # da = g v^T,  dw = da * m / (1 - p)
+            ds = dw - A.sum(dw * w, -1, True)                # dw - <dw, w>: a new array, then in place
+            ds *= w                                          # ds = w * (dw - <dw, w>)
+            ds *= 1.0 / math.sqrt(q.shape[-1])               # the 1 / sqrt(d) of dq and dk, once
+            dq = ds @ k if need_q else None
+            dk = A.swap_last(ds) @ q if need_k else None
         if k_in is None:                                     # qkv: one gradient for the three parts
             return _stacked(dq, dk, dv), None, None, None, None
         if v_in is None:                                     # q and kv
@@ -63,22 +66,31 @@ class ScaledDotProductAttention(Function):
     def weights(q, k, mask):
         """w = softmax(s) along the keys, s = q k^T / sqrt(d) with -inf where masked (..., Tq, Tk); arrays or Tensors.
         A row with no allowed key has max -inf: it is shifted by 0 instead and its zero sum divided by 1 (w = 0)."""
-        scale = 1.0 / math.sqrt(q.shape[-1])
-        s = (q @ A.swap_last(k)) * scale
+        s = q @ A.swap_last(k)
+        s *= 1.0 / math.sqrt(q.shape[-1])
         if mask is not None:
             s = A.where(mask, s, -math.inf)
         row_max = A.max(s, -1, True)
         row_max = A.where(row_max == -math.inf, 0.0, row_max)
-        e = A.exp(s - row_max)
+        e = _into("exp", s - row_max)
         total = A.sum(e, -1, True)
-        return e / A.where(total == 0, 1.0, total)
+        return _into("true_divide", e, A.where(total == 0, 1.0, total))
 
     def dropped(self, w, keep):
         """w * m / (1 - p), or w itself without dropout."""
-        if keep is None:
-            return w
-        dropout_scale = 1.0 / (1.0 - self.dropout_p)
-        return w * keep * dropout_scale
+        return w if keep is None else dropped_out(w, keep, 1.0 / (1.0 - self.dropout_p))
+
+
+_TENSOR_FORMS = {"exp": A.exp, "true_divide": operator.truediv}
+
+
+def _into(name, a, *args):
+    """The elementwise function `name` (exp, true_divide) of a, *args, written into a's buffer: a is a new array
+    that nothing else holds. On a Tensor (backward under create_graph=True) a new Tensor: the op that made a may have
+    saved it for its own backward, so a is not changed."""
+    if A.is_array(a):
+        return getattr(backend.xp_of(a), name)(a, *args, out=a)
+    return _TENSOR_FORMS[name](a, *args)
 
 
 def _unpacked(q, k, v):

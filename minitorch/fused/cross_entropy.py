@@ -8,6 +8,7 @@ import numpy as np
 from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
+from ..functions import cat
 from ..tensor import Tensor
 from .rows import row_blocks, row_sum
 
@@ -30,8 +31,9 @@ class CrossEntropy(Function):
     ignored rows), p = E / S:
         d loss_r / d x_rc = p_rc - q_rc,   so   dx = E * (s / S) - s e / C - s (1 - e) one_hot(t)
     Saved: x, the target (ignored rows pointed at class 0) and the bool mask of valid rows; E and S are recomputed.
-    The forward makes no (M, C) array: z and E of one block of rows at a time, in one buffer that stays in cache. The
-    backward makes E, then dx, scaled in place, and takes the (1 - e) one_hot(t) term at the M target entries alone.
+    Both walk the rows in blocks that stay in the CPU's cache (rows.py; one block on a GPU): the forward makes no
+    (M, C) array (z and E of one block at a time, in one buffer), the backward makes E and dx of a block at a time
+    (dx scaled in place, the (1 - e) one_hot(t) term taken at the target entries alone), then joins the blocks.
     """
     needs_float = True
 
@@ -66,19 +68,31 @@ class CrossEntropy(Function):
 
     def backward(self, g):
         x, t, valid = self.saved_tensors
-        e, n_classes = self.e, x.shape[1]
+        n_rows, n_classes = x.shape
         if self.reduction == "mean":
             g = g / n_valid_of(valid, x.dtype)
         s = (g * valid).reshape(-1, 1)                       # s_r, (M, 1); g is () for mean/sum, (M,) for none
+        blocks = row_blocks(n_rows, x.dtype.itemsize * n_classes, backend.device_of(t))
+        parts = [self.rows_gradient(x[r], s[r], t[r]) for r in blocks]
+        return (parts[0] if len(parts) == 1 else _joined(parts)), None
+
+    def rows_gradient(self, x, s, t):
+        """dx of a block of rows (x (m, C), s (m, 1), t (m,)): E and dx stay in cache until the join."""
+        e, n_classes = self.e, x.shape[1]
         E = A.exp(x - A.max(x, 1, keepdim=True))
         dx = E * (s / A.sum(E, 1, keepdim=True))             # p * s
         if e:
             dx -= s * (e / n_classes)                        # - s e / C
-        if A.is_array(dx):                                   # - s (1 - e) one_hot(t): the M target entries only
+        if A.is_array(dx):                                   # - s (1 - e) one_hot(t): the m target entries only
             dx[backend.xp_of(t).arange(len(t)), t] -= (1.0 - e) * s[:, 0]
         else:                                                # (on Tensors, create_graph: as a dense product)
             dx = dx - s * (1.0 - e) * (t[:, None] == backend.xp_of(t).arange(n_classes))
-        return dx, None
+        return dx
+
+
+def _joined(parts):
+    """Blocks of rows joined along the first dim: arrays, or Tensors (through Cat) under create_graph."""
+    return backend.xp_of(parts[0]).concatenate(parts) if A.is_array(parts[0]) else cat(parts)
 
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

@@ -27,7 +27,7 @@ def keep_mask(words, p):
     return words >= keep_threshold(p, backend.xp_of(words))
 
 
-def _scaled_by_mask(a, keep, scale):
+def dropped_out(a, keep, scale):
     """a * m * scale in one new buffer: the product, then the scale in place (a * m * scale would make two arrays).
     scale is a Python float, so the product keeps a's dtype. a may be an array or a Tensor (backward under
     create_graph=True: the in-place scale on the fresh product is then a recorded op)."""
@@ -46,11 +46,11 @@ class Dropout(Function):
         keep = keep_mask(words, p)
         self.save_for_backward(keep)
         self.scale = 1.0 / (1.0 - p)
-        return _scaled_by_mask(a, keep, self.scale)
+        return dropped_out(a, keep, self.scale)
 
     def backward(self, g):
         keep, = self.saved_tensors
-        return _scaled_by_mask(g, keep, self.scale), None
+        return dropped_out(g, keep, self.scale), None
 
 
 class DropoutAdd(Function):
@@ -62,10 +62,10 @@ class DropoutAdd(Function):
         keep = keep_mask(words, p)
         self.save_for_backward(keep)
         self.scale = 1.0 / (1.0 - p)
-        out = _scaled_by_mask(y, keep, self.scale)
+        out = dropped_out(y, keep, self.scale)
         out += x                                          # in the buffer of the dropped-out y
         return out
 
     def backward(self, g):
         keep, = self.saved_tensors
-        return g, _scaled_by_mask(g, keep, self.scale), None
+        return g, dropped_out(g, keep, self.scale), None
