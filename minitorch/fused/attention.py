@@ -3,7 +3,6 @@
 The reference op below is the derivation, written once for arrays and Tensors, in place where an array is fresh (the
 CPU runs it); the GPU's fuse kernels are in minitorch/kernels/attention.py."""
 import math
-import operator
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from ..ops import array_ops as A
 from ..ops.dropout import dropped_out, keep_mask, random_words
 from ..functions import stack
 from ..tensor import Tensor
+from .rows import into, row_sums
 
 
 class ScaledDotProductAttention(Function):
@@ -31,7 +31,7 @@ class ScaledDotProductAttention(Function):
     v None (cross_attention); the packed input's gradient is then its parts' gradients stacked.
     Arrays made here are worked on in place (the softmax in the buffer of its shifted scores, ds in the buffer of
     dw - <dw, w>, the 1 / sqrt(d) of dq and dk taken once on ds): on Tensors, under create_graph=True, those are
-    recorded in-place ops on Tensors that no op saved, or new Tensors (_into).
+    recorded in-place ops on Tensors that no op saved, or new Tensors (rows.into).
     """
     needs_float = True
 
@@ -51,7 +51,7 @@ class ScaledDotProductAttention(Function):
         dq = dk = None
         if need_q or need_k:
             dw = self.dropped(g @ A.swap_last(v), keep)      # da = g v^T,  dw = da * m / (1 - p)
-            ds = dw - _row_sums(dw * w)                      # dw - <dw, w>: a new array, then in place
+            ds = dw - row_sums(dw * w)                      # dw - <dw, w>: a new array, then in place
             ds *= w                                          # ds = w * (dw - <dw, w>)
             ds *= 1.0 / math.sqrt(q.shape[-1])               # the 1 / sqrt(d) of dq and dk, once
             dq = ds @ k if need_q else None
@@ -69,10 +69,10 @@ class ScaledDotProductAttention(Function):
         s = q @ A.swap_last(k)
         s *= 1.0 / math.sqrt(q.shape[-1])
         if mask is not None:
-            s = _into("where", s, mask)                      # -inf where masked
-        e = _into("exp", s - _row_max(s))
-        total = _row_sums(e)
-        return _into("true_divide", e, A.where(total == 0, 1.0, total))
+            s = into("masked", s, mask)                      # -inf where masked
+        e = into("exp", s - _row_max(s))
+        total = row_sums(e)
+        return into("true_divide", e, A.where(total == 0, 1.0, total))
 
     def dropped(self, w, keep):
         """w * m / (1 - p), or w itself without dropout."""
@@ -86,34 +86,6 @@ def _row_max(s):
     m = s.max(axis=-1, keepdims=True)
     backend.xp_of(m).copyto(m, 0, where=backend.xp_of(m).isneginf(m))
     return m
-
-
-def _row_sums(a):
-    """The sums of a along the last axis (keepdim) as a product with a vector of ones: one BLAS call, several times
-    faster than NumPy's sum along a short last axis (Tk keys). a an array or a Tensor."""
-    data = a.data if isinstance(a, Tensor) else a
-    return (a @ backend.xp_of(data).ones(a.shape[-1], data.dtype)).reshape(a.shape[:-1] + (1,))
-
-
-_TENSOR_FORMS = {"exp": A.exp, "true_divide": operator.truediv,
-                 "where": lambda s, mask: A.where(mask, s, -math.inf)}
-
-
-def _into(name, a, *args):
-    """The elementwise function `name` of a, *args, written into a's buffer: a is a new array that nothing else holds.
-    exp and true_divide as NumPy's; where(a, mask) puts -inf where mask is False (a new array when the mask's batch
-    dims broadcast a). On a Tensor (backward under create_graph=True) a new Tensor: the op that made a may have saved
-    it for its own backward, so a is not changed."""
-    if not A.is_array(a):
-        return _TENSOR_FORMS[name](a, *args)
-    xp = backend.xp_of(a)
-    if name == "where":
-        mask, = args
-        if np.broadcast_shapes(a.shape, mask.shape) != a.shape:
-            return xp.where(mask, a, -math.inf)
-        xp.copyto(a, -math.inf, where=~mask)
-        return a
-    return getattr(xp, name)(a, *args, out=a)
 
 
 def _unpacked(q, k, v):

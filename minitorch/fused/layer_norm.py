@@ -5,6 +5,7 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..tensor import Tensor
+from .rows import into, row_dots
 
 
 class LayerNorm(Function):
@@ -25,8 +26,8 @@ class LayerNorm(Function):
     def normalize(self, x, over_n):
         """(xhat, rstd) of x (M, n), rstd (M, 1): for the forward and again for backward (arrays or Tensors)."""
         centered = x - (x @ over_n).reshape(-1, 1)                          # x - mean
-        rstd = 1.0 / A.sqrt((centered * centered) @ over_n + self.eps).reshape(-1, 1)
-        return centered * rstd, rstd
+        rstd = 1.0 / A.sqrt(row_dots(centered, centered) * (1.0 / self.n) + self.eps)
+        return into("multiply", centered, rstd), rstd                      # xhat, in the buffer of x - mean
 
     def over_n(self, x):
         """(n,) 1 / n, an array of x's dtype on x's device (x an array or a Tensor): a row @ over_n is its mean."""
@@ -59,7 +60,7 @@ class LayerNorm(Function):
             dx = g - (g @ w_over_n).reshape(-1, 1) if weight is None else g * weight.reshape(n)  # gh (a new array)
             if weight is not None:
                 dx -= (g @ w_over_n).reshape(-1, 1)                         # - mean(gh)
-            dx -= xhat * (g_xhat @ w_over_n).reshape(-1, 1)                 # - xhat * mean(gh * xhat)
+            dx -= into("multiply", xhat, (g_xhat @ w_over_n).reshape(-1, 1))  # - xhat * mean(gh * xhat)
             dx *= rstd
             dx = dx.reshape(self.x_shape)
         return dx, dw, db
