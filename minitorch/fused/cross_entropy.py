@@ -8,9 +8,8 @@ import numpy as np
 from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
-from ..functions import cat
 from ..tensor import Tensor
-from .rows import row_blocks, row_sum
+from .rows import into, joined_rows, row_blocks, row_sum, row_sums
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -33,7 +32,7 @@ class CrossEntropy(Function):
     Saved: x, the target (ignored rows pointed at class 0) and the bool mask of valid rows; E and S are recomputed.
     Both walk the rows in blocks that stay in the CPU's cache (rows.py; one block on a GPU): the forward makes no
     (M, C) array (z and E of one block at a time, in one buffer), the backward makes E and dx of a block at a time
-    (dx scaled in place, the (1 - e) one_hot(t) term taken at the target entries alone), then joins the blocks.
+    (in one buffer, the (1 - e) one_hot(t) term taken at the target entries alone), copied into dx made once.
     """
     needs_float = True
 
@@ -73,14 +72,13 @@ class CrossEntropy(Function):
             g = g / n_valid_of(valid, x.dtype)
         s = (g * valid).reshape(-1, 1)                       # s_r, (M, 1); g is () for mean/sum, (M,) for none
         blocks = row_blocks(n_rows, x.dtype.itemsize * n_classes, backend.device_of(t))
-        parts = [self.rows_gradient(x[r], s[r], t[r]) for r in blocks]
-        return (parts[0] if len(parts) == 1 else _joined(parts)), None
+        return joined_rows(lambda r: self.rows_gradient(x[r], s[r], t[r]), blocks, x), None
 
     def rows_gradient(self, x, s, t):
-        """dx of a block of rows (x (m, C), s (m, 1), t (m,)): E and dx stay in cache until the join."""
+        """dx of a block of rows (x (m, C), s (m, 1), t (m,)), in one buffer that stays in cache until the join."""
         e, n_classes = self.e, x.shape[1]
-        E = A.exp(x - A.max(x, 1, keepdim=True))
-        dx = E * (s / A.sum(E, 1, keepdim=True))             # p * s
+        dx = into("exp", x - A.max(x, 1, keepdim=True))     # E
+        dx = into("multiply", dx, s / row_sums(dx))          # p * s
         if e:
             dx -= s * (e / n_classes)                        # - s e / C
         if A.is_array(dx):                                   # - s (1 - e) one_hot(t): the m target entries only
@@ -88,11 +86,6 @@ class CrossEntropy(Function):
         else:                                                # (on Tensors, create_graph: as a dense product)
             dx = dx - s * (1.0 - e) * (t[:, None] == backend.xp_of(t).arange(n_classes))
         return dx
-
-
-def _joined(parts):
-    """Blocks of rows joined along the first dim: arrays, or Tensors (through Cat) under create_graph."""
-    return backend.xp_of(parts[0]).concatenate(parts) if A.is_array(parts[0]) else cat(parts)
 
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

@@ -3,7 +3,7 @@
 The fused ops work on rows (..., n): a row's sum or its dot product with another row as one BLAS call, row blocks
 that stay in the CPU's cache between passes, and elementwise functions written into the buffer of a new array. Each
 helper says why it beats the plain NumPy expression. row_sums, row_dots and into take arrays or Tensors (a backward
-runs on Tensors under create_graph=True), the others arrays.
+runs on Tensors under create_graph=True), and joined_rows, the others arrays.
 """
 import math
 import operator
@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend
 from ..core import Node
 from ..ops import array_ops as A
+from ..functions import cat
 
 BLOCK_BYTES = 1 << 20  # row blocks of about 1 MB stay in the L2 cache between the passes over them
 
@@ -39,6 +40,20 @@ def row_blocks(n_rows, row_bytes, device):
     step = max(1, n_rows if device != "cpu" else BLOCK_BYTES // max(row_bytes, 1))
     return [slice(i, i + step) for i in range(0, n_rows, step)]
 
+
+
+def joined_rows(part, blocks, like):
+    """part(r) for each row slice r of blocks, joined along the first axis. On arrays into one array of like's shape
+    and dtype, made once: each block's result is copied in while in cache, then freed, so that the next block reuses
+    its memory (a new array's first touch of fresh memory costs more than the arithmetic here). On Tensors (a
+    backward under create_graph=True) the parts joined with cat."""
+    if A.is_array(like):
+        out = backend.xp_of(like).empty(like.shape, like.dtype)
+        for r in blocks:
+            out[r] = part(r)
+        return out
+    parts = [part(r) for r in blocks]
+    return parts[0] if len(parts) == 1 else cat(parts)
 
 
 def _array(a):
