@@ -51,7 +51,7 @@ class ScaledDotProductAttention(Function):
         dq = dk = None
         if need_q or need_k:
             dw = self.dropped(g @ A.swap_last(v), keep)      # da = g v^T,  dw = da * m / (1 - p)
-            ds = dw - row_sums(dw * w)                      # dw - <dw, w>: a new array, then in place
+            ds = into("subtract", dw, row_sums(dw * w))      # dw - <dw, w>, in the buffer of dw
             ds *= w                                          # ds = w * (dw - <dw, w>)
             ds *= 1.0 / math.sqrt(q.shape[-1])               # the 1 / sqrt(d) of dq and dk, once
             dq = ds @ k if need_q else None
@@ -70,7 +70,7 @@ class ScaledDotProductAttention(Function):
         s *= 1.0 / math.sqrt(q.shape[-1])
         if mask is not None:
             s = into("masked", s, mask)                      # -inf where masked
-        e = into("exp", s - _row_max(s))
+        e = into("exp", into("subtract", s, _row_max(s)))   # exp(s - max), in the buffer of s
         total = row_sums(e)
         return into("true_divide", e, A.where(total == 0, 1.0, total))
 

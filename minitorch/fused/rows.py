@@ -75,15 +75,15 @@ def row_dots(a, b):
     return row_sums(a * b)
 
 
-_TENSOR_FORMS = {"exp": A.exp, "multiply": operator.mul, "true_divide": operator.truediv,
+_TENSOR_FORMS = {"exp": A.exp, "multiply": operator.mul, "subtract": operator.sub, "true_divide": operator.truediv,
                  "masked": lambda s, mask: A.where(mask, s, -math.inf)}
 
 
 def into(name, a, *args):
     """The elementwise function `name` of a and args, written into a's buffer: a is a new array that nothing else
-    holds. exp, multiply and true_divide as NumPy's; masked(a, mask) puts -inf where the bool mask is False (a new
-    array when the mask's batch dims broadcast a). On a Tensor (a backward under create_graph=True) the same function
-    as a new Tensor: the op that made a may have saved it for its own backward, so a is not changed."""
+    holds. exp, multiply, subtract and true_divide as NumPy's; masked(a, mask) puts -inf where the bool mask is False
+    (a new array when the mask's batch dims broadcast a). On a Tensor (a backward under create_graph=True) the same
+    function as a new Tensor: the op that made a may have saved it for its own backward, so a is not changed."""
     if not A.is_array(a):
         return _TENSOR_FORMS[name](a, *args)
     xp = backend.xp_of(a)
