@@ -53,7 +53,8 @@ class ScaledDotProductAttention(Function):
             dw = self.dropped(g @ A.swap_last(v), keep)      # da = g v^T,  dw = da * m / (1 - p)
             ds = into("subtract", dw, row_sums(dw * w))      # dw - <dw, w>, in the buffer of dw
             ds *= w                                          # ds = w * (dw - <dw, w>)
-            ds *= 1.0 / math.sqrt(q.shape[-1])               # the 1 / sqrt(d) of dq and dk, once
+            scale = 1.0 / math.sqrt(q.shape[-1])
+            ds *= scale                                      # the 1 / sqrt(d) of dq and dk, once
             dq = ds @ k if need_q else None
             dk = A.swap_last(ds) @ q if need_k else None
         if k_in is None:                                     # qkv: one gradient for the three parts
@@ -66,8 +67,9 @@ class ScaledDotProductAttention(Function):
     def weights(q, k, mask):
         """w = softmax(s) along the keys, s = q k^T / sqrt(d) with -inf where masked (..., Tq, Tk); arrays or Tensors.
         A row with no allowed key has max -inf: it is shifted by 0 instead and its zero sum divided by 1 (w = 0)."""
+        scale = 1.0 / math.sqrt(q.shape[-1])
         s = q @ A.swap_last(k)
-        s *= 1.0 / math.sqrt(q.shape[-1])
+        s *= scale
         if mask is not None:
             s = into("masked", s, mask)                      # -inf where masked
         e = into("exp", into("subtract", s, _row_max(s)))   # exp(s - max), in the buffer of s
@@ -76,7 +78,10 @@ class ScaledDotProductAttention(Function):
 
     def dropped(self, w, keep):
         """w * m / (1 - p), or w itself without dropout."""
-        return w if keep is None else dropped_out(w, keep, 1.0 / (1.0 - self.dropout_p))
+        if keep is None:
+            return w
+        dropout_scale = 1.0 / (1.0 - self.dropout_p)
+        return dropped_out(w, keep, dropout_scale)
 
 
 def _row_max(s):
