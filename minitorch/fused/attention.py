@@ -47,21 +47,21 @@ class ScaledDotProductAttention(Function):
         q, k, v = _unpacked(q_in, k_in, v_in)
         need_q, need_k, need_v = _needs(self.needs_input_grad, k_in, v_in)
         w = self.weights(q, k, mask)                         # computed again: only the inputs are saved
-        dv = A.swap_last(self.dropped(w, keep)) @ g if need_v else None
-        dq = dk = None
+        dv = (A.swap_last(self.dropped(w, keep)), g) if need_v else None    # each gradient as the (a, b) of its
+        dq = dk = None                                                       # product a @ b, taken below
         if need_q or need_k:
             dw = self.dropped(g @ A.swap_last(v), keep)      # da = g v^T,  dw = da * m / (1 - p)
             ds = into("subtract", dw, row_sums(dw * w))      # dw - <dw, w>, in the buffer of dw
             ds *= w                                          # ds = w * (dw - <dw, w>)
             scale = 1.0 / math.sqrt(q.shape[-1])
             ds *= scale                                      # the 1 / sqrt(d) of dq and dk, once
-            dq = ds @ k if need_q else None
-            dk = A.swap_last(ds) @ q if need_k else None
+            dq = (ds, k) if need_q else None
+            dk = (A.swap_last(ds), q) if need_k else None
         if k_in is None:                                     # qkv: one gradient for the three parts
             return _stacked(dq, dk, dv), None, None, None, None
         if v_in is None:                                     # q and kv
-            return dq, _stacked(dk, dv), None, None, None
-        return dq, dk, dv, None, None
+            return _product(dq), _stacked(dk, dv), None, None, None
+        return _product(dq), _product(dk), _product(dv), None, None
 
     @staticmethod
     def weights(q, k, mask):
@@ -109,11 +109,26 @@ def _needs(needs_input_grad, k, v):
     return needs_input_grad[:3]
 
 
-def _stacked(*parts):
-    """The gradient of a packed input: its parts' gradients stacked along a new first axis (None if none)."""
-    if parts[0] is None:
+def _product(pair):
+    """a @ b for pair (a, b), or None."""
+    return None if pair is None else pair[0] @ pair[1]
+
+
+def _stacked(*pairs):
+    """The gradient of a packed input: the products a @ b of its parts' pairs, stacked along a new first axis (None if
+    none is needed). On arrays each product is written into its part of one array (stacking would copy them)."""
+    if pairs[0] is None:
         return None
-    return backend.xp_of(parts[0]).stack(parts) if A.is_array(parts[0]) else stack(parts)
+    operands = [x for pair in pairs for x in pair]
+    if not all(A.is_array(x) for x in operands):
+        return stack([a @ b for a, b in pairs])
+    a, b = pairs[0]
+    xp = backend.xp_of(a)
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    out = xp.empty((len(pairs),) + shape, np.result_type(*operands))
+    for part, (a, b) in zip(out, pairs):
+        xp.matmul(a, b, out=part)
+    return out
 
 
 def _dropout_words(shape, device, dropout_p, training):
