@@ -1,6 +1,6 @@
 """Softmax and log-softmax along one dim, each one Function whose backward needs only the saved output.
 
-The faster versions (in place on the CPU, three kernels forward and two backward on the GPU) are in
+The CPU runs this code, whose forward works in place; the GPU's kernels (three forward, two backward) are in
 minitorch/kernels/softmax.py.
 """
 from .. import backend
