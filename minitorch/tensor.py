@@ -412,7 +412,11 @@ class Tensor(Value):
         return ops.MaskedFill.apply(self, mask, value=value)
 
     # ----- reductions -----
-    def sum(self, dim=None, keepdim=False): return ops.Sum.apply(self, dim=dim, keepdim=keepdim)
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=False):
+        """The sum over dim (an int, a tuple, or None: all). NumPy's axis and keepdims are taken too, so that a
+        backward formula reads the same on an array and on a Tensor (create_graph)."""
+        return ops.Sum.apply(self, dim=dim if axis is None else axis, keepdim=keepdim or keepdims)
+
     def mean(self, dim=None, keepdim=False): return ops.Mean.apply(self, dim=dim, keepdim=keepdim)
 
     def amax(self, dim=None, keepdim=False):

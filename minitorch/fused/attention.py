@@ -1,7 +1,7 @@
 """Scaled dot-product attention (Vaswani et al. 2017, eq. 1) as one Function, dropout on the weights included.
 
-The reference op below is the derivation, written once for arrays and Tensors; the faster paths (in place on the CPU,
-fuse kernels on the GPU) are in minitorch/kernels/attention.py."""
+The reference op below is the derivation, written once for arrays and Tensors, in place where an array is fresh (the
+CPU runs it); the GPU's fuse kernels are in minitorch/kernels/attention.py."""
 import math
 
 import numpy as np
@@ -9,9 +9,10 @@ import numpy as np
 from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
-from ..ops.dropout import keep_mask, random_words
+from ..ops.dropout import dropped_out, keep_mask, random_words
 from ..functions import stack
 from ..tensor import Tensor
+from .rows import into, row_sums
 
 
 class ScaledDotProductAttention(Function):
@@ -28,6 +29,9 @@ class ScaledDotProductAttention(Function):
     Saves its inputs q, k, v, the bool mask and m; backward computes w again from q and k.
     Packed inputs: q may be qkv (3, ..., T, d) with k and v None (self_attention), or k may be kv (2, ..., Tk, d) with
     v None (cross_attention); the packed input's gradient is then its parts' gradients stacked.
+    Arrays made here are worked on in place (the softmax in the buffer of its shifted scores, ds in the buffer of
+    dw - <dw, w>, the 1 / sqrt(d) of dq and dk taken once on ds): on Tensors, under create_graph=True, those are
+    recorded in-place ops on Tensors that no op saved, or new Tensors (rows.into).
     """
     needs_float = True
 
@@ -42,43 +46,51 @@ class ScaledDotProductAttention(Function):
         q_in, k_in, v_in, mask, keep = self.saved_tensors
         q, k, v = _unpacked(q_in, k_in, v_in)
         need_q, need_k, need_v = _needs(self.needs_input_grad, k_in, v_in)
-        scale = 1.0 / math.sqrt(q.shape[-1])
         w = self.weights(q, k, mask)                         # computed again: only the inputs are saved
-        a = self.dropped(w, keep)
-        dv = A.swap_last(a) @ g if need_v else None
-        dq = dk = None
+        dv = (A.swap_last(self.dropped(w, keep)), g) if need_v else None    # each gradient as the (a, b) of its
+        dq = dk = None                                                       # product a @ b, taken below
         if need_q or need_k:
-            da = g @ A.swap_last(v)
-            dw = self.dropped(da, keep)                      # dw = da * m / (1 - p)
-            ds = w * (dw - A.sum(dw * w, -1, True))          # ds = w * (dw - <dw, w>)
-            dq = ds @ k * scale if need_q else None
-            dk = A.swap_last(ds) @ q * scale if need_k else None
+            dw = self.dropped(g @ A.swap_last(v), keep)      # da = g v^T,  dw = da * m / (1 - p)
+            ds = into("subtract", dw, row_sums(dw * w))      # dw - <dw, w>, in the buffer of dw
+            ds *= w                                          # ds = w * (dw - <dw, w>)
+            scale = 1.0 / math.sqrt(q.shape[-1])
+            ds *= scale                                      # the 1 / sqrt(d) of dq and dk, once
+            dq = (ds, k) if need_q else None
+            dk = (A.swap_last(ds), q) if need_k else None
         if k_in is None:                                     # qkv: one gradient for the three parts
             return _stacked(dq, dk, dv), None, None, None, None
         if v_in is None:                                     # q and kv
-            return dq, _stacked(dk, dv), None, None, None
-        return dq, dk, dv, None, None
+            return _product(dq), _stacked(dk, dv), None, None, None
+        return _product(dq), _product(dk), _product(dv), None, None
 
     @staticmethod
     def weights(q, k, mask):
         """w = softmax(s) along the keys, s = q k^T / sqrt(d) with -inf where masked (..., Tq, Tk); arrays or Tensors.
         A row with no allowed key has max -inf: it is shifted by 0 instead and its zero sum divided by 1 (w = 0)."""
         scale = 1.0 / math.sqrt(q.shape[-1])
-        s = (q @ A.swap_last(k)) * scale
+        s = q @ A.swap_last(k)
+        s *= scale
         if mask is not None:
-            s = A.where(mask, s, -math.inf)
-        row_max = A.max(s, -1, True)
-        row_max = A.where(row_max == -math.inf, 0.0, row_max)
-        e = A.exp(s - row_max)
-        total = A.sum(e, -1, True)
-        return e / A.where(total == 0, 1.0, total)
+            s = into("masked", s, mask)                      # -inf where masked
+        e = into("exp", into("subtract", s, _row_max(s)))   # exp(s - max), in the buffer of s
+        total = row_sums(e)
+        return into("true_divide", e, A.where(total == 0, 1.0, total))
 
     def dropped(self, w, keep):
         """w * m / (1 - p), or w itself without dropout."""
         if keep is None:
             return w
         dropout_scale = 1.0 / (1.0 - self.dropout_p)
-        return w * keep * dropout_scale
+        return dropped_out(w, keep, dropout_scale)
+
+
+def _row_max(s):
+    """The max of s along the last axis (keepdim), -inf (a row with no allowed key) taken as 0: the shift of the
+    softmax, a constant per row (the softmax does not depend on it), so it is taken from a Tensor's array."""
+    s = s.data if isinstance(s, Tensor) else s
+    m = s.max(axis=-1, keepdims=True)
+    backend.xp_of(m).copyto(m, 0, where=backend.xp_of(m).isneginf(m))
+    return m
 
 
 def _unpacked(q, k, v):
@@ -97,11 +109,26 @@ def _needs(needs_input_grad, k, v):
     return needs_input_grad[:3]
 
 
-def _stacked(*parts):
-    """The gradient of a packed input: its parts' gradients stacked along a new first axis (None if none)."""
-    if parts[0] is None:
+def _product(pair):
+    """a @ b for pair (a, b), or None."""
+    return None if pair is None else pair[0] @ pair[1]
+
+
+def _stacked(*pairs):
+    """The gradient of a packed input: the products a @ b of its parts' pairs, stacked along a new first axis (None if
+    none is needed). On arrays each product is written into its part of one array (stacking would copy them)."""
+    if pairs[0] is None:
         return None
-    return backend.xp_of(parts[0]).stack(parts) if A.is_array(parts[0]) else stack(parts)
+    operands = [x for pair in pairs for x in pair]
+    if not all(A.is_array(x) for x in operands):
+        return stack([a @ b for a, b in pairs])
+    a, b = pairs[0]
+    xp = backend.xp_of(a)
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    out = xp.empty((len(pairs),) + shape, np.result_type(*operands))
+    for part, (a, b) in zip(out, pairs):
+        xp.matmul(a, b, out=part)
+    return out
 
 
 def _dropout_words(shape, device, dropout_p, training):

@@ -1,6 +1,6 @@
 """Cross-entropy with label smoothing: log-softmax and negative log-likelihood fused into one Function.
 
-The faster versions (cache-sized row blocks on the CPU, fused kernels on the GPU) are in
+The forward walks the rows in cache-sized blocks (rows.py); the GPU's fused kernels are in
 minitorch/kernels/cross_entropy.py.
 """
 import numpy as np
@@ -9,6 +9,7 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..tensor import Tensor
+from .rows import into, joined_rows, row_blocks, row_sum, row_sums
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -29,6 +30,9 @@ class CrossEntropy(Function):
     ignored rows), p = E / S:
         d loss_r / d x_rc = p_rc - q_rc,   so   dx = E * (s / S) - s e / C - s (1 - e) one_hot(t)
     Saved: x, the target (ignored rows pointed at class 0) and the bool mask of valid rows; E and S are recomputed.
+    Both walk the rows in blocks that stay in the CPU's cache (rows.py; one block on a GPU): the forward makes no
+    (M, C) array (z and E of one block at a time, in one buffer), the backward makes E and dx of a block at a time
+    (in one buffer, the (1 - e) one_hot(t) term taken at the target entries alone), copied into dx made once.
     """
     needs_float = True
 
@@ -40,11 +44,21 @@ class CrossEntropy(Function):
         t = xp.where(valid, target, 0)  # any class will do for an ignored row; its loss is zeroed
         self.save_for_backward(x, t, valid)
         self.e, self.reduction = e, reduction
-        z = x - x.max(axis=1, keepdims=True)
-        E = xp.exp(z)
-        S = E.sum(axis=1)
-        z_sum = z.sum(axis=1)
-        loss = (xp.log(S) - (1.0 - e) * z[xp.arange(n_rows), t] - (e / n_classes) * z_sum) * valid
+        row_max = x.max(axis=1, keepdims=True)
+        S, z_sum = xp.empty(n_rows, x.dtype), xp.zeros(n_rows, x.dtype)
+        blocks = row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x))
+        buffer = xp.empty((blocks[0].stop - blocks[0].start if blocks else 0, n_classes), x.dtype)
+        ones = xp.ones(n_classes, x.dtype)  # made once for every block's row sums
+        for r in blocks:
+            z = xp.subtract(x[r], row_max[r], out=buffer[:len(row_max[r])])   # z = x - max
+            if e:
+                z_sum[r] = row_sum(z, ones)                                     # sum_c z
+            S[r] = row_sum(xp.exp(z, out=z), ones)                             # S = sum_c exp(z)
+        z_target = x[xp.arange(n_rows), t] - row_max[:, 0]
+        loss = xp.log(S) - (1.0 - e) * z_target
+        if e:
+            loss -= (e / n_classes) * z_sum
+        loss *= valid
         if reduction == "none":
             return loss
         if reduction == "sum":
@@ -53,16 +67,25 @@ class CrossEntropy(Function):
 
     def backward(self, g):
         x, t, valid = self.saved_tensors
-        e, n_classes = self.e, x.shape[1]
+        n_rows, n_classes = x.shape
         if self.reduction == "mean":
             g = g / n_valid_of(valid, x.dtype)
-        s = (g * valid).reshape(-1, 1)                      # s_r, (M, 1); g is () for mean/sum, (M,) for none
-        E = A.exp(x - A.max(x, 1, keepdim=True))
-        S = A.sum(E, 1, keepdim=True)
-        one_hot = t[:, None] == backend.xp_of(t).arange(n_classes)
-        q = (one_hot * (1.0 - e) + e / n_classes).astype(x.dtype)  # a constant: built from the integer target
-        dx = E * (s / S) - s * q
-        return dx, None
+        s = (g * valid).reshape(-1, 1)                       # s_r, (M, 1); g is () for mean/sum, (M,) for none
+        blocks = row_blocks(n_rows, x.dtype.itemsize * n_classes, backend.device_of(t))
+        return joined_rows(lambda r: self.rows_gradient(x[r], s[r], t[r]), blocks, x), None
+
+    def rows_gradient(self, x, s, t):
+        """dx of a block of rows (x (m, C), s (m, 1), t (m,)), in one buffer that stays in cache until the join."""
+        e, n_classes = self.e, x.shape[1]
+        dx = into("exp", x - A.max(x, 1, keepdim=True))     # E
+        dx = into("multiply", dx, s / row_sums(dx))          # p * s
+        if e:
+            dx -= s * (e / n_classes)                        # - s e / C
+        if A.is_array(dx):                                   # - s (1 - e) one_hot(t): the m target entries only
+            dx[backend.xp_of(t).arange(len(t)), t] -= (1.0 - e) * s[:, 0]
+        else:                                                # (on Tensors, create_graph: as a dense product)
+            dx = dx - s * (1.0 - e) * (t[:, None] == backend.xp_of(t).arange(n_classes))
+        return dx
 
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

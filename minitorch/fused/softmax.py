@@ -1,6 +1,6 @@
 """Softmax and log-softmax along one dim, each one Function whose backward needs only the saved output.
 
-The faster versions (in place on the CPU, three kernels forward and two backward on the GPU) are in
+The CPU runs this code, whose forward works in place; the GPU's kernels (three forward, two backward) are in
 minitorch/kernels/softmax.py.
 """
 from .. import backend
@@ -9,20 +9,25 @@ from ..ops import array_ops as A
 from ..ops import normalize_dims
 
 
-def _shift_and_sums(x, dim):
-    """(z, total): z = x - max(x) along dim, total = sum(exp(z)) along dim (keepdim). A row that is all -inf is
-    shifted by 0 (not by -inf, which gives nan) and its zero sum is replaced by 1 (softmax 0, log-softmax -inf)."""
+def _shifted(x, dim):
+    """x - max(x) along dim, a new array; a row that is all -inf is shifted by 0 (not by -inf, which gives nan)."""
     xp = backend.xp_of(x)
     m = x.max(axis=dim, keepdims=True)
-    z = x - xp.where(xp.isneginf(m), 0, m)
-    total = xp.exp(z).sum(axis=dim, keepdims=True)
-    return z, xp.where(total == 0, 1, total)
+    xp.copyto(m, 0, where=xp.isneginf(m))
+    return x - m
+
+
+def _row_sums(e, dim):
+    """sum(e) along dim (keepdim), the zero sum of an all -inf row replaced by 1 (softmax 0, log-softmax -inf)."""
+    total = e.sum(axis=dim, keepdims=True)
+    backend.xp_of(e).copyto(total, 1, where=total == 0)
+    return total
 
 
 def _one_dim(dim, ndim, op):
     if not isinstance(dim, int):
         raise TypeError(f"{op}: dim must be an int, got {dim!r}")
-    return normalize_dims(dim, ndim)[0]
+    return dim % ndim if -ndim <= dim < ndim else normalize_dims(dim, ndim)[0]   # (which raises the error)
 
 
 class Softmax(Function):
@@ -33,19 +38,22 @@ class Softmax(Function):
     Backward (docs/backprop.md section 1), with <a, b> summed along dim:
         d y_i / d x_j = y_i ([i = j] - y_j)
         dx = y * (g - <g, y>)                            (dx_j = sum_i g_i d y_i / d x_j)
+    The forward computes y in the one buffer of x - max; the backward makes two arrays, g * y and dx.
     """
     needs_float = True
 
     def forward(self, x, dim):
         self.dim = dim
-        z, total = _shift_and_sums(x, dim)
-        y = backend.xp_of(x).exp(z) / total
+        y = _shifted(x, dim)                             # z = x - max, then exp(z), then / sum, all in place
+        backend.xp_of(x).exp(y, out=y)
+        y /= _row_sums(y, dim)
         self.save_for_backward(y)
         return y
 
     def backward(self, g):
         y, = self.saved_tensors
-        dx = y * (g - A.sum(g * y, self.dim, keepdim=True))
+        dx = g - (g * y).sum(axis=self.dim, keepdims=True)   # g - <g, y>: a new array (or Tensor), scaled in place
+        dx *= y
         return dx
 
 
@@ -56,21 +64,22 @@ class LogSoftmax(Function):
     Backward (docs/backprop.md section 2), with p = softmax(x) = exp(y) and sums along dim:
         d y_i / d x_j = [i = j] - p_j
         dx = g - p * sum(g)
+    The forward computes y in the buffer of x - max.
     """
     needs_float = True
 
     def forward(self, x, dim):
+        xp = backend.xp_of(x)
         self.dim = dim
-        z, total = _shift_and_sums(x, dim)
-        y = z - backend.xp_of(x).log(total)
+        y = _shifted(x, dim)                             # z = x - max, then z - log(sum(exp(z))) in place
+        y -= xp.log(_row_sums(xp.exp(y), dim))
         self.save_for_backward(y)
         return y
 
     def backward(self, g):
         y, = self.saved_tensors
         p = A.exp(y)  # 0 on an all -inf row, whose gradient is then g
-        dx = g - p * A.sum(g, self.dim, keepdim=True)
-        return dx
+        return g - p * g.sum(axis=self.dim, keepdims=True)
 
 
 def softmax(x, dim=-1):

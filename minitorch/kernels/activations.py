@@ -37,17 +37,6 @@ class BiasReluCuda(BiasRelu):
         return dz, dz
 
 
-@kernel(BiasRelu, "cpu")
-class BiasReluCpu(BiasRelu):
-    """The sum computed once and clamped in place."""
-
-    def forward(self, a, b):
-        z = a + b
-        out = backend.xp_of(z).maximum(z, 0, out=z if z.ndim else None)  # (0-d: a + b is a NumPy scalar)
-        self.save_for_backward(out)
-        return out
-
-
 def _gelu_t(xp, a):
     """(clipped a, tanh(u)) of Gelu, inside a kernel body (Gelu.tanh_u's expression)."""
     c = xp.minimum(xp.maximum(a, -10.0), 10.0)

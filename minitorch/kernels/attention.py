@@ -1,8 +1,8 @@
-"""ScaledDotProductAttention on each device: on the CPU in place in the buffer of the scores, saving the weights w;
-on the GPU with fuse kernels (three for the masked softmax, two for its backward, one for dropout after the draw) on
-C-contiguous copies that the batched matmuls read without copying them again.
+"""ScaledDotProductAttention on the GPU, with fuse kernels (three for the masked softmax, two for its backward, one for
+dropout after the draw) on C-contiguous copies that the batched matmuls read without copying them again. (The CPU
+runs the reference op, fused/attention.py.)
 
-Both save w (and the bool keep mask) where the reference computes w again in backward: one (..., Tq, Tk) array for
+It saves w (and the bool keep mask) where the reference computes w again in backward: one (..., Tq, Tk) array for
 one matmul and a softmax less. A packed input's (qkv, kv) gradient is one array whose parts the matmuls write, where
 stacking would copy them."""
 import math
@@ -12,7 +12,6 @@ import numpy as np
 from .. import backend
 from ..core import kernel
 from ..fused.attention import ScaledDotProductAttention, _unpacked
-from ..ops import keep_mask
 from ..ops.dropout import keep_threshold
 from .dropout import dropout_kernel, scale_by_mask
 
@@ -56,68 +55,6 @@ def _scores_for(s, mask):
         return s
     xp = backend.xp_of(s)
     return xp.ascontiguousarray(xp.broadcast_to(s, np.broadcast_shapes(s.shape, mask.shape)))
-
-
-@kernel(ScaledDotProductAttention, "cpu")
-class ScaledDotProductAttentionCpu(_Parts, ScaledDotProductAttention):
-    """The softmax in place in the buffer of s, and the backward's temporaries reused; saves q, k, v, w and keep."""
-
-    def forward(self, q, k, v, mask, words, *, dropout_p):
-        xp = backend.xp_of(q)
-        self.set_parts(q, k, v)
-        q, k, v = _unpacked(q, k, v)
-        self.scale, self.dropout_p = 1.0 / math.sqrt(q.shape[-1]), dropout_p
-        s = _scores_for(q @ _swap(k), mask)
-        s *= self.scale                                      # s = q k^T / sqrt(d)
-        if mask is not None:
-            xp.copyto(s, -math.inf, where=~mask)
-        row_max = s.max(axis=-1, keepdims=True)
-        if mask is not None:  # a fully masked row has max -inf; shifting by 0 instead keeps exp(-inf) = 0, no nan
-            xp.copyto(row_max, 0, where=xp.isneginf(row_max))
-        w = s                                                # the buffer of s becomes w
-        w -= row_max
-        xp.exp(w, out=w)
-        total = w.sum(axis=-1, keepdims=True)
-        if mask is not None:  # and its sum is 0: divide by 1 to leave the row at 0
-            xp.copyto(total, 1, where=total == 0)
-        w /= total                                           # w = softmax(s)
-        keep = None if words is None else keep_mask(words, dropout_p)
-        self.save_for_backward(q, k, v, w, keep)
-        a = w
-        if keep is not None:
-            a = w * keep
-            a *= 1.0 / (1.0 - dropout_p)
-        return a @ v
-
-    def backward(self, g):
-        xp = backend.xp_of(g)
-        q, k, v, w, keep = self.saved_tensors
-        grads = self.gradient_buffers(g)
-        need_q, need_k, need_v = self.needs_qkv_grad()
-        dropout_scale = 1.0 / (1.0 - self.dropout_p)
-        a = w
-        if keep is not None:  # rebuilt from w and the bool mask rather than saved: 1 byte an element, not 4-8
-            a = w * keep
-            a *= dropout_scale
-        dv = self.product(_swap(a), g, 2, grads) if need_v else None
-        if not (need_q or need_k):
-            return self.gradients(grads, None, None, dv)
-        da = g @ _swap(v)                                    # da = g v^T
-        dw = da                                              # scaled in place: the buffer of da becomes dw
-        if keep is not None:
-            dw *= keep
-            dw *= dropout_scale                              # dw = da * m / (1 - p)
-        dw_w = dw * w
-        dw_dot_w = dw_w.sum(axis=-1, keepdims=True)          # <dw, w>
-        ds = xp.subtract(dw, dw_dot_w, out=dw_w)             # in the buffer of dw * w
-        ds *= w                                              # ds = w * (dw - <dw, w>)
-        dq = self.product(ds, k, 0, grads) if need_q else None
-        dk = self.product(_swap(ds), q, 1, grads) if need_k else None
-        if dq is not None:
-            dq *= self.scale
-        if dk is not None:
-            dk *= self.scale
-        return self.gradients(grads, dq, dk, dv)
 
 
 @kernel(ScaledDotProductAttention, "cuda")

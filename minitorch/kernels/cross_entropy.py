@@ -1,10 +1,8 @@
-"""CrossEntropy on each device.
+"""CrossEntropy on the GPU (the CPU runs the reference op, fused/cross_entropy.py).
 
-On the CPU the rows are walked in cache-sized blocks (rows.py) and only E (M, C) in the logits' dtype and S (M,) are
-saved, not x: the division by S happens on the (M, 1) side, and the backward writes dx into E when no second backward
-follows (rows.grad_buffer). On the GPU the forward is two row reductions (max, then S and sum_c q_c z_c together with
-q built from a column index made once per class count) and the loss's sum (with the count of valid rows: the mean's
-division reads both), and the backward one kernel, dx = s * (exp(z) / S - q); x, the row max and S are saved. Two sums
+The forward is two row reductions (max, then S and sum_c q_c z_c together with q built from a column index made once
+per class count) and the loss's sum (with the count of valid rows: the mean's division reads both), and the backward
+one kernel, dx = s * (exp(z) / S - q); x, the row max and S are saved. Two sums
 over the same rows are one complex sum, sum(a + 1j b) = sum(a) + 1j sum(b), each part the float sum it would be alone
 (see kernels/layer_norm.py).
 """
@@ -12,63 +10,8 @@ import numpy as np
 
 from .. import backend
 from ..core import kernel
-from ..fused.cross_entropy import CrossEntropy, n_valid_of
-from .rows import grad_buffer, row_blocks, row_sum
+from ..fused.cross_entropy import CrossEntropy
 from .softmax import max_of_rows
-
-
-@kernel(CrossEntropy, "cpu")
-class CrossEntropyCpu(CrossEntropy):
-    """The reference's loss and gradient in row blocks that stay in cache; saves E and S (and the target, the valid
-    mask and the count of valid rows)."""
-
-    def forward(self, x, target, *, ignore_index, label_smoothing, reduction):
-        xp = backend.xp_of(x)
-        n_rows, n_classes = x.shape
-        e = label_smoothing
-        valid = target != ignore_index
-        safe_target = xp.where(valid, target, 0)  # any class will do for an ignored row; its loss is zeroed
-        E = xp.empty_like(x)
-        row_max = xp.empty((n_rows, 1), x.dtype)
-        S = xp.empty(n_rows, x.dtype)
-        z_sum = xp.zeros(n_rows, x.dtype)
-        ones = xp.ones(n_classes, x.dtype)  # made once for every block's row sums
-        for r in row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x)):
-            row_max[r] = x[r].max(axis=1, keepdims=True)
-            z = xp.subtract(x[r], row_max[r], out=E[r])                 # z, in the buffer that will hold E
-            if e:
-                z_sum[r] = row_sum(z, ones)                             # sum_c z
-            xp.exp(z, out=E[r])                                         # the one exponential, in place: E
-            S[r] = row_sum(E[r], ones)                                  # S
-        z_target = x[xp.arange(n_rows), safe_target] - row_max[:, 0]
-        loss = xp.log(S) - (1.0 - e) * z_target
-        if e:
-            loss -= (e / n_classes) * z_sum
-        loss *= valid
-        n_valid = n_valid_of(valid, x.dtype)  # on the device, in x's dtype (which keeps the loss's dtype)
-        self.save_for_backward(E, S, safe_target, valid, n_valid)
-        self.e, self.reduction = e, reduction
-        if reduction == "none":
-            return loss
-        if reduction == "sum":
-            return xp.asarray(loss.sum())
-        return xp.asarray(loss.sum() / n_valid)
-
-    def backward(self, g):
-        E, S, target, valid, n_valid = self.saved_tensors
-        xp, e = backend.xp_of(g), self.e
-        n_rows, n_classes = E.shape
-        if self.reduction == "mean":
-            g = g / n_valid
-        s = (g * valid).astype(E.dtype, copy=False)                    # s_r; g is () for mean/sum, (M,) for none
-        s_over_S = (s / S)[:, None]                                     # (M, 1): s / S
-        dx = grad_buffer(self, E)
-        for r in row_blocks(n_rows, E.itemsize * n_classes, backend.device_of(E)):
-            xp.multiply(E[r], s_over_S[r], out=dx[r])                   # E * (s / S)
-            if e:
-                dx[r] -= (e / n_classes) * s[r, None]                   # - s e / C
-        dx[xp.arange(n_rows), target] -= (1.0 - e) * s                  # - s (1 - e) one_hot(t)
-        return dx, None
 
 
 # ----- the GPU kernels (backend.fuse): x (M, C); row_max, S, target (M, 1); columns (C,) -----

@@ -1,8 +1,8 @@
-"""Dropout and DropoutAdd on each device: on the GPU one kernel after the random draw (mask, scale and sum fused); on
-the CPU in place, with the bool mask saved as the reference saves it."""
+"""Dropout and DropoutAdd on the GPU: one kernel after the random draw (mask, scale and sum fused). The CPU runs the
+reference ops (ops/dropout.py)."""
 from .. import backend
 from ..core import kernel
-from ..ops import Dropout, DropoutAdd, keep_mask, keep_threshold
+from ..ops import Dropout, DropoutAdd, keep_threshold
 
 
 @backend.fuse
@@ -40,25 +40,6 @@ class DropoutCuda(Dropout):
         return scale_by_mask(g, keep, g.dtype.type(self.scale)), None
 
 
-@kernel(Dropout, "cpu")
-class DropoutCpu(Dropout):
-    """The product and the scale in one buffer (the reference makes two temporaries)."""
-
-    def forward(self, a, words, *, p):
-        keep = keep_mask(words, p)
-        self.save_for_backward(keep)
-        self.scale = 1.0 / (1.0 - p)
-        out = a * keep
-        out *= self.scale  # a Python float: the product keeps a's dtype
-        return out
-
-    def backward(self, g):
-        keep, = self.saved_tensors
-        dx = g * keep
-        dx *= self.scale
-        return dx, None
-
-
 @kernel(DropoutAdd, "cuda")
 class DropoutAddCuda(DropoutAdd):
     """One kernel forward (dropout_add_kernel) where a Dropout and an Add take three; one backward."""
@@ -72,23 +53,3 @@ class DropoutAddCuda(DropoutAdd):
     def backward(self, g):
         keep, = self.saved_tensors
         return g, scale_by_mask(g, keep, g.dtype.type(self.scale)), None
-
-
-@kernel(DropoutAdd, "cpu")
-class DropoutAddCpu(DropoutAdd):
-    """In one buffer: y * m, scaled, plus x."""
-
-    def forward(self, x, y, words, *, p):
-        keep = keep_mask(words, p)
-        self.save_for_backward(keep)
-        self.scale = 1.0 / (1.0 - p)
-        out = y * keep
-        out *= self.scale
-        out += x
-        return out
-
-    def backward(self, g):
-        keep, = self.saved_tensors
-        dy = g * keep
-        dy *= self.scale
-        return g, dy, None

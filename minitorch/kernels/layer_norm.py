@@ -1,5 +1,4 @@
-"""LayerNorm on each device, on x as (M, n) rows. The CPU kernel saves xhat and rstd (the reference computes them
-again) and writes its last gradient term into xhat when no second backward follows. On the GPU: two launches
+"""LayerNorm on the GPU, on x as (M, n) rows (the CPU runs the reference op, fused/layer_norm.py): two launches
 forward (the row moments, normalise) and three backward (dw and db, the two row means, dx); xhat is recomputed inside
 each from x and its row moments, which are what is saved there.
 
@@ -14,55 +13,6 @@ import numpy as np
 from .. import backend
 from ..core import kernel
 from ..fused.layer_norm import LayerNorm
-from .rows import grad_buffer, row_dot, row_mean
-
-
-@kernel(LayerNorm, "cpu")
-class LayerNormCpu(LayerNorm):
-    """In place on one (M, n) buffer; saves xhat (M, n) in x's dtype, rstd (M,) and w."""
-
-    def forward(self, x, weight, bias, normalized_ndim, eps):
-        xp = backend.xp_of(x)
-        n = math.prod(x.shape[x.ndim - normalized_ndim:])
-        self.x_shape, self.w_shape = x.shape, x.shape[x.ndim - normalized_ndim:]
-        x = x.reshape(-1, n)
-        centered = x - row_mean(x)[:, None]                                 # x - mean
-        var = row_dot(centered, centered) / n                               # mean((x - mean)^2)
-        rstd = 1.0 / xp.sqrt(var + eps)
-        xhat = centered                                                     # scaled in place: the buffer now holds
-        xhat *= rstd[:, None]                                               # xhat = (x - mean) * rstd
-        self.save_for_backward(xhat, rstd, weight)
-        self.xhat_is_output = weight is None and bias is None  # then backward must not write into xhat
-        if weight is None:
-            y = xhat if bias is None else xhat + bias.reshape(n)  # never xhat += bias: xhat is saved for backward
-        else:
-            y = xhat * weight.reshape(n)
-            if bias is not None:
-                y += bias.reshape(n)
-        return y.reshape(self.x_shape)
-
-    def backward(self, g):
-        xp = backend.xp_of(g)
-        xhat, rstd, weight = self.saved_tensors
-        need_x, need_w, need_b = self.needs_input_grad
-        n = xhat.shape[1]
-        g = g.reshape(-1, n)
-        dx = dw = db = None
-        if need_w:
-            dw = _shaped(xp.einsum("ij,ij->j", g, xhat), self.w_shape)          # sum(g * xhat)
-        if need_b:
-            db = _shaped(g.sum(axis=0), self.w_shape)                           # sum(g)
-        if need_x:
-            gh = g if weight is None else g * weight.reshape(n)                # gh
-            mean_gh_xhat = row_dot(gh, xhat) / n                               # mean(gh * xhat)
-            mean_gh = row_mean(gh)[:, None]                                    # mean(gh)
-            dx = gh - mean_gh if gh is g else xp.subtract(gh, mean_gh, out=gh)  # g is the caller's: never written
-            buffer = None if self.xhat_is_output else grad_buffer(self, xhat)
-            xhat_term = xp.multiply(xhat, mean_gh_xhat[:, None], out=buffer)
-            dx -= xhat_term                                                     # - xhat * mean(gh * xhat)
-            dx *= rstd[:, None]                                                 # * rstd
-            dx = dx.reshape(self.x_shape)
-        return dx, dw, db
 
 
 @kernel(LayerNorm, "cuda")

@@ -1,14 +1,14 @@
-"""The LSTM cell on either device: the activations the forward computes are saved, so that backward need not compute
-them again (the reference saves only its inputs and recomputes three sigmoids and two tanh). Forward and backward
-together take 0.70-0.75x the reference's time on the CPU (N, H = 64, 256 to 128, 1024, float32)."""
+"""The LSTM cell on the GPU: the activations the forward computes are saved, so that backward need not compute them
+again (the reference saves only its inputs and recomputes three sigmoids and two tanh). On the CPU the reference op
+runs: the `small` training step is a Transformer's, which has no LSTM cell, so a CPU kernel could not earn its place
+there (docs/design.md, CPU kernels)."""
 from .. import backend
 from ..core import kernel
 from ..fused.lstm_cell import LSTMCellFunction, check_shapes
 
 
 @kernel(LSTMCellFunction, "cuda")
-@kernel(LSTMCellFunction, "cpu")
-class LSTMCellKernel(LSTMCellFunction):
+class LSTMCellCuda(LSTMCellFunction):
     """Saves i, f, g, o, c_prev and tanh(c): six (N, H) arrays, one more than the reference's gates and c_prev."""
 
     def forward(self, gates, c_prev):

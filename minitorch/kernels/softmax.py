@@ -1,68 +1,10 @@
-"""Softmax and LogSoftmax on each device: on the CPU in place (one buffer for the output, one for the gradient); on
-the GPU three kernels forward (max, sum of exponentials, output) and two backward (a row reduction, the gradient)."""
+"""Softmax and LogSoftmax on the GPU: three kernels forward (max, sum of exponentials, output) and two backward (a row
+reduction, the gradient). The CPU runs the reference ops (fused/softmax.py), which work in place."""
 import math
 
 from .. import backend
 from ..core import kernel
 from ..fused.softmax import LogSoftmax, Softmax
-
-
-# ----- the CPU paths: the reference's arithmetic in place -----
-def _shift_by_max(x, dim):
-    """x - max(x) along dim (a new array); a row that is all -inf is shifted by 0 instead, so it never becomes nan."""
-    xp = backend.xp_of(x)
-    m = x.max(axis=dim, keepdims=True)
-    xp.copyto(m, 0, where=xp.isneginf(m))
-    return x - m
-
-
-def _row_sums(e, dim):
-    """sum(e) along dim, with the zero sum of an all -inf row replaced by 1 (softmax 0, log-softmax -inf)."""
-    total = e.sum(axis=dim, keepdims=True)
-    backend.xp_of(e).copyto(total, 1, where=total == 0)
-    return total
-
-
-@kernel(Softmax, "cpu")
-class SoftmaxCpu(Softmax):
-    """y computed in the buffer of x - max; dx in the buffer of g * y."""
-
-    def forward(self, x, dim):
-        self.dim = dim
-        y = _shift_by_max(x, dim)
-        backend.xp_of(x).exp(y, out=y)
-        y /= _row_sums(y, dim)
-        self.save_for_backward(y)
-        return y
-
-    def backward(self, g):
-        y, = self.saved_tensors
-        gy = g * y
-        g_dot_y = gy.sum(axis=self.dim, keepdims=True)           # <g, y>
-        dx = backend.xp_of(g).subtract(g, g_dot_y, out=gy)      # g - <g, y>, in the buffer of g * y
-        dx *= y                                                 # dx = y * (g - <g, y>)
-        return dx
-
-
-@kernel(LogSoftmax, "cpu")
-class LogSoftmaxCpu(LogSoftmax):
-    """y computed in the buffer of x - max; dx in the buffer of p = exp(y)."""
-
-    def forward(self, x, dim):
-        xp = backend.xp_of(x)
-        self.dim = dim
-        y = _shift_by_max(x, dim)
-        y -= xp.log(_row_sums(xp.exp(y), dim))
-        self.save_for_backward(y)
-        return y
-
-    def backward(self, g):
-        y, = self.saved_tensors
-        xp = backend.xp_of(g)
-        p = xp.exp(y)
-        p_sum_g = p                                      # the buffer of p goes on to hold p * sum(g), then dx
-        p_sum_g *= g.sum(axis=self.dim, keepdims=True)
-        return xp.subtract(g, p_sum_g, out=p_sum_g)      # dx = g - p * sum(g)
 
 
 # ----- the GPU kernels (backend.fuse): x, y, g (..., n) with the softmax's dim moved last; m, total (..., 1) -----

@@ -27,6 +27,17 @@ def keep_mask(words, p):
     return words >= keep_threshold(p, backend.xp_of(words))
 
 
+def dropped_out(a, keep, scale):
+    """a * m * scale in one new buffer: the product, then the scale in place (a * m * scale would make two arrays).
+    scale is a Python float, so the product keeps a's dtype. a may be an array or a Tensor (backward under
+    create_graph=True: the in-place scale on the fresh product is then a recorded op)."""
+    out = a * keep
+    if out.ndim == 0:  # (a 0-d product is a NumPy scalar, or a read-only Tensor: not written in place)
+        return out * scale
+    out *= scale
+    return out
+
+
 class Dropout(Function):
     """out = a * m / (1 - p), m = keep_mask(words, p), a bool mask saved for backward.  da = g * m / (1 - p)."""
     needs_float = True
@@ -35,11 +46,11 @@ class Dropout(Function):
         keep = keep_mask(words, p)
         self.save_for_backward(keep)
         self.scale = 1.0 / (1.0 - p)
-        return a * keep * a.dtype.type(self.scale)
+        return dropped_out(a, keep, self.scale)
 
     def backward(self, g):
         keep, = self.saved_tensors
-        return g * keep * self.scale, None
+        return dropped_out(g, keep, self.scale), None
 
 
 class DropoutAdd(Function):
@@ -51,8 +62,10 @@ class DropoutAdd(Function):
         keep = keep_mask(words, p)
         self.save_for_backward(keep)
         self.scale = 1.0 / (1.0 - p)
-        return x + y * keep * y.dtype.type(self.scale)
+        out = dropped_out(y, keep, self.scale)
+        out += x                                          # in the buffer of the dropped-out y
+        return out
 
     def backward(self, g):
         keep, = self.saved_tensors
-        return g, g * keep * self.scale, None
+        return g, dropped_out(g, keep, self.scale), None

@@ -163,7 +163,8 @@ class BiasRelu(Function):
     db back to b's shape."""
 
     def forward(self, a, b):
-        out = backend.xp_of(a).maximum(a + b, 0)
+        z = a + b                                             # a new array: clamped in place
+        out = backend.xp_of(z).maximum(z, 0, out=z if z.ndim else None)  # (0-d: a + b is a NumPy scalar)
         self.save_for_backward(out)
         return out
 

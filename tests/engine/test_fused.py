@@ -161,6 +161,28 @@ def test_cross_entropy_matches_composed(case, seed):
                 lambda x: composed.cross_entropy(x, target, ignore_index, smoothing, reduction), [x])
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_cross_entropy_in_several_row_blocks_matches_composed(smoothing, monkeypatch):
+    """Blocks of 3 rows (rows.BLOCK_BYTES made small): the forward's and the backward's loops over the blocks, and the
+    join of the blocks' gradients, on arrays and on Tensors (second derivatives)."""
+    from minitorch.fused import rows
+    monkeypatch.setattr(rows, "BLOCK_BYTES", 3 * 7 * 8)
+    rng = np.random.default_rng(5)
+    x, target = rng.standard_normal((10, 7)) * 3, rng.integers(0, 7, 10)
+    target[[2, 7]] = -100
+    fused = lambda x: F.cross_entropy(x, target, label_smoothing=smoothing)  # noqa: E731
+    plain = lambda x: composed.cross_entropy(x, target, label_smoothing=smoothing)  # noqa: E731
+    assert_same(fused, plain, [x])
+    results = []
+    for fn in (fused, plain):
+        t = mt.tensor(x, dtype=np.float64, requires_grad=True)
+        (g,) = mt.grad(fn(t), [t], create_graph=True)
+        (gg,) = mt.grad((g * g).sum(), [t])
+        results.append(gg.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=0, atol=1e-10)
+    assert np.abs(results[0]).max() > 1e-3
+
+
 @FAST
 @given(shape=st.lists(st.integers(2, 5), min_size=1, max_size=3).map(tuple), data=st.data(), seed=seeds)
 def test_layer_norm_matches_composed(shape, data, seed):
