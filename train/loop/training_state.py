@@ -81,7 +81,7 @@ def load_rng(parts, state):
     saved on says what cannot continue exactly: the dropout draws (each device has its own generator)."""
     ranks = state.get("rng_ranks") or [state["rng"]]
     if not (parts.world.rank < len(ranks) and (parts.world.rank == 0 or len(ranks) == parts.world.size)):
-        mt.manual_seed(rank_seed(parts.settings["seed"], parts.world.rank, state["progress"]["step"]))
+        mt.manual_seed(rank_seed(parts.settings.seed, parts.world.rank, state["progress"]["step"]))
         return
     saved = ranks[parts.world.rank]
     if not backend.set_rng_state(saved, parts.device):
