@@ -65,15 +65,18 @@ class Update(NamedTuple):
     step_fn: TrainStep
 
 
-def make_update(model, recipe, d_model, device, world=None, rdrop=None, wrap_sync=None):
+def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=None):
     """fit's update of a model: its FlatParameters (the update, clipping and the sum over ranks work on them whole),
     Adam (AdamW with weight decay) with the warm-up schedule, the gradient sync of a job of several ranks, and the
     step (RDropStep when rdrop > 0). recipe: Settings or a Preset (lr, warmup, weight_decay, label_smoothing,
-    clip_norm, rdrop); rdrop overrides the recipe's; wrap_sync wraps the sync (the bench times it)."""
+    clip_norm, rdrop); what the bench and the experiments change is an argument: rdrop overrides the recipe's, and
+    sync_of(flat) makes the sync (the bench's times itself; None: fit's, over world's ranks when it has several)."""
     flat = mt.nn.utils.FlatParameters(model)
     optimizer, schedule = make_optimizer(flat, recipe.lr, recipe.warmup, d_model, recipe.weight_decay)
-    sync = distributed.GradientSync(flat, world) if world is not None and world.size > 1 else None
-    sync = wrap_sync(sync) if wrap_sync is not None and sync is not None else sync
+    if sync_of is not None:
+        sync = sync_of(flat)
+    else:
+        sync = distributed.GradientSync(flat, world) if world is not None and world.size > 1 else None
     step_args = (model, optimizer, schedule, recipe.label_smoothing, recipe.clip_norm, device, sync)
     alpha = recipe.rdrop if rdrop is None else rdrop
     return Update(flat, optimizer, schedule, RDropStep(*step_args, alpha=alpha) if alpha else TrainStep(*step_args))
