@@ -45,7 +45,7 @@ def read_training(data_dir, src, tgt, extra=None, n_held=0):
 def non_empty(data_dir, split, src, tgt, src_lines, tgt_lines):
     """The pairs of src_lines/tgt_lines (split's) without those that have an empty side (their count is printed);
     TrainError when no pair is left."""
-    kept_src, kept_tgt, empty = corpus.drop_empty_pairs(src_lines, tgt_lines)
+    kept_src, kept_tgt, empty = drop_empty_pairs(src_lines, tgt_lines)
     files = f"{split}.{src}/{split}.{tgt}"
     if not kept_src:
         raise TrainError(f"{data_dir}: {files} hold no sentence pairs" + (
@@ -54,6 +54,14 @@ def non_empty(data_dir, split, src, tgt, src_lines, tgt_lines):
         print(f"left out {len(empty)} of {len(src_lines)} {files} pairs with an empty side (lines "
               f"{corpus.line_list(empty)})")
     return kept_src, kept_tgt
+
+
+def drop_empty_pairs(src_lines, tgt_lines):
+    """(source lines, target lines, 1-based line numbers dropped): pairs where either side is blank are left out."""
+    keep, dropped = [], []
+    for i, (x, y) in enumerate(zip(src_lines, tgt_lines)):
+        (keep if x.strip() and y.strip() else dropped).append(i)
+    return [src_lines[i] for i in keep], [tgt_lines[i] for i in keep], [i + 1 for i in dropped]
 
 
 def encode_pairs(tok, src_lines, tgt_lines, max_len, name, lang=None):

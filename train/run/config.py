@@ -9,6 +9,7 @@ from transformer import registry
 
 from ..cli.errors import TrainError
 from ..cli.prog import PROG
+from . import checkpoint
 from .settings import Settings
 
 
@@ -50,6 +51,25 @@ def file_in_the_way(folder):
         if path.exists():
             return None if path.is_dir() else path
     return None
+
+
+def check_new_run_dir(run_dir):
+    """TrainError when fit could not make the run folder because a file stands where a folder must be."""
+    blocker = file_in_the_way(run_dir)
+    if blocker is not None:
+        where = "" if blocker == Path(run_dir) else f" ({blocker} in its path is a file)"
+        raise TrainError(f"--run-dir {run_dir}: a file, not a folder{where}; fit writes its run into a folder: give "
+                         f"the name of a new one")
+
+
+def read_resumed(run_dir, preset_given):
+    """The RunConfig of the run that `fit --resume` continues, checked in this order: (without --preset) its
+    config.json, the folder, its last.npz, its config.json; TrainError for the first that fails."""
+    config = None if preset_given else read_config(run_dir)
+    check_new_run_dir(run_dir)
+    if not checkpoint.checkpoint_path(run_dir, "last").is_file():
+        raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
+    return config or read_config(run_dir)
 
 
 def read_config(run_dir):

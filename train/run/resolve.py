@@ -8,9 +8,9 @@ from pathlib import Path
 from transformer import registry
 from transformer.registry import MAX_LEN_A, MAX_LEN_B
 
-from . import checkpoint, run_folder
+from . import checkpoint
 from ..cli.errors import TrainError, UsageError
-from .config import config_path, read_config
+from .config import check_new_run_dir, config_path, read_config, read_resumed
 from .presets import PRESETS
 from .settings import Settings
 
@@ -51,16 +51,14 @@ def resolve_settings(args, run_dir):
     """(settings, model keyword arguments, the resumed run's RunConfig) from the preset and the flags, or from the
     resumed run's config.json, read here once."""
     name = required_preset(args)
-    config = read_config(run_dir) if not name else None   # --resume --run-dir RUN without --preset
-    preset = PRESETS[name or preset_of(config, run_dir)]
     given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
     size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
-    run_folder.check_new_run_dir(run_dir)
     if args.resume:
-        if not checkpoint.checkpoint_path(run_dir, "last").is_file():
-            raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
-        config = config or read_config(run_dir)
+        config = read_resumed(run_dir, preset_given=bool(name))
+        preset = PRESETS[name or preset_of(config, run_dir)]
         return resumed_settings(config, preset, given, size_flags, run_dir), None, config
+    preset = PRESETS[name]
+    check_new_run_dir(run_dir)
     model = given.get("model", "transformer")
     for key in TRANSFORMER_DROPOUTS:
         if model != "transformer" and key in given:

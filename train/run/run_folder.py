@@ -11,16 +11,6 @@ from pathlib import Path
 from . import checkpoint
 from ..cli.errors import TrainError
 from ..data.tokenizer import Tokenizer, source_tag_language
-from .config import file_in_the_way
-
-
-def check_new_run_dir(run_dir):
-    """TrainError when fit could not make the run folder because a file stands where a folder must be."""
-    blocker = file_in_the_way(run_dir)
-    if blocker is not None:
-        where = "" if blocker == Path(run_dir) else f" ({blocker} in its path is a file)"
-        raise TrainError(f"--run-dir {run_dir}: a file, not a folder{where}; fit writes its run into a folder: give "
-                         f"the name of a new one")
 
 
 def checkpoint_name(run_dir, requested=None, quiet=False, preferred="best"):
