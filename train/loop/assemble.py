@@ -101,10 +101,15 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
                       if extra else ""))
     if held:
         print(held_back_summary(held, run_dir / HELD_BACK_FILE))
+        if main and not resumed:
+            write_held_back(run_dir / HELD_BACK_FILE, held)
     if resumed:
-        tok, config = resumed_tokenizer_and_config(settings, resumed, run_dir, world, blas_threads)
+        tok, config = resumed_tokenizer_and_config(settings, resumed, run_dir, blas_threads)
     else:
-        tok, config = new_tokenizer_and_config(settings, model_kw, run_dir, parts, held, world, blas_threads)
+        tok, config = new_tokenizer_and_config(settings, model_kw, run_dir, parts, world, blas_threads)
+    world.barrier()   # every rank has its tokenizer and has read config.json before rank 0 (re)writes it
+    if main:
+        write_config(run_dir, config)
 
     blas_check = threads.StepCheck(config, run_dir, world, device)   # more threads than one: faster?
     max_len = config.model_config["max_len"]
@@ -133,19 +138,15 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
     return Trainer(run_parts, progress)
 
 
-def resumed_tokenizer_and_config(settings, resumed, run_dir, world, blas_threads):
-    """The tokenizer of the run being resumed, and its config.json with this command's settings (rewritten)."""
+def resumed_tokenizer_and_config(settings, resumed, run_dir, blas_threads):
+    """The tokenizer of the run being resumed, and its config.json with this command's settings (to be rewritten)."""
     tok = Tokenizer(run_dir / "spm.model", source_tag_language(settings))
-    config = RunConfig(settings, resumed.model_config, blas_threads or resumed.blas_threads)
-    world.barrier()   # every rank has read the configuration before rank 0 rewrites it
-    if world.is_main:
-        write_config(run_dir, config)
-    return tok, config
+    return tok, RunConfig(settings, resumed.model_config, blas_threads or resumed.blas_threads)
 
 
-def new_tokenizer_and_config(settings, model_kw, run_dir, parts, held, world, blas_threads):
+def new_tokenizer_and_config(settings, model_kw, run_dir, parts, world, blas_threads):
     """A joint SentencePiece model trained on the training text (rank 0; the others load it), and the run's
-    config.json: settings, model configuration and BLAS threads (written, with the held-back pairs' list)."""
+    config.json: settings, model configuration and BLAS threads (to be written)."""
     src, extra = settings.src, settings.extra_source
     if world.is_main:
         text = [line for _, s_lines, t_lines in parts for line in s_lines] + parts[0][2]
@@ -156,9 +157,4 @@ def new_tokenizer_and_config(settings, model_kw, run_dir, parts, held, world, bl
     tok = tok if world.is_main else Tokenizer(run_dir / "spm.model")
     tok.source_lang = source_tag_language(settings)
     model_config = registry.model_config(settings.model, tok.vocab_size, model_kw)
-    config = RunConfig(settings, model_config.to_dict(), blas_threads)
-    if world.is_main:
-        write_config(run_dir, config)
-        if held:
-            write_held_back(run_dir / HELD_BACK_FILE, held)
-    return tok, config
+    return tok, RunConfig(settings, model_config.to_dict(), blas_threads)
