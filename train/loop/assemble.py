@@ -126,8 +126,6 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
     run_parts = RunParts(settings, config, run_dir, device, world, tok, training_pairs, val, model, update.optimizer,
                          update.schedule, update.step_fn, blas_check, metrics_path)
     if resumed:
-        if main:
-            checkpoint.remove_temporary_files(run_dir)
         progress = training_state.load_state(run_parts, saved, metrics_path)
     else:
         progress = training_state.Progress()

@@ -53,7 +53,10 @@ def save_last(trainer):
 
 def load_state(parts, state, metrics_path):
     """Put a saved training state into the parts of a run (weights, optimizer, schedule, random state) and return its
-    Progress; metrics.jsonl loses the records written after the checkpoint."""
+    Progress; metrics.jsonl loses the records written after the checkpoint, and the run folder the temporary files
+    of saves that were killed."""
+    if parts.world.is_main:
+        checkpoint.remove_temporary_files(parts.run_dir)
     path = checkpoint.checkpoint_path(parts.run_dir, "last")
     checkpoint.load_weights(parts.model, path, state)
     try:
