@@ -103,10 +103,7 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
         print(held_back_summary(held, run_dir / HELD_BACK_FILE))
         if main and not resumed:
             write_held_back(run_dir / HELD_BACK_FILE, held)
-    if resumed:
-        tok, config = resumed_tokenizer_and_config(settings, resumed, run_dir, blas_threads)
-    else:
-        tok, config = new_tokenizer_and_config(settings, model_kw, run_dir, parts, world, blas_threads)
+    tok, config = tokenizer_and_config(settings, model_kw, resumed, run_dir, parts, world, blas_threads)
     world.barrier()   # every rank has its tokenizer and has read config.json before rank 0 (re)writes it
     if main:
         write_config(run_dir, config)
@@ -136,15 +133,13 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
     return Trainer(run_parts, progress)
 
 
-def resumed_tokenizer_and_config(settings, resumed, run_dir, blas_threads):
-    """The tokenizer of the run being resumed, and its config.json with this command's settings (to be rewritten)."""
-    tok = Tokenizer(run_dir / "spm.model", source_tag_language(settings))
-    return tok, RunConfig(settings, resumed.model_config, blas_threads or resumed.blas_threads)
-
-
-def new_tokenizer_and_config(settings, model_kw, run_dir, parts, world, blas_threads):
-    """A joint SentencePiece model trained on the training text (rank 0; the others load it), and the run's
-    config.json: settings, model configuration and BLAS threads (to be written)."""
+def tokenizer_and_config(settings, model_kw, resumed, run_dir, parts, world, blas_threads):
+    """The run's tokenizer and its config.json (settings, model configuration, BLAS threads; to be written): a
+    resumed run's own, with this command's settings; for a new run a joint SentencePiece model trained on the
+    training text (rank 0; the others load it)."""
+    if resumed:
+        tok = Tokenizer(run_dir / "spm.model", source_tag_language(settings))
+        return tok, RunConfig(settings, resumed.model_config, blas_threads or resumed.blas_threads)
     src, extra = settings.src, settings.extra_source
     if world.is_main:
         text = [line for _, s_lines, t_lines in parts for line in s_lines] + parts[0][2]

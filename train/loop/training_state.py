@@ -62,8 +62,8 @@ def load_state(parts, state, metrics_path):
     try:
         parts.optimizer.load_state_dict(state["optimizer"])
         parts.schedule.load_state_dict(state["schedule"])
-        load_rng(parts, state)
         progress = Progress.from_dict(state["progress"])
+        load_rng(parts, state)
     except (KeyError, ValueError, TypeError) as e:
         raise TrainError(f"{path}: not a training state that this run can continue from ({type(e).__name__}: "
                          f"{e}); it holds model weights only, or was written by another version") from None

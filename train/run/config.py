@@ -62,11 +62,14 @@ def check_new_run_dir(run_dir):
                          f"the name of a new one")
 
 
-def read_resumed(run_dir, preset_given):
-    """The RunConfig of the run that `fit --resume` continues, checked in this order: (without --preset) its
-    config.json, the folder, its last.npz, its config.json; TrainError for the first that fails."""
-    config = None if preset_given else read_config(run_dir)
+def open_run_dir(run_dir, resume, preset_given):
+    """fit's checks of its run folder: a folder can be made there (TrainError if a file is in the way); with
+    resume, the RunConfig of the run it continues, checked in this order: (without --preset) its config.json, the
+    folder, its last.npz, its config.json. None for a new run."""
+    config = None if preset_given or not resume else read_config(run_dir)
     check_new_run_dir(run_dir)
+    if not resume:
+        return None
     if not checkpoint.checkpoint_path(run_dir, "last").is_file():
         raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
     return config or read_config(run_dir)

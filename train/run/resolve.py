@@ -10,7 +10,7 @@ from transformer.registry import MAX_LEN_A, MAX_LEN_B
 
 from . import checkpoint
 from ..cli.errors import TrainError, UsageError
-from .config import check_new_run_dir, config_path, read_config, read_resumed
+from .config import config_path, open_run_dir, read_config
 from .presets import PRESETS
 from .settings import Settings
 
@@ -53,12 +53,11 @@ def resolve_settings(args, run_dir):
     name = required_preset(args)
     given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
     size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
+    config = open_run_dir(run_dir, args.resume, preset_given=bool(name))
     if args.resume:
-        config = read_resumed(run_dir, preset_given=bool(name))
         preset = PRESETS[name or preset_of(config, run_dir)]
         return resumed_settings(config, preset, given, size_flags, run_dir), None, config
     preset = PRESETS[name]
-    check_new_run_dir(run_dir)
     model = given.get("model", "transformer")
     for key in TRANSFORMER_DROPOUTS:
         if model != "transformer" and key in given:
