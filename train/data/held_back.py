@@ -78,6 +78,6 @@ def read_slice(run_dir, settings):
 
 
 def held_back_summary(held, path):
-    """The line fit prints for a held-back slice (what read_training returned as held) listed in path."""
+    """The line fit prints for a held-back slice (what pairs.read_pairs returned as held) listed in path."""
     return (f"held back {len(held[0])} training pairs with the highest rare-word rates ({max(held[3]):.2f} to "
             f"{min(held[3]):.2f}; see train/data/held_back.py), scored beside validation; listed in {path}")

@@ -7,18 +7,13 @@ from . import corpus, held_back
 from ..cli.errors import TrainError
 
 
-def read_split(data_dir, split, src, tgt):
-    """The aligned lines of one split without the pairs that have an empty side (their count is printed);
-    TrainError when no pair is left."""
-    return non_empty(data_dir, split, src, tgt, *corpus.read_parallel(data_dir, split, src, tgt))
-
-
-def read_training(data_dir, src, tgt, extra=None, n_held=0):
-    """(parts, held): parts a list of (source language, source lines, target lines), the training pairs of src
+def read_pairs(data_dir, src, tgt, extra=None, n_held=0):
+    """(parts, held, val): parts a list of (source language, source lines, target lines), the training pairs of src
     and, with extra, of the extra source language (train.EXTRA aligned line by line with train.SRC); held: None or
     (source lines, target lines, line numbers from 1, rare-word rates) of the n_held pairs held back
-    (held_back.choose), which no part holds (neither in src nor in extra)."""
-    src_lines, tgt_lines = corpus.read_parallel(data_dir, "train", src, tgt)
+    (held_back.choose), which no part holds (neither in src nor in extra); val: (source lines, target lines) of the
+    validation split. Pairs with an empty side are left out of each (their count is printed)."""
+    (src_lines, tgt_lines), val = (corpus.read_parallel(data_dir, split, src, tgt) for split in ("train", "val"))
     extra_lines = None
     if extra is not None:
         path = corpus.split_file(data_dir, "train", extra)
@@ -39,7 +34,7 @@ def read_training(data_dir, src, tgt, extra=None, n_held=0):
     parts = [(src, *non_empty(data_dir, "train", src, tgt, src_lines, tgt_lines))]
     if extra is not None:
         parts.append((extra, *non_empty(data_dir, "train", extra, tgt, extra_lines, tgt_lines)))
-    return parts, held
+    return parts, held, non_empty(data_dir, "val", src, tgt, *val)
 
 
 def non_empty(data_dir, split, src, tgt, src_lines, tgt_lines):

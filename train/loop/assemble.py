@@ -12,7 +12,7 @@ from transformer import registry
 
 from ..cli.errors import TrainError
 from ..data.held_back import HELD_BACK_FILE, held_back_summary, write_held_back
-from ..data.pairs import read_split, read_training
+from ..data.pairs import read_pairs
 from ..data.tokenizer import Tokenizer, source_tag_language, train_tokenizer
 from ..data.training_pairs import TrainingPairs
 from ..run import checkpoint, threads
@@ -94,8 +94,7 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
     metrics_path = run_dir / "metrics.jsonl"
     saved = saved_state(run_dir, settings, device) if resumed else None   # nothing left to do: stop before printing
     src, tgt, extra = settings.src, settings.tgt, settings.extra_source
-    parts, held = read_training(data_dir, src, tgt, extra, settings.held_back)
-    val_src, val_tgt = read_split(data_dir, "val", src, tgt)
+    parts, held, (val_src, val_tgt) = read_pairs(data_dir, src, tgt, extra, settings.held_back)
     print(f"corpus {data_dir} ({src}->{tgt}): {len(parts[0][1])} training and {len(val_src)} validation "
           f"pairs" + (f", and {len(parts[1][1])} {extra}->{tgt} training pairs (source tags <{src}>, <{extra}>)"
                       if extra else ""))
