@@ -16,18 +16,20 @@ when they are not). Only one fit at a time writes a run folder: it holds a lock 
 and a second fit there stops at once, naming the first (train/run/lock.py).
 """
 import sys
+from pathlib import Path
 
 from minitorch import distributed
 from transformer import registry
 
 from ..cli import parallel
+from ..cli.errors import UsageError
 from ..cli.arguments import (add_device_argument, add_threads_argument, check_device, non_negative_float,
                              non_negative_int, positive_float, positive_int, probability)
 from ..data.prepare import prepare_corpus
 from ..loop.assemble import assemble
 from ..run import lock as run_lock, threads
 from ..run.presets import PRESETS
-from ..run.resolve import MIN_MAX_LEN, resolve_settings, run_dir_of
+from ..run.resolve import MIN_MAX_LEN, resolve_settings
 
 
 def add_arguments(p):
@@ -115,3 +117,20 @@ def build_trainer(args, device, world=None, lock=None):
     data_dir = parallel.main_first(ranks, lambda: prepare_corpus(settings, run_dir, args.data_dir))
     return assemble(settings.with_changes(data_dir=str(data_dir)), model_kw, run_dir, device, resumed=resumed,
                     world=world, blas_threads=blas)
+
+
+def run_dir_of(args):
+    """The run folder that fit's flags name: --run-dir, else runs/PRESET-SRC-TGT (which needs --preset)."""
+    name = required_preset(args)
+    if args.run_dir:
+        return Path(args.run_dir)
+    preset = PRESETS[name]
+    return Path("runs") / f"{preset.name}-{args.src or preset.src}-{args.tgt or preset.tgt}"
+
+
+def required_preset(args):
+    """--preset; UsageError without it, unless `--resume --run-dir RUN` (whose config.json names it)."""
+    if args.preset or (args.resume and args.run_dir):
+        return args.preset
+    raise UsageError("the following arguments are required: --preset (with --resume --run-dir RUN it is read "
+                     "from RUN)")

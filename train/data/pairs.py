@@ -1,6 +1,6 @@
-"""The sentence pairs a run trains and validates on: read from a split, empty sides and overlong pairs left out (and
-counted), encoded with the run's tokenizer. The training pairs may have a second source language (--extra-source:
-its lines aligned with the first's) and lose a held-back slice (--held-back)."""
+"""The sentence pairs a run trains and validates on: read from a split, the pairs with an empty side left out (and
+counted; encoding.py encodes them, leaving out the overlong ones). The training pairs may have a second source
+language (--extra-source: its lines aligned with the first's) and lose a held-back slice (--held-back)."""
 from pathlib import Path
 
 from . import corpus, held_back
@@ -57,24 +57,3 @@ def drop_empty_pairs(src_lines, tgt_lines):
     for i, (x, y) in enumerate(zip(src_lines, tgt_lines)):
         (keep if x.strip() and y.strip() else dropped).append(i)
     return [src_lines[i] for i in keep], [tgt_lines[i] for i in keep], [i + 1 for i in dropped]
-
-
-def encode_pairs(tok, src_lines, tgt_lines, max_len, name, lang=None):
-    """(source ids, target ids) of the pairs whose sides both have 1 to max_len - 1 tokens; the count of those left
-    out is printed. lang: the sources' language tag (a run with tags; default its source language)."""
-    src_ids, tgt_ids = tok.encode_source(src_lines, lang), tok.encode(tgt_lines)
-    tagged = int(tok.source_lang is not None)   # a tag begins every source: one token that is not text
-    keep, too_long, no_tokens = [], 0, 0
-    for i, (x, y) in enumerate(zip(src_ids, tgt_ids)):
-        if len(x) <= tagged or not y:
-            no_tokens += 1
-        elif len(x) >= max_len or len(y) >= max_len:
-            too_long += 1
-        else:
-            keep.append(i)
-    if too_long:
-        print(f"left out {too_long} of {len(src_ids)} {name} pairs longer than {max_len - 1} tokens "
-              f"(max_len {max_len})")
-    if no_tokens:
-        print(f"left out {no_tokens} of {len(src_ids)} {name} pairs with a side that gives no tokens")
-    return [src_ids[i] for i in keep], [tgt_ids[i] for i in keep]

@@ -1,7 +1,7 @@
 """The training pairs of a run as token ids, and their segmentation in each epoch (one, or drawn anew each epoch by
 BPE-dropout)."""
 from .bpe_dropout import BPEDropout
-from .pairs import encode_pairs
+from .encoding import encode_pairs
 
 
 class TrainingPairs:

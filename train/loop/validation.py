@@ -14,7 +14,7 @@ from ..evaluation import metrics
 from ..cli import parallel
 from ..data.batching import token_batches, training_batch
 from ..evaluation.decode import translate_ids
-from ..data.pairs import encode_pairs
+from ..data.encoding import encode_pairs
 from ..data.tokenizer import PAD_ID
 from ..cli.errors import TrainError
 from ..cli.prog import PROG
@@ -46,8 +46,9 @@ def prepare(tok, val_src, val_tgt, held, train_src, settings, max_len, data_dir)
     slice_ = None
     if held:
         n = min(settings.val_bleu_sentences or len(held[0]), len(held[0]))
+        held_pairs = encode_pairs(tok, held[0], held[1], max_len, "held-back")
         slice_ = {"src": held[0], "tgt": held[1], "n_bleu": n, "bleu_ids": tok.encode_source(held[0][:n]),
-                  "pairs": encode_pairs(tok, held[0], held[1], max_len, "held-back")}
+                  "pairs": held_pairs}
     return ValidationData(val_src, val_tgt, pairs, n_bleu, tok.encode_source(val_src[:n_bleu]), slice_)
 
 

@@ -3,7 +3,6 @@ and may not change; also why a folder that already holds a run is refused. Where
 data/prepare.py; the Settings object itself is settings.py.
 """
 import math
-from pathlib import Path
 
 from transformer import registry
 from transformer.registry import MAX_LEN_A, MAX_LEN_B
@@ -30,27 +29,11 @@ SIZE_FLAGS = {
 MIN_MAX_LEN = math.ceil(MAX_LEN_A * 2 + MAX_LEN_B + 1)
 
 
-def run_dir_of(args):
-    """The run folder that fit's flags name: --run-dir, else runs/PRESET-SRC-TGT (which needs --preset)."""
-    name = required_preset(args)
-    if args.run_dir:
-        return Path(args.run_dir)
-    preset = PRESETS[name]
-    return Path("runs") / f"{preset.name}-{args.src or preset.src}-{args.tgt or preset.tgt}"
-
-
-def required_preset(args):
-    """--preset; UsageError without it, unless `--resume --run-dir RUN` (whose config.json names it)."""
-    if args.preset or (args.resume and args.run_dir):
-        return args.preset
-    raise UsageError("the following arguments are required: --preset (with --resume --run-dir RUN it is read "
-                     "from RUN)")
-
-
 def resolve_settings(args, run_dir):
     """(settings, model keyword arguments, the resumed run's RunConfig) from the preset and the flags, or from the
-    resumed run's config.json, read here once."""
-    name = required_preset(args)
+    resumed run's config.json, read here once; run_dir: fit's run_dir_of(args), which has checked that --preset is
+    given where it is needed."""
+    name = args.preset
     given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
     size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
     config = open_run_dir(run_dir, args.resume, preset_given=bool(name))
