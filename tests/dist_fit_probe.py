@@ -11,10 +11,10 @@ import os
 import signal
 import sys
 
-from train.commands import fit
+from train.loop.trainer import Trainer
 from train.__main__ import main
 
-original_step = fit.Trainer.train_step
+original_step = Trainer.train_step
 
 
 def weights_digest(model):
@@ -54,8 +54,8 @@ def fail_at(rank, step, how):
 if __name__ == "__main__":
     mode, rest = sys.argv[1], sys.argv[2:]
     if mode == "check-identical":
-        fit.Trainer.train_step = check_identical
+        Trainer.train_step = check_identical
     else:
-        fit.Trainer.train_step = fail_at(int(rest[0]), int(rest[1]), mode)
+        Trainer.train_step = fail_at(int(rest[0]), int(rest[1]), mode)
         rest = rest[2:]
     sys.exit(main(rest))

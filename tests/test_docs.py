@@ -252,10 +252,10 @@ def test_a_stated_number_default_is_the_options_default():
 
 def test_the_help_states_the_presets_settings():
     from train.run.presets import DECODING, PRESETS
-    from train.run.settings import fit_defaults
+    from train.run.resolve import fit_defaults
     vocab = ", ".join(f"{name} {p.vocab_size:,}" for name, p in PRESETS.items())
     assert f"(default: the preset's: {vocab})" in help_of("fit", "--vocab-size")
-    assert f"(default {fit_defaults(PRESETS['tiny'])['seed']})" in help_of("fit", "--seed")
+    assert f"(default {fit_defaults(PRESETS['tiny']).seed})" in help_of("fit", "--seed")
     for command in ("evaluate", "translate"):   # a run from before presets chose its decoding uses DECODING
         assert f"{DECODING['beam']} for runs from before)" in help_of(command, "--beam")
         assert f"{DECODING['length_penalty']} for runs from before)" in help_of(command, "--length-penalty")

@@ -102,8 +102,8 @@ def test_the_engine_core_imports_neither_tensor_nor_the_ops():
 GROUPS = ("cli", "data", "run", "evaluation", "loop", "commands")
 # what each package is for: these modules must sit in it
 MEMBERS = {"cli": {"errors", "prog", "arguments", "parallel", "progress"},
-           "data": {"corpus", "download", "demo_corpus", "pairs", "tokenizer", "batching", "training_pairs"},
-           "run": {"presets", "settings", "folder", "lock", "checkpoint", "threads"},
+           "data": {"corpus", "download", "demo_corpus", "pairs", "encoding", "tokenizer", "batching", "training_pairs"},
+           "run": {"presets", "settings", "config", "resolve", "run_folder", "lock", "checkpoint", "threads"},
            "evaluation": {"decode", "metrics", "ensemble", "arguments"},
            "loop": {"step", "trainer", "assemble", "validation", "training_state", "stopping"},
            "commands": {"fit", "evaluate", "translate", "plot", "check_gpu", "bench", "experiments"}}
@@ -169,7 +169,7 @@ def test_the_engines_distributed_errors_know_nothing_of_the_cli():
 
 
 def test_only_the_data_package_and_the_commands_fetch_or_make_corpora():
-    """run/settings.py resolves a run's settings; where its corpus comes from is data/prepare.py's."""
+    """run/resolve.py resolves a run's settings; where its corpus comes from is data/prepare.py's."""
     makers = {"train.data.download", "train.data.demo_corpus"}
     for module, targets in graph().items():
         if module.startswith("train") and targets & makers:

@@ -13,7 +13,7 @@ from cli_runner import run_cli
 import minitorch as mt
 from train.cli.prog import PROG
 from train.run import checkpoint
-from train.run import folder as run
+from train.run.config import read_config
 from train.cli.errors import TrainError
 from transformer import LSTMConfig, LSTMSeq2Seq
 
@@ -115,12 +115,12 @@ def test_a_run_folder_of_another_model_kind(run_dir, trained, capsys):
 
 
 def test_weights_with_nan_are_refused_and_the_model_is_left_unchanged(run_dir):
-    config = run.load_config(run_dir)
+    config = read_config(run_dir)
     stored = checkpoint.load(run_dir / "best.npz")
     name = "encoder.layers.0.ffn.w_1.weight"
     stored["model"][name].data[0, 0] = np.nan
     mt.save(stored, run_dir / "best.npz")
-    model = run.build_model(config)
+    model = config.build_model()
     before = {k: v.numpy().copy() for k, v in model.state_dict().items()}
     with pytest.raises(TrainError, match=f"best.npz: tensor {name} holds nan or inf values"):
         checkpoint.load_weights(model, run_dir / "best.npz")

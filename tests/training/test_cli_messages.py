@@ -11,7 +11,8 @@ from conftest import one_line_error
 
 from cli_runner import run_cli
 from train.cli.prog import PROG
-from train.commands import fit
+from train.loop.trainer import MAX_BAD_STEPS
+from train.loop.validation import epoch_line
 from train.__main__ import COMMANDS
 
 
@@ -26,10 +27,10 @@ def stdin(monkeypatch, text, terminal=False):
 def test_the_epoch_line_names_each_loss_and_puts_ppl_beside_the_nll():
     record = {"step": 120, "train_loss": 2.3456, "val_loss": 1.003, "val_nll": 0.065, "val_ppl": 1.0672,
               "val_bleu": 99.724, "val_chrf": 99.9, "val_bleu_sentences": 400}
-    assert fit.epoch_line(record, 1) == (
+    assert epoch_line(record, 1) == (
         "epoch 1, step 120: label-smoothed loss: train 2.346 (epoch mean), val 1.003; val nll 0.065 (ppl 1.07); greedy "
         "val BLEU 99.72, chrF 99.90 on 400 sentences")
-    assert fit.epoch_line(record, 2, partial=True).startswith("epoch 2 (partial), step 120: ")
+    assert epoch_line(record, 2, partial=True).startswith("epoch 2 (partial), step 120: ")
 
 
 # ----- translate's warning about long lines -----
@@ -109,7 +110,7 @@ def test_translate_from_a_terminal_prompts_and_says_how_to_end(stopped_run, monk
 def test_fit_help_gives_the_number_of_bad_steps_that_stop_a_run(capsys):
     status, out, err = run_cli(["fit", "--help"], capsys)
     assert status == 0
-    assert f"skipped with a warning; {fit.MAX_BAD_STEPS} of them in a row stop the run" in " ".join(out.split())
+    assert f"skipped with a warning; {MAX_BAD_STEPS} of them in a row stop the run" in " ".join(out.split())
     assert "MAX_BAD_STEPS" not in out
 
 
@@ -181,9 +182,10 @@ def test_help_works_without_docstrings():
 # ----- the two training losses -----
 def test_the_progress_bar_names_its_loss_as_the_recent_steps(monkeypatch):
     from train.loop.trainer import Trainer
+    from train.run.settings import Settings
     from train.loop.training_state import Progress
     trainer = Trainer.__new__(Trainer)   # only what postfix reads
-    trainer.s = {"epochs": 1, "max_steps": None}
+    trainer.s = Settings(epochs=1, max_steps=None)
     trainer.progress = Progress(epoch=0, batch_pos=3,
                                 window={"loss": 6.0, "steps": 3, "tokens": 300, "time": 1.5, "lr": 1e-3})
     assert trainer.postfix(10).startswith("label-smoothed loss 2.000 (last 3 steps), lr 1.00e-03, 200 tok/s")

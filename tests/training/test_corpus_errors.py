@@ -6,7 +6,7 @@ import pytest
 from conftest import FEW_PAIRS as PAIRS
 from conftest import fit_argv, make_corpus, one_line_error
 
-from train.data import corpus
+from train.data import corpus, pairs
 from train.cli.errors import TrainError
 from cli_runner import run_cli
 
@@ -83,6 +83,6 @@ def test_read_lines_splits_at_newlines_only_and_drops_crlf_and_a_bom(tmp_path):
 
 
 def test_drop_empty_pairs_reports_one_based_line_numbers():
-    src, tgt, dropped = corpus.drop_empty_pairs(["a", "", "c", "d "], ["x", "y", " ", "w"])
+    src, tgt, dropped = pairs.drop_empty_pairs(["a", "", "c", "d "], ["x", "y", " ", "w"])
     assert (src, tgt, dropped) == (["a", "d "], ["x", "w"], [2, 3])
     assert corpus.line_list(list(range(1, 9))) == "1, 2, 3, 4, 5 and 3 more"

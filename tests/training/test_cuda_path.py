@@ -15,7 +15,8 @@ from conftest import final_weights, interrupt_at, records, tiny_fit, without_tim
 
 import minitorch as mt
 from minitorch import backend, distributed, nn
-from train.commands import bench, fit
+from train.commands import bench
+from train.loop.trainer import Trainer
 from train.data.batching import training_batch
 from train.__main__ import main
 from train.run.presets import PRESETS
@@ -38,7 +39,7 @@ def sync_log():
 
 def count_step_syncs(monkeypatch):
     """Wrap Trainer.train_step: the list it returns gets each step's host synchronisations (kind, where)."""
-    per_step, original = [], fit.Trainer.train_step
+    per_step, original = [], Trainer.train_step
 
     def counted(self, index):
         log = sync_log()
@@ -46,7 +47,7 @@ def count_step_syncs(monkeypatch):
         done = original(self, index)
         per_step.append(log[start:])
         return done
-    monkeypatch.setattr(fit.Trainer, "train_step", counted)
+    monkeypatch.setattr(Trainer, "train_step", counted)
     return per_step
 
 

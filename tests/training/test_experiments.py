@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import minitorch as mt
 import minitorch.functional as F
-from train.run import folder as run
+from train.run import run_folder
+from train.run.config import read_config
 from train.__main__ import main
 from train.commands.experiments import depth, gradient_path, memory
 from train.run.presets import PRESETS
@@ -234,10 +235,10 @@ def test_fit_evaluate_translate_plot_an_lstm_run(kind, tiny_corpus, tmp_path, mo
     assert main(["fit", "--preset", "demo", "--model", kind, "--data-dir", str(tiny_corpus), "--src", "xs", "--tgt",
                  "xt", "--vocab-size", "120", "--batch-tokens", "96", "--run-dir", str(run_dir),
                  "--max-steps", "2"]) == 0
-    config = run.load_config(run_dir)
-    assert config["settings"]["model"] == kind and config["settings"]["dropout"] == PRESETS["demo"].lstm["dropout"]
-    assert {k: config["model_config"][k] for k in PRESETS["demo"].lstm} == PRESETS["demo"].lstm
-    model = run.load_model(run_dir, config, "last")
+    config = read_config(run_dir)
+    assert config.settings.model == kind and config.settings.dropout == PRESETS["demo"].lstm["dropout"]
+    assert {k: config.model_config[k] for k in PRESETS["demo"].lstm} == PRESETS["demo"].lstm
+    model = run_folder.load_model(run_dir, config, "last")
     assert type(model).__name__ == {"lstm": "LSTMSeq2Seq", "lstm-attn": "LSTMAttnSeq2Seq"}[kind]
     assert f"parameters: {sum(p.numel() for p in model.parameters()):,}" in capsys.readouterr().out
 

@@ -7,8 +7,9 @@ import pytest
 from cli_runner import run_cli
 from conftest import FEW_PAIRS, fit_argv, make_corpus, one_line_error
 
-from train.run import folder as run
-from train.commands import fit
+from train.run import run_folder
+from train.run.config import read_config
+from train.loop.trainer import Trainer
 from train.__main__ import main
 
 # a third side of FEW_PAIRS: the source's words in capitals (another "language" with its own pieces)
@@ -25,9 +26,9 @@ def trilingual(folder, copies=8, xf=None):
 def tagged_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("extra")
     seen = {}
-    original = fit.Trainer.fit
+    original = Trainer.fit
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(fit.Trainer, "fit", lambda self: seen.update(trainer=self) or original(self))
+        m.setattr(Trainer, "fit", lambda self: seen.update(trainer=self) or original(self))
         assert main(fit_argv(trilingual(base / "corpus"), base / "run", "--extra-source", "xf", "--epochs",
                              "1")) == 0
     return base / "run", seen["trainer"]
@@ -57,7 +58,7 @@ def test_a_tag_typed_as_text_is_text(tagged_run):
 
 def test_evaluate_and_translate_tag_the_source(tagged_run, monkeypatch, capsys):
     run_dir, t = tagged_run
-    tok = run.load_tokenizer(run_dir)
+    tok = run_folder.load_tokenizer(run_dir, read_config(run_dir).settings)
     assert tok.source_lang == "xs"
     seen = []
     from train.evaluation import decode

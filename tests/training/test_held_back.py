@@ -5,7 +5,8 @@ import json
 import pytest
 from conftest import FEW_PAIRS, build_args, fit_argv, make_corpus, records
 
-from train.commands import fit
+from train.loop.trainer import Trainer
+from train.loop.validation import epoch_line
 from train.data import held_back
 from train.__main__ import main
 from train.cli.errors import UsageError
@@ -43,9 +44,9 @@ def held_run(tmp_path_factory):
     data = make_corpus(base / "corpus", train_src=[p[0] for p in LINES], train_tgt=[p[1] for p in LINES])
     (data / "train.xf").write_text("".join(p[0].upper() + "\n" for p in LINES))
     seen = {}
-    original = fit.Trainer.fit
+    original = Trainer.fit
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(fit.Trainer, "fit", lambda self: seen.update(trainer=self) or original(self))
+        m.setattr(Trainer, "fit", lambda self: seen.update(trainer=self) or original(self))
         assert main(fit_argv(data, base / "run", "--held-back", "2", "--extra-source", "xf", "--epochs", "1")) == 0
     return base / "run", seen["trainer"]
 
@@ -73,7 +74,7 @@ def test_the_slice_is_scored_beside_validation_each_epoch(held_run, capsys):
     epoch = [r for r in records(run_dir) if r["kind"] == "epoch"][-1]
     assert epoch["held_bleu_sentences"] == 2 and 0 <= epoch["held_bleu"] <= 100
     assert epoch["held_nll"] > 0 and epoch["held_loss"] > 0 and epoch["held_nll"] != epoch["val_nll"]
-    assert "held-back nll" in fit.epoch_line(dict(epoch, train_loss=1.0), 1)
+    assert "held-back nll" in epoch_line(dict(epoch, train_loss=1.0), 1)
 
 
 def test_the_sweep_table_scores_the_slice_with_validations_best_decoding(held_run, tmp_path, capsys):

@@ -5,7 +5,8 @@ import pytest
 
 from cli_runner import run_cli
 from train.commands import plot
-from train.run import folder as run
+from train.run import run_folder
+from train.run.config import read_config
 
 matplotlib.use("Agg")
 pytestmark = pytest.mark.filterwarnings("error")
@@ -55,9 +56,9 @@ def test_bleu_labels_stay_clear_of_the_chrf_markers():
 
 
 def test_the_attention_maps_have_a_colour_bar(stopped_run):  # noqa: F811
-    config = run.load_config(stopped_run)
-    model = run.load_model(stopped_run, config, "last")
-    fig = plot.attention_figure(model, run.load_tokenizer(stopped_run), "the bird sings .")
+    config = read_config(stopped_run)
+    model = run_folder.load_model(stopped_run, config, "last")
+    fig = plot.attention_figure(model, run_folder.load_tokenizer(stopped_run, config.settings), "the bird sings .")
     bars = {image.colorbar for ax in fig.axes for image in ax.images} - {None}
     assert len(bars) == 1
     (bar,) = bars

@@ -10,7 +10,7 @@ from conftest import fit_argv, make_corpus, one_line_error, records
 
 import minitorch as mt
 from minitorch import backend
-from train.run import folder as run
+from train.run.config import read_config
 from train.__main__ import main
 from train.loop.step import make_optimizer
 from transformer import ModelConfig, Transformer
@@ -85,7 +85,7 @@ def test_fit_flags_reach_the_model_loss_and_optimizer_and_are_recorded(tmp_path,
                                                                     "label_smoothing": 0.05, "weight_decay": 0.01}
     assert config["model_config"]["attention_dropout"] == 0.15
     assert config["model_config"]["activation_dropout"] == 0.25
-    model = run.build_model(config)
+    model = read_config(tmp_path / "run").build_model()
     layer = model.decoder.layers[0]
     assert layer.self_attn.dropout == 0.15 and layer.cross_attn.dropout == 0.15
     assert layer.ffn.dropout == 0.25
@@ -145,7 +145,7 @@ def test_evaluate_and_translate_decode_as_the_runs_preset_chose_unless_flags_say
     seen = {}
     from train.commands import translate
     monkeypatch.setattr(translate, "translate_lines", lambda model, tok, lines, **kw: seen.update(kw) or lines)
-    monkeypatch.setattr(translate.run, "load_model",
+    monkeypatch.setattr(translate.run_folder, "load_model",
                         lambda run_dir, config, name, device: seen.update(checkpoint=name))
     import io
     monkeypatch.setattr("sys.stdin", io.StringIO("a b\n"))

@@ -15,7 +15,7 @@ from model_gradcheck import finite_difference_check
 from mpi_runner import REPO, mpi_env, mpirun, requires_mpi
 
 import minitorch as mt
-from train.commands import fit
+from train.loop.trainer import Trainer
 from train.__main__ import main
 from train.loop.rdrop import RDropStep, composed_symmetric_kl, rdrop_loss, symmetric_kl, twice
 from train.loop.step import TrainStep
@@ -61,8 +61,8 @@ def test_bpe_dropout_on_multi30k_at_alpha_0_is_sentencepieces_segmentation_of_ev
 
 def trainer_of(tmp_path, monkeypatch, *flags):
     seen = {}
-    original = fit.Trainer.fit
-    monkeypatch.setattr(fit.Trainer, "fit", lambda self: seen.update(trainer=self) or original(self))
+    original = Trainer.fit
+    monkeypatch.setattr(Trainer, "fit", lambda self: seen.update(trainer=self) or original(self))
     data = make_corpus(tmp_path / "corpus", train_src=LINES, train_tgt=[" ".join(x.split()[::-1]) for x in LINES])
     assert main(fit_argv(data, tmp_path / "run", "--vocab-size", "120", "--max-steps", "1", *flags)) == 0
     return seen["trainer"]
@@ -240,14 +240,14 @@ def test_fit_rdrop_uses_the_rdrop_step_and_records_it(tmp_path, monkeypatch):
 @requires_standin
 def test_an_rdrop_and_bpe_dropout_step_on_cuda_reads_the_device_once(tiny_corpus, tmp_path, monkeypatch):
     import cupy
-    per_step, original = [], fit.Trainer.train_step
+    per_step, original = [], Trainer.train_step
 
     def counted(self, index):
         start = len(cupy._standin.SYNCS)
         done = original(self, index)
         per_step.append(cupy._standin.SYNCS[start:])
         return done
-    monkeypatch.setattr(fit.Trainer, "train_step", counted)
+    monkeypatch.setattr(Trainer, "train_step", counted)
     assert main(tiny_fit(tiny_corpus, tmp_path / "run", "--batch-tokens", "96", "--max-steps", "3", "--rdrop", "1.0",
                          "--bpe-dropout", "0.1", "--device", "cuda")) == 0
     assert len(per_step) == 3 and all(len(step) == 1 for step in per_step), per_step

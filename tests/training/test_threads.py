@@ -15,6 +15,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from cli_runner import run_cli
 from mpi_runner import mpirun, requires_mpi
 from train.run import threads
+from train.run.config import RunConfig
+from train.run.settings import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -285,7 +287,7 @@ def run_check(tmp_path, per_token, record=None, steps=20, world=None, device="cp
     StepClock -> (check, clock, config, lines said)."""
     record = record or {"threads": 2, "chosen_by": "measured on a training step's matrix products of the tiny preset "
                         "(median of 5)", "processes": 1, "timings_ms": {"1": 30.0, "2": 20.0}}
-    config = {"settings": {}, "model_config": {}, "blas_threads": record}
+    config = RunConfig(Settings(), {}, record)
     clock, said = StepClock(per_token), []
     check = threads.StepCheck(config, tmp_path, world, device, apply=clock.apply, say=said.append)
     counts = []
@@ -301,7 +303,7 @@ def test_a_run_falls_back_to_one_thread_where_more_are_slower(tmp_path):
     # the warm-up steps at 2, then in turns 1, 2, 1, 2, ..., then one thread for the rest of the run
     assert counts == [2] * threads.WARMUP + [1, 2] * threads.PAIRS + [1] * (20 - threads.WARMUP - timed)
     assert clock.applied == [1, 2] * threads.PAIRS + [1]
-    record = config["blas_threads"]
+    record = config.blas_threads
     assert record["threads"] == 1 and record["before"]["threads"] == 2
     assert record["chosen_by"] == (f"fell back from 2 threads: not faster than one in steps 3-{2 + timed} of this "
                                    f"command")
@@ -315,7 +317,7 @@ def test_a_run_falls_back_to_one_thread_where_more_are_slower(tmp_path):
 def test_a_run_keeps_more_threads_where_they_are_faster(tmp_path):
     check, clock, config, said, counts = run_check(tmp_path, {1: 0.002, 2: 0.0012})
     assert counts[-1] == 2 and clock.applied[-1] == 2 and said == []
-    record = config["blas_threads"]
+    record = config.blas_threads
     assert record["threads"] == 2 and record["checked"]["tokens_per_s"] == {"1": 500, "2": 833}
     assert json.loads((tmp_path / "config.json").read_text())["blas_threads"] == record
 
@@ -327,7 +329,7 @@ def test_a_run_keeps_more_threads_where_they_are_faster(tmp_path):
     ({"threads": 2, "chosen_by": "measured on ...", "processes": 1}, "cuda")])         # the steps are the GPU's
 def test_a_given_count_one_thread_or_a_gpu_run_is_not_checked(tmp_path, record, device):
     check, clock, config, said, counts = run_check(tmp_path, {1: 0.001, 2: 0.004}, record, device=device)
-    assert clock.applied == [] and said == [] and config["blas_threads"] == record
+    assert clock.applied == [] and said == [] and config.blas_threads == record
     assert not (tmp_path / "config.json").exists()
 
 
@@ -338,7 +340,7 @@ def test_in_a_job_rank_0s_verdict_holds_for_every_rank(tmp_path):
         def allgather_object(self, obj):
             return [True, obj]   # rank 0 found 2 threads slower
     check, clock, config, said, counts = run_check(tmp_path, {1: 0.002, 2: 0.001}, world=Rank1())
-    assert config["blas_threads"]["threads"] == 1 and clock.applied[-1] == 1
+    assert config.blas_threads["threads"] == 1 and clock.applied[-1] == 1
     assert said == [] and not (tmp_path / "config.json").exists()   # rank 0 speaks and writes
 
 

@@ -3,6 +3,8 @@ import argparse
 
 from minitorch import backend
 
+from .errors import TrainError
+
 
 def _number(convert, accept, expected):
     """An argparse type: text -> convert(text); an argparse error saying `expected` when it fails or accept() says
@@ -45,3 +47,11 @@ def add_threads_argument(parser):
                         help="BLAS threads of each process (default: OPENBLAS_NUM_THREADS when set, else the fastest "
                              "of 1, 2, 4, ... up to the process's share of the cores, timed on the preset's matrix "
                              "products when the command starts)")
+
+
+def check_device(device):
+    """The device name, or TrainError saying why it cannot be used."""
+    try:
+        return backend.check_device(device)
+    except (RuntimeError, ValueError) as e:
+        raise TrainError(str(e)) from None

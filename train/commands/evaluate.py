@@ -10,8 +10,10 @@ from pathlib import Path
 from ..data import corpus
 from ..evaluation import ensemble, metrics
 from ..cli import parallel
-from ..run import folder as run, threads
-from ..evaluation.arguments import add_decoding_arguments
+from ..cli.arguments import check_device
+from ..run import run_folder, threads
+from ..run.config import read_config
+from ..evaluation.arguments import add_decoding_arguments, decoding
 from ..evaluation.decode import translate_lines
 from ..cli.errors import TrainError, UsageError
 
@@ -28,7 +30,7 @@ def add_arguments(p):
 
 
 def main(args):
-    device = run.check_device(args.device)
+    device = check_device(args.device)
     world = parallel.init_world(args.distributed, device)
     with parallel.stop_job_on_error(world, "evaluate"):
         return evaluate(args, device, world)
@@ -36,9 +38,9 @@ def main(args):
 
 def evaluate(args, device, world):
     """Translate, score, print and record (rank 0 writes; every rank translates its share)."""
-    config = run.load_config(args.run_dir)
-    s = config["settings"]
-    blas = threads.setup(s["preset"], args.threads, world)[0]
+    config = read_config(args.run_dir)
+    s = config.settings
+    blas = threads.setup(s.preset, args.threads, world)[0]
     if (args.src_file is None) != (args.ref_file is None):
         raise UsageError("--src-file and --ref-file go together")
     if args.src_file is not None:
@@ -47,17 +49,17 @@ def evaluate(args, device, world):
         sources, references = corpus.read_aligned(args.src_file, args.ref_file)
         name = Path(args.src_file).name
     else:
-        data_dir = Path(s["data_dir"])
+        data_dir = Path(s.data_dir)
         if not data_dir.is_dir():
             raise TrainError(f"the run's corpus folder {data_dir} is gone; use --src-file and --ref-file")
-        present = corpus.available_splits(data_dir, s["src"], s["tgt"])
+        present = corpus.available_splits(data_dir, s.src, s.tgt)
         name = args.split or next((x for x in DEFAULT_SPLITS if x in present), None)
         if name not in present:
-            raise TrainError(f"no split {name!r} for {s['src']}->{s['tgt']} in {data_dir}; it has "
+            raise TrainError(f"no split {name!r} for {s.src}->{s.tgt} in {data_dir}; it has "
                              f"{', '.join(present) or 'none'}")
-        sources, references = corpus.read_parallel(data_dir, name, s["src"], s["tgt"])
-    tokenizer = run.load_tokenizer(args.run_dir)
-    chosen = run.decoding(config, args)
+        sources, references = corpus.read_parallel(data_dir, name, s.src, s.tgt)
+    tokenizer = run_folder.load_tokenizer(args.run_dir, s)
+    chosen = decoding(config.settings, args)
     model, members = ensemble.load_models(args, config, tokenizer, chosen["checkpoint"], device,
                                           quiet=not world.is_main)
     checkpoint = members[0].rpartition(":")[2]
@@ -71,7 +73,7 @@ def evaluate(args, device, world):
     if not world.is_main:
         return 0
     together = f".ensemble{len(members)}" if len(members) > 1 else ""
-    out = Path(args.run_dir) / f"hyp.{name}.{checkpoint}{together}.beam{beam}.{s['tgt']}"
+    out = Path(args.run_dir) / f"hyp.{name}.{checkpoint}{together}.beam{beam}.{s.tgt}"
     out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
 
     bleu, bleu_sig = metrics.bleu(hypotheses, references)

@@ -16,21 +16,20 @@ when they are not). Only one fit at a time writes a run folder: it holds a lock 
 and a second fit there stops at once, naming the first (train/run/lock.py).
 """
 import sys
+from pathlib import Path
 
+from minitorch import distributed
 from transformer import registry
 
 from ..cli import parallel
-from ..run import folder as run, lock as run_lock, threads
-from ..cli.arguments import (add_device_argument, add_threads_argument, non_negative_float, non_negative_int,
-                             positive_float, positive_int, probability)
-from ..run.presets import PRESETS
+from ..cli.errors import UsageError
+from ..cli.arguments import (add_device_argument, add_threads_argument, check_device, non_negative_float,
+                             non_negative_int, positive_float, positive_int, probability)
 from ..data.prepare import prepare_corpus
-from ..run.settings import MIN_MAX_LEN, resolve_settings, run_folder
 from ..loop.assemble import assemble
-from ..loop.trainer import MAX_BAD_STEPS, Trainer
-from ..loop.validation import epoch_line
-
-__all__ = ["add_arguments", "main", "resolve_settings", "prepare_corpus", "Trainer", "MAX_BAD_STEPS", "epoch_line"]
+from ..run import lock as run_lock, threads
+from ..run.presets import PRESETS
+from ..run.resolve import MIN_MAX_LEN, resolve_settings
 
 
 def add_arguments(p):
@@ -95,17 +94,43 @@ def add_arguments(p):
 def main(args):
     if hasattr(sys.stdout, "reconfigure"):   # in a log file each line as it comes, in order with stderr's progress
         sys.stdout.reconfigure(line_buffering=True)
-    device = run.check_device(args.device)
+    device = check_device(args.device)
     world = parallel.init_world(args.distributed, device)
     with parallel.stop_job_on_error(world, "fit"), run_lock.RunLock(world) as lock:
-        lock.take(run_folder(args))   # a second fit on the folder stops here, before it checks or measures anything
-        settings, model_kw, run_dir = resolve_settings(args)
+        return build_trainer(args, device, world, lock).fit()
+
+
+def build_trainer(args, device, world=None, lock=None):
+    """The Trainer that fit's flags (args) ask for: settings resolved (a resumed run's config.json read once), BLAS
+    threads chosen, the corpus found, the run assembled. fit calls it, and the experiments with fit's flags of
+    each of their models; lock: fit's RunLock, taken on the run folder (None: no lock, one process)."""
+    run_dir = run_dir_of(args)
+    if lock is not None:
+        lock.take(run_dir)   # a second fit on the folder stops here, before it checks or measures anything
+    settings, model_kw, resumed = resolve_settings(args, run_dir)
+    if lock is not None:
         lock.take(run_dir, make=True)   # a new run's folder, made once its settings have passed their checks
-        recorded = run.load_config(run_dir).get("blas_threads") if args.resume else None
-        blas, line = threads.setup(settings["preset"], args.threads, world, recorded=recorded)
-        print(line)
-        world.barrier()   # every rank has checked the run folder (and rank 0 holds its lock) before rank 0 writes
-        data_dir = parallel.main_first(world, lambda: prepare_corpus(settings, run_dir, args.data_dir))
-        trainer = assemble(settings, model_kw, run_dir, data_dir, device, resume=args.resume, world=world,
-                           blas_threads=blas)
-        return trainer.fit()
+    blas, line = threads.setup(settings.preset, args.threads, world, recorded=resumed.blas_threads if resumed else None)
+    print(line)
+    ranks = world or distributed.World()   # one process: its barriers wait for no one
+    ranks.barrier()   # every rank has checked the run folder (and rank 0 holds its lock) before rank 0 writes
+    data_dir = parallel.main_first(ranks, lambda: prepare_corpus(settings, run_dir, args.data_dir))
+    return assemble(settings.with_changes(data_dir=str(data_dir)), model_kw, run_dir, device, resumed=resumed,
+                    world=world, blas_threads=blas)
+
+
+def run_dir_of(args):
+    """The run folder that fit's flags name: --run-dir, else runs/PRESET-SRC-TGT (which needs --preset)."""
+    name = required_preset(args)
+    if args.run_dir:
+        return Path(args.run_dir)
+    preset = PRESETS[name]
+    return Path("runs") / f"{preset.name}-{args.src or preset.src}-{args.tgt or preset.tgt}"
+
+
+def required_preset(args):
+    """--preset; UsageError without it, unless `--resume --run-dir RUN` (whose config.json names it)."""
+    if args.preset or (args.resume and args.run_dir):
+        return args.preset
+    raise UsageError("the following arguments are required: --preset (with --resume --run-dir RUN it is read "
+                     "from RUN)")

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..run import folder as run
-from ..evaluation.arguments import CHECKPOINT_HELP
+from ..run import run_folder
+from ..run.config import read_config
+from ..evaluation.arguments import CHECKPOINT_HELP, decoding
 from ..data.batching import pad, source_batch
 from ..run.checkpoint import CHECKPOINTS
 from ..data.corpus import read_parallel
@@ -37,17 +38,17 @@ def main(args):
     import matplotlib
     matplotlib.use("Agg")  # files only, no window: works on a machine without a display
     run_dir = Path(args.run_dir)
-    config = run.load_config(run_dir)
+    config = read_config(run_dir)
     records = read_metrics(run_dir / "metrics.jsonl")
     written = [plot_curves(records, run_dir / "curves.png")]
-    tokenizer = run.load_tokenizer(run_dir)
-    model = run.load_model(run_dir, config, run.checkpoint_name(run_dir, args.checkpoint,
-                                                                preferred=run.decoding(config, args)["checkpoint"]))
+    tokenizer = run_folder.load_tokenizer(run_dir, config.settings)
+    name = run_folder.checkpoint_name(run_dir, args.checkpoint, preferred=decoding(config.settings, args)["checkpoint"])
+    model = run_folder.load_model(run_dir, config, name)
     sentence = args.sentence
     if sentence is None:
-        s = config["settings"]
-        sentence = read_parallel(s["data_dir"], "val", s["src"], s["tgt"])[0][0]
-    kind = config["settings"]["model"]
+        s = config.settings
+        sentence = read_parallel(s.data_dir, "val", s.src, s.tgt)[0][0]
+    kind = config.settings.model
     if hasattr(model, "cross_attention"):
         written.append(plot_attention(model, tokenizer, sentence, run_dir / "attention.png"))
     else:

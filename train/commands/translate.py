@@ -6,9 +6,11 @@ lines are translated in length-sorted batches and written in their original orde
 import os
 import sys
 
-from ..run import folder as run, threads
+from ..cli.arguments import check_device
+from ..run import run_folder, threads
+from ..run.config import read_config
 from ..evaluation import ensemble
-from ..evaluation.arguments import add_decoding_arguments
+from ..evaluation.arguments import add_decoding_arguments, decoding
 from ..evaluation.decode import translate_lines
 from ..cli.errors import TrainError
 
@@ -18,18 +20,18 @@ def add_arguments(p):
 
 
 def main(args):
-    device = run.check_device(args.device)
-    config = run.load_config(args.run_dir)
-    threads.setup(config["settings"]["preset"], args.threads)   # silently: stdout and stderr are the user's text
-    tokenizer = run.load_tokenizer(args.run_dir)
-    chosen = run.decoding(config, args)
+    device = check_device(args.device)
+    config = read_config(args.run_dir)
+    threads.setup(config.settings.preset, args.threads)   # silently: stdout and stderr are the user's text
+    tokenizer = run_folder.load_tokenizer(args.run_dir, config.settings)
+    chosen = decoding(config.settings, args)
     model = ensemble.load_models(args, config, tokenizer, chosen["checkpoint"], device)[0]
     kw = dict(beam=chosen["beam"], length_penalty=chosen["length_penalty"], batch_tokens=args.batch_tokens,
               device=device)
     if hasattr(sys.stdout, "reconfigure"):  # UTF-8 out whatever the locale says, as the input is read
         sys.stdout.reconfigure(encoding="utf-8")
     if sys.stdin.isatty():
-        return interactive(model, tokenizer, config["settings"], kw)
+        return interactive(model, tokenizer, config.settings, kw)
     lines = read_stdin()
     for text in translate_lines(model, tokenizer, lines, **kw):
         sys.stdout.write(one_line(text) + "\n")
@@ -40,9 +42,9 @@ def main(args):
 def interactive(model, tokenizer, settings, kw):
     """Translate each line as it is typed, after a prompt on stderr (so that stdout holds translations only)."""
     end = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
-    print(f"type a sentence in {settings['src']} and press Enter for its {settings['tgt']} translation; {end} at the "
+    print(f"type a sentence in {settings.src} and press Enter for its {settings.tgt} translation; {end} at the "
           f"start of a line to end", file=sys.stderr)
-    prompt = f"{settings['src']}> "
+    prompt = f"{settings.src}> "
     lines = getattr(sys.stdin, "buffer", sys.stdin)
     number = 0
     while True:

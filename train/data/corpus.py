@@ -102,14 +102,6 @@ def read_lines(path):
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def drop_empty_pairs(src_lines, tgt_lines):
-    """(source lines, target lines, 1-based line numbers dropped): pairs where either side is blank are left out."""
-    keep, dropped = [], []
-    for i, (x, y) in enumerate(zip(src_lines, tgt_lines)):
-        (keep if x.strip() and y.strip() else dropped).append(i)
-    return [src_lines[i] for i in keep], [tgt_lines[i] for i in keep], [i + 1 for i in dropped]
-
-
 def line_list(numbers, at_most=5):
     """'3, 8, 12' or '3, 8, 12, 20, 31 and 7 more': line numbers for a message."""
     shown = ", ".join(map(str, numbers[:at_most]))

@@ -70,14 +70,14 @@ def read_slice(run_dir, settings):
     """(source lines, target lines) of a run's held-back pairs, read from its corpus by the line numbers in its
     held_back.tsv; None for a run without a held-back slice."""
     path = Path(run_dir) / HELD_BACK_FILE
-    if not settings.get("held_back") or not path.is_file():
+    if not settings.held_back or not path.is_file():
         return None
     numbers = [int(row.split("\t", 1)[0]) for row in path.read_text(encoding="utf-8").splitlines()[1:]]
-    src, tgt = corpus.read_parallel(settings["data_dir"], "train", settings["src"], settings["tgt"])
+    src, tgt = corpus.read_parallel(settings.data_dir, "train", settings.src, settings.tgt)
     return [src[n - 1] for n in numbers], [tgt[n - 1] for n in numbers]
 
 
 def held_back_summary(held, path):
-    """The line fit prints for a held-back slice (what read_training returned as held) listed in path."""
+    """The line fit prints for a held-back slice (what pairs.read_pairs returned as held) listed in path."""
     return (f"held back {len(held[0])} training pairs with the highest rare-word rates ({max(held[3]):.2f} to "
             f"{min(held[3]):.2f}; see train/data/held_back.py), scored beside validation; listed in {path}")

@@ -1,24 +1,19 @@
-"""The sentence pairs a run trains and validates on: read from a split, empty sides and overlong pairs left out (and
-counted), encoded with the run's tokenizer. The training pairs may have a second source language (--extra-source:
-its lines aligned with the first's) and lose a held-back slice (--held-back)."""
+"""The sentence pairs a run trains and validates on: read from a split, the pairs with an empty side left out (and
+counted; encoding.py encodes them, leaving out the overlong ones). The training pairs may have a second source
+language (--extra-source: its lines aligned with the first's) and lose a held-back slice (--held-back)."""
 from pathlib import Path
 
 from . import corpus, held_back
 from ..cli.errors import TrainError
 
 
-def read_split(data_dir, split, src, tgt):
-    """The aligned lines of one split without the pairs that have an empty side (their count is printed);
-    TrainError when no pair is left."""
-    return non_empty(data_dir, split, src, tgt, *corpus.read_parallel(data_dir, split, src, tgt))
-
-
-def read_training(data_dir, src, tgt, extra=None, n_held=0):
-    """(parts, held): parts a list of (source language, source lines, target lines), the training pairs of src
+def read_pairs(data_dir, src, tgt, extra=None, n_held=0):
+    """(parts, held, val): parts a list of (source language, source lines, target lines), the training pairs of src
     and, with extra, of the extra source language (train.EXTRA aligned line by line with train.SRC); held: None or
     (source lines, target lines, line numbers from 1, rare-word rates) of the n_held pairs held back
-    (held_back.choose), which no part holds (neither in src nor in extra)."""
-    src_lines, tgt_lines = corpus.read_parallel(data_dir, "train", src, tgt)
+    (held_back.choose), which no part holds (neither in src nor in extra); val: (source lines, target lines) of the
+    validation split. Pairs with an empty side are left out of each (their count is printed)."""
+    (src_lines, tgt_lines), val = (corpus.read_parallel(data_dir, split, src, tgt) for split in ("train", "val"))
     extra_lines = None
     if extra is not None:
         path = corpus.split_file(data_dir, "train", extra)
@@ -39,13 +34,13 @@ def read_training(data_dir, src, tgt, extra=None, n_held=0):
     parts = [(src, *non_empty(data_dir, "train", src, tgt, src_lines, tgt_lines))]
     if extra is not None:
         parts.append((extra, *non_empty(data_dir, "train", extra, tgt, extra_lines, tgt_lines)))
-    return parts, held
+    return parts, held, non_empty(data_dir, "val", src, tgt, *val)
 
 
 def non_empty(data_dir, split, src, tgt, src_lines, tgt_lines):
     """The pairs of src_lines/tgt_lines (split's) without those that have an empty side (their count is printed);
     TrainError when no pair is left."""
-    kept_src, kept_tgt, empty = corpus.drop_empty_pairs(src_lines, tgt_lines)
+    kept_src, kept_tgt, empty = drop_empty_pairs(src_lines, tgt_lines)
     files = f"{split}.{src}/{split}.{tgt}"
     if not kept_src:
         raise TrainError(f"{data_dir}: {files} hold no sentence pairs" + (
@@ -56,22 +51,9 @@ def non_empty(data_dir, split, src, tgt, src_lines, tgt_lines):
     return kept_src, kept_tgt
 
 
-def encode_pairs(tok, src_lines, tgt_lines, max_len, name, lang=None):
-    """(source ids, target ids) of the pairs whose sides both have 1 to max_len - 1 tokens; the count of those left
-    out is printed. lang: the sources' language tag (a run with tags; default its source language)."""
-    src_ids, tgt_ids = tok.encode_source(src_lines, lang), tok.encode(tgt_lines)
-    tagged = int(tok.source_lang is not None)   # a tag begins every source: one token that is not text
-    keep, too_long, no_tokens = [], 0, 0
-    for i, (x, y) in enumerate(zip(src_ids, tgt_ids)):
-        if len(x) <= tagged or not y:
-            no_tokens += 1
-        elif len(x) >= max_len or len(y) >= max_len:
-            too_long += 1
-        else:
-            keep.append(i)
-    if too_long:
-        print(f"left out {too_long} of {len(src_ids)} {name} pairs longer than {max_len - 1} tokens "
-              f"(max_len {max_len})")
-    if no_tokens:
-        print(f"left out {no_tokens} of {len(src_ids)} {name} pairs with a side that gives no tokens")
-    return [src_ids[i] for i in keep], [tgt_ids[i] for i in keep]
+def drop_empty_pairs(src_lines, tgt_lines):
+    """(source lines, target lines, 1-based line numbers dropped): pairs where either side is blank are left out."""
+    keep, dropped = [], []
+    for i, (x, y) in enumerate(zip(src_lines, tgt_lines)):
+        (keep if x.strip() and y.strip() else dropped).append(i)
+    return [src_lines[i] for i in keep], [tgt_lines[i] for i in keep], [i + 1 for i in dropped]

@@ -8,12 +8,12 @@ from . import corpus, demo_corpus, download
 
 def prepare_corpus(settings, run_dir, data_dir):
     """The corpus folder: --data-dir, the generated demo corpus (inside the run folder), or Multi30k."""
-    if "data_dir" in settings:  # a resumed run reads what it read before
-        if data_dir is not None and Path(data_dir).resolve() != Path(settings["data_dir"]):
-            raise TrainError(f"--resume: --data-dir {data_dir} differs from the run's {settings['data_dir']}")
-        return Path(settings["data_dir"])
-    src, tgt = settings["src"], settings["tgt"]
-    if data_dir is None and settings["corpus"] == "demo":
+    if settings.data_dir is not None:  # a resumed run reads what it read before
+        if data_dir is not None and Path(data_dir).resolve() != Path(settings.data_dir):
+            raise TrainError(f"--resume: --data-dir {data_dir} differs from the run's {settings.data_dir}")
+        return Path(settings.data_dir)
+    src, tgt = settings.src, settings.tgt
+    if data_dir is None and settings.corpus == "demo":
         if (src, tgt) != (demo_corpus.SRC, demo_corpus.TGT):
             raise TrainError(f"the demo corpus is {demo_corpus.SRC}->{demo_corpus.TGT}; drop --src/--tgt, or pass "
                              f"--data-dir for another corpus")

@@ -27,7 +27,7 @@ def tag_piece(lang):
 def source_tag_language(settings):
     """The language whose tag begins every source sentence in a run's settings (a run with --extra-source), else
     None (no tags)."""
-    return settings["src"] if settings.get("extra_source") else None
+    return settings.src if settings.extra_source else None
 
 
 class Tokenizer:

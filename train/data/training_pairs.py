@@ -1,7 +1,7 @@
 """The training pairs of a run as token ids, and their segmentation in each epoch (one, or drawn anew each epoch by
 BPE-dropout)."""
 from .bpe_dropout import BPEDropout
-from .pairs import encode_pairs
+from .encoding import encode_pairs
 
 
 class TrainingPairs:
@@ -16,7 +16,7 @@ class TrainingPairs:
             self.src += x
             self.tgt += y
         self.max_len, self.world = max_len, world
-        self.alpha, self.seed = settings.get("bpe_dropout", 0.0), settings["seed"]   # older runs: no BPE-dropout
+        self.alpha, self.seed = settings.bpe_dropout, settings.seed
         self.bpe_dropout = BPEDropout(tok) if self.alpha else None
         self.sampled = None   # (epoch, source ids, target ids): that epoch's BPE-dropout segmentation
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from ..cli.arguments import add_device_argument, add_threads_argument, positive_float, positive_int
 from ..cli.prog import PROG
 from ..run.checkpoint import CHECKPOINTS
+from ..run.presets import DECODING
 
 
 CHECKPOINT_HELP = ("which weights (default: the run's preset's choice, made on validation; best for runs from "
@@ -41,3 +42,10 @@ def add_ensemble_argument(parser):
                         help="decode with this run's model too (repeat for more): the mean of the models' "
                              "log-probabilities at each step; CHECKPOINT (best, last, avg) defaults to the one "
                              "--run-dir uses. The runs must share the vocabulary (e.g. two seeds of one recipe)")
+
+
+def decoding(settings, args):
+    """{checkpoint, beam, length_penalty}: each flag where given, else the run's preset's choice (made on
+    validation; presets.DECODING for runs from before presets chose, given at migration)."""
+    chosen = dict(DECODING, **settings.decoding)
+    return {k: chosen[k] if getattr(args, k, None) is None else getattr(args, k) for k in DECODING}

@@ -1,8 +1,10 @@
 """A run assembled in one place: the corpus read, the tokenizer trained (or a resumed run's loaded), config.json
 written, the model, optimizer, flat parameters and gradient sync built, the validation data encoded and, on
---resume, the saved training state loaded into them; then a Trainer that only trains."""
+--resume, the saved training state loaded into them; then a Trainer that only trains. fit and the experiments call
+assemble(); the bench and the experiments' step timings call make_update(), the same update that assemble builds."""
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import minitorch as mt
 from minitorch import distributed
@@ -10,10 +12,12 @@ from transformer import registry
 
 from ..cli.errors import TrainError
 from ..data.held_back import HELD_BACK_FILE, held_back_summary, write_held_back
-from ..data.pairs import read_split, read_training
+from ..data.pairs import read_pairs
 from ..data.tokenizer import Tokenizer, source_tag_language, train_tokenizer
 from ..data.training_pairs import TrainingPairs
-from ..run import checkpoint, folder as run, threads
+from ..run import checkpoint, threads
+from ..run.config import RunConfig, write_config
+from ..run.settings import Settings
 from . import training_state, validation
 from .rdrop import RDropStep
 from .step import TrainStep, make_optimizer
@@ -24,17 +28,17 @@ from .validation import ValidationData
 @dataclass
 class RunParts:
     """What a Trainer trains with, built by assemble()."""
-    settings: dict
-    config: dict              # config.json: settings, model_config (and blas_threads)
+    settings: Settings
+    config: RunConfig
     run_dir: Path
     device: str
     world: distributed.World
     tok: Tokenizer
     training_pairs: TrainingPairs
     validation: ValidationData
-    model: object
-    optimizer: object
-    schedule: object
+    model: mt.nn.Module
+    optimizer: mt.optim.Adam  # Adam, or AdamW with weight decay, over the model's FlatParameters
+    schedule: mt.optim.WarmupSchedule
     step_fn: TrainStep        # TrainStep or RDropStep, with the gradient sync of a job of several ranks
     blas_check: threads.StepCheck
     metrics_path: Path
@@ -45,100 +49,104 @@ def saved_state(run_dir, settings, device):
     saved = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"), device)
     p = saved.get("progress") if isinstance(saved, dict) else None
     p = p if isinstance(p, dict) else {}   # a damaged state is reported when it is loaded
-    if p.get("epoch", 0) >= settings["epochs"]:
-        raise TrainError(f"{run_dir} has finished its {settings['epochs']} epoch"
-                         f"{'s' if settings['epochs'] > 1 else ''}; pass a larger --epochs to train on")
-    if settings["max_steps"] is not None and p.get("step", 0) >= settings["max_steps"]:
+    if p.get("epoch", 0) >= settings.epochs:
+        raise TrainError(f"{run_dir} has finished its {settings.epochs} epoch"
+                         f"{'s' if settings.epochs > 1 else ''}; pass a larger --epochs to train on")
+    if settings.max_steps is not None and p.get("step", 0) >= settings.max_steps:
         raise TrainError(f"{run_dir} is at step {p['step']} already; pass a larger --max-steps")
     return saved
 
 
-def assemble(settings, model_kw, run_dir, data_dir, device, resume, world=None, blas_threads=None):
-    """The Trainer of a new run in run_dir (resume: of the run there, where it stopped)."""
-    run_dir, world = Path(run_dir), world or distributed.World()
+class Update(NamedTuple):
+    """The parts of fit's update of a model, built by make_update()."""
+    flat: mt.nn.utils.FlatParameters
+    optimizer: mt.optim.Adam
+    schedule: mt.optim.WarmupSchedule
+    step_fn: TrainStep
+
+
+def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=None):
+    """fit's update of a model: its FlatParameters (the update, clipping and the sum over ranks work on them whole),
+    Adam (AdamW with weight decay) with the warm-up schedule, the gradient sync of a job of several ranks, and the
+    step (RDropStep when rdrop > 0). recipe: Settings or a Preset (lr, warmup, weight_decay, label_smoothing,
+    clip_norm, rdrop); what the bench and the experiments change is an argument: rdrop overrides the recipe's, and
+    sync_of(flat) makes the sync (the bench's times itself; None: fit's, over world's ranks when it has several)."""
+    flat = mt.nn.utils.FlatParameters(model)
+    optimizer, schedule = make_optimizer(flat, recipe.lr, recipe.warmup, d_model, recipe.weight_decay)
+    if sync_of is not None:
+        sync = sync_of(flat)
+    else:
+        sync = distributed.GradientSync(flat, world) if world is not None and world.size > 1 else None
+    step_args = (model, optimizer, schedule, recipe.label_smoothing, recipe.clip_norm, device, sync)
+    alpha = recipe.rdrop if rdrop is None else rdrop
+    return Update(flat, optimizer, schedule, RDropStep(*step_args, alpha=alpha) if alpha else TrainStep(*step_args))
+
+
+def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas_threads=None):
+    """The Trainer of a new run in run_dir (resumed: the RunConfig of the run there, which continues where it
+    stopped), on the corpus in settings.data_dir (data/prepare.py finds it)."""
+    run_dir, world, data_dir = Path(run_dir), world or distributed.World(), Path(settings.data_dir)
     main = world.is_main   # the rank that writes files and prints
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise TrainError(f"--run-dir {run_dir}: cannot make the folder ({e.strerror})") from None
     metrics_path = run_dir / "metrics.jsonl"
-    saved = saved_state(run_dir, settings, device) if resume else None   # nothing left to do: stop before printing
-    src, tgt, extra = settings["src"], settings["tgt"], settings.get("extra_source")   # older runs: no extra
-    parts, held = read_training(data_dir, src, tgt, extra, settings.get("held_back", 0))
-    val_src, val_tgt = read_split(data_dir, "val", src, tgt)
+    saved = saved_state(run_dir, settings, device) if resumed else None   # nothing left to do: stop before printing
+    src, tgt, extra = settings.src, settings.tgt, settings.extra_source
+    parts, held, (val_src, val_tgt) = read_pairs(data_dir, src, tgt, extra, settings.held_back)
     print(f"corpus {data_dir} ({src}->{tgt}): {len(parts[0][1])} training and {len(val_src)} validation "
           f"pairs" + (f", and {len(parts[1][1])} {extra}->{tgt} training pairs (source tags <{src}>, <{extra}>)"
                       if extra else ""))
     if held:
         print(held_back_summary(held, run_dir / HELD_BACK_FILE))
-    if resume:
-        tok, config = resumed_tokenizer_and_config(settings, run_dir, world, blas_threads)
-    else:
-        tok, config = new_tokenizer_and_config(settings, model_kw, run_dir, data_dir, parts, held, world, blas_threads)
+        if main and not resumed:
+            write_held_back(run_dir / HELD_BACK_FILE, held)
+    tok, config = tokenizer_and_config(settings, model_kw, resumed, run_dir, parts, world, blas_threads)
+    world.barrier()   # every rank has its tokenizer and has read config.json before rank 0 (re)writes it
+    if main:
+        write_config(run_dir, config)
 
     blas_check = threads.StepCheck(config, run_dir, world, device)   # more threads than one: faster?
-    max_len = config["model_config"]["max_len"]
+    max_len = config.model_config["max_len"]
     training_pairs = TrainingPairs(tok, parts, src, tgt, max_len, settings, world)
     val = validation.prepare(tok, val_src, val_tgt, held, training_pairs.src, settings, max_len, data_dir)
 
-    mt.manual_seed(settings["seed"])
-    model = run.build_model(config).to(device)
+    mt.manual_seed(settings.seed)
+    model = config.build_model().to(device)
     model.train()
     distributed.broadcast_parameters(model.parameters(), world)   # the same start on every rank
     if world.rank:   # dropout: each rank its own masks (rank 0 keeps the stream a one-process run has)
-        mt.manual_seed(training_state.rank_seed(settings["seed"], world.rank))
-    flat = mt.nn.utils.FlatParameters(model)   # flat buffers: the update, clipping and sum work on them whole
-    optimizer, schedule = make_optimizer(flat, settings["lr"], settings["warmup"],
-                                         config["model_config"].get("d_model", 1),
-                                         settings.get("weight_decay", 0.0))  # older runs: none
-    sync = distributed.GradientSync(flat, world) if world.size > 1 else None
-    step_args = (model, optimizer, schedule, settings["label_smoothing"], settings["clip_norm"], device, sync)
-    rdrop = settings.get("rdrop", 0.0)
-    step_fn = RDropStep(*step_args, alpha=rdrop) if rdrop else TrainStep(*step_args)
-    run_parts = RunParts(settings, config, run_dir, device, world, tok, training_pairs, val, model, optimizer,
-                         schedule, step_fn, blas_check, metrics_path)
-    if resume:
-        if main:
-            checkpoint.remove_temporary_files(run_dir)
+        mt.manual_seed(training_state.rank_seed(settings.seed, world.rank))
+    update = make_update(model, settings, config.model_config.get("d_model", 1), device, world)
+    run_parts = RunParts(settings, config, run_dir, device, world, tok, training_pairs, val, model, update.optimizer,
+                         update.schedule, update.step_fn, blas_check, metrics_path)
+    if resumed:
         progress = training_state.load_state(run_parts, saved, metrics_path)
     else:
         progress = training_state.Progress()
         if main:
             metrics_path.write_text("")
-    print(f"model: {settings['model']} {config['model_config']}")
+    print(f"model: {settings.model} {config.model_config}")
     print(f"parameters: {model.num_parameters():,}")
     return Trainer(run_parts, progress)
 
 
-def resumed_tokenizer_and_config(settings, run_dir, world, blas_threads):
-    """The tokenizer of the run being resumed, and its config.json with this command's settings (rewritten)."""
-    tok = Tokenizer(run_dir / "spm.model", source_tag_language(settings))
-    config = dict(run.load_config(run_dir), settings=settings)
-    config.update({"blas_threads": blas_threads} if blas_threads else {})
-    world.barrier()   # every rank has read the configuration before rank 0 rewrites it
-    if world.is_main:
-        run.write_config(run_dir, config)
-    return tok, config
-
-
-def new_tokenizer_and_config(settings, model_kw, run_dir, data_dir, parts, held, world, blas_threads):
-    """A joint SentencePiece model trained on the training text (rank 0; the others load it), and the run's
-    config.json: settings, model configuration and BLAS threads (written, with the held-back pairs' list)."""
-    src, extra = settings["src"], settings.get("extra_source")
+def tokenizer_and_config(settings, model_kw, resumed, run_dir, parts, world, blas_threads):
+    """The run's tokenizer and its config.json (settings, model configuration, BLAS threads; to be written): a
+    resumed run's own, with this command's settings; for a new run a joint SentencePiece model trained on the
+    training text (rank 0; the others load it)."""
+    if resumed:
+        tok = Tokenizer(run_dir / "spm.model", source_tag_language(settings))
+        return tok, RunConfig(settings, resumed.model_config, blas_threads or resumed.blas_threads)
+    src, extra = settings.src, settings.extra_source
     if world.is_main:
         text = [line for _, s_lines, t_lines in parts for line in s_lines] + parts[0][2]
-        tok, note = train_tokenizer(text, run_dir / "spm.model", settings["vocab_size"],
+        tok, note = train_tokenizer(text, run_dir / "spm.model", settings.vocab_size,
                                     tags=(src, extra) if extra else ())
         print(f"tokenizer: joint SentencePiece, {tok.vocab_size} pieces" + (f" ({note})" if note else ""))
     world.barrier()   # the other ranks load the tokenizer that rank 0 has written
     tok = tok if world.is_main else Tokenizer(run_dir / "spm.model")
     tok.source_lang = source_tag_language(settings)
-    model_config = registry.model_config(settings["model"], tok.vocab_size, model_kw)
-    settings["data_dir"] = str(data_dir)
-    config = {"settings": settings, "model_config": model_config.to_dict()}
-    config.update({"blas_threads": blas_threads} if blas_threads else {})
-    if world.is_main:
-        run.write_config(run_dir, config)
-        if held:
-            write_held_back(run_dir / HELD_BACK_FILE, held)
-    return tok, config
+    model_config = registry.model_config(settings.model, tok.vocab_size, model_kw)
+    return tok, RunConfig(settings, model_config.to_dict(), blas_threads)

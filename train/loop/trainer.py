@@ -50,7 +50,7 @@ class Trainer:
         s = self.s
         p = self.progress
         print(f"run folder {self.run_dir}; {len(self.batches(p.epoch))} batches an epoch of about "
-              f"{s['batch_tokens']} tokens"
+              f"{s.batch_tokens} tokens"
               + (f"; resuming at step {p.step} (epoch {p.epoch + 1})" if p.step else "")
               + (f"; data-parallel over {self.world.size} processes" if self.world.size > 1 else ""))
         if self.main and self.stop_file.is_file():   # left by a run that ended before it saw it
@@ -59,9 +59,9 @@ class Trainer:
         self.started, self.val_seconds = time.perf_counter(), 0.0   # this command's wall time, and validation's
         with StopRequest(quiet=not self.main) as stop:
             self.stop_request = stop
-            while p.epoch < s["epochs"] and not self.out_of_steps():
+            while p.epoch < s.epochs and not self.out_of_steps():
                 batches = self.batches(p.epoch)
-                bar = progress.bar(len(batches), p.batch_pos, f"epoch {p.epoch + 1}/{s['epochs']}", "step",
+                bar = progress.bar(len(batches), p.batch_pos, f"epoch {p.epoch + 1}/{s.epochs}", "step",
                                    enabled=self.main)
                 while p.batch_pos < len(batches) and not self.out_of_steps():
                     updated = self.train_step(batches[p.batch_pos])
@@ -73,7 +73,7 @@ class Trainer:
                     if len(self.bad_steps) >= MAX_BAD_STEPS:
                         bar.close()
                         raise TrainError(diverged_message(self.bad_steps, p.step, self.run_dir))
-                    if updated and s["save_every"] and p.step % s["save_every"] == 0:
+                    if updated and s.save_every and p.step % s.save_every == 0:
                         training_state.save_last(self)
                 bar.close()
                 partial = p.batch_pos < len(batches)
@@ -81,9 +81,9 @@ class Trainer:
                 if record is None:
                     return self.stop_here(stop)
                 if partial:
-                    print(f"reached --max-steps {s['max_steps']}; continue with --resume and a larger --max-steps")
+                    print(f"reached --max-steps {s.max_steps}; continue with --resume and a larger --max-steps")
                     break
-        validation.print_examples(self.examples, self.run_dir, self.s["src"])
+        validation.print_examples(self.examples, self.run_dir, self.s.src)
         wall = time.perf_counter() - self.started
         print(f"done: best validation BLEU {p.best_bleu:.2f}; checkpoints in {self.run_dir}; validation took "
               f"{self.val_seconds:.0f} s of {wall:.0f} s ({100 * self.val_seconds / max(wall, 1e-9):.0f}%)")
@@ -91,8 +91,8 @@ class Trainer:
 
     def batches(self, epoch):
         src, tgt = self.training_pairs.of_epoch(epoch)
-        return token_batches([len(x) + 1 for x in src], [len(y) + 1 for y in tgt], self.s["batch_tokens"],
-                             self.s["seed"], epoch)
+        return token_batches([len(x) + 1 for x in src], [len(y) + 1 for y in tgt], self.s.batch_tokens,
+                             self.s.seed, epoch)
 
     def stop_wanted(self, stop):
         """Has this process been asked to stop: by a signal, or (rank 0, which owns the run folder) a STOP file?"""
@@ -104,7 +104,7 @@ class Trainer:
         return self.stop_wanted(stop) if self.world.size == 1 else self.stop_votes > 0
 
     def out_of_steps(self):
-        return self.s["max_steps"] is not None and self.progress.step >= self.s["max_steps"]
+        return self.s.max_steps is not None and self.progress.step >= self.s.max_steps
 
     def train_step(self, index):
         """One update on the batch of sentences `index`; False when the batch was skipped for a nan/inf loss or
@@ -138,7 +138,7 @@ class Trainer:
         w["time"] += (seconds := time.perf_counter() - start)
         self.blas_check.after_step(seconds, n_tokens)
         w["lr"] = lr
-        if w["steps"] == self.s["log_every"]:
+        if w["steps"] == self.s.log_every:
             self.log_window()
         return True
 
@@ -165,9 +165,9 @@ class Trainer:
 
     def postfix(self, n_batches):
         """The progress bar's text (progress.training_postfix) with the steps left in the whole run."""
-        steps_left = (self.s["epochs"] - self.progress.epoch) * n_batches - self.progress.batch_pos
-        if self.s["max_steps"] is not None:
-            steps_left = min(steps_left, self.s["max_steps"] - self.progress.step)
+        steps_left = (self.s.epochs - self.progress.epoch) * n_batches - self.progress.batch_pos
+        if self.s.max_steps is not None:
+            steps_left = min(steps_left, self.s.max_steps - self.progress.step)
         return progress.training_postfix(self.progress.window, steps_left)
 
     def end_of_epoch(self, partial, stop):
@@ -195,7 +195,7 @@ class Trainer:
                                       step=p.step, val_bleu=val["val_bleu"])
         if self.main:
             checkpoint.save_model(self.run_dir / f"epoch-{number}.npz", self.model, epoch=number, step=p.step)
-            kept = checkpoint.keep_last_snapshots(self.run_dir, self.s["avg_last"])
+            kept = checkpoint.keep_last_snapshots(self.run_dir, self.s.avg_last)
             mt.save({"model": checkpoint.average_states(kept), "model_class": type(self.model).__name__,
                      "epochs": [path.stem for path in kept]}, checkpoint.checkpoint_path(self.run_dir, "avg"))
         if not partial:
@@ -213,7 +213,7 @@ class Trainer:
             asked = f" as {self.stop_file} asked"
         if self.main:
             print(f"stopped at step {self.step}{asked}; saved {checkpoint.checkpoint_path(self.run_dir, 'last')}. "
-                  f"Continue with: {PROG} fit --preset {self.s['preset']} --run-dir {self.run_dir} --resume"
+                  f"Continue with: {PROG} fit --preset {self.s.preset} --run-dir {self.run_dir} --resume"
                   + (" --distributed" if self.world.size > 1 else ""), file=sys.stderr)
         return stop.exit_status
 

@@ -53,14 +53,17 @@ def save_last(trainer):
 
 def load_state(parts, state, metrics_path):
     """Put a saved training state into the parts of a run (weights, optimizer, schedule, random state) and return its
-    Progress; metrics.jsonl loses the records written after the checkpoint."""
+    Progress; metrics.jsonl loses the records written after the checkpoint, and the run folder the temporary files
+    of saves that were killed."""
+    if parts.world.is_main:
+        checkpoint.remove_temporary_files(parts.run_dir)
     path = checkpoint.checkpoint_path(parts.run_dir, "last")
     checkpoint.load_weights(parts.model, path, state)
     try:
         parts.optimizer.load_state_dict(state["optimizer"])
         parts.schedule.load_state_dict(state["schedule"])
-        load_rng(parts, state)
         progress = Progress.from_dict(state["progress"])
+        load_rng(parts, state)
     except (KeyError, ValueError, TypeError) as e:
         raise TrainError(f"{path}: not a training state that this run can continue from ({type(e).__name__}: "
                          f"{e}); it holds model weights only, or was written by another version") from None
@@ -81,7 +84,7 @@ def load_rng(parts, state):
     saved on says what cannot continue exactly: the dropout draws (each device has its own generator)."""
     ranks = state.get("rng_ranks") or [state["rng"]]
     if not (parts.world.rank < len(ranks) and (parts.world.rank == 0 or len(ranks) == parts.world.size)):
-        mt.manual_seed(rank_seed(parts.settings["seed"], parts.world.rank, state["progress"]["step"]))
+        mt.manual_seed(rank_seed(parts.settings.seed, parts.world.rank, state["progress"]["step"]))
         return
     saved = ranks[parts.world.rank]
     if not backend.set_rng_state(saved, parts.device):

@@ -14,7 +14,7 @@ from ..evaluation import metrics
 from ..cli import parallel
 from ..data.batching import token_batches, training_batch
 from ..evaluation.decode import translate_ids
-from ..data.pairs import encode_pairs
+from ..data.encoding import encode_pairs
 from ..data.tokenizer import PAD_ID
 from ..cli.errors import TrainError
 from ..cli.prog import PROG
@@ -42,12 +42,13 @@ def prepare(tok, val_src, val_tgt, held, train_src, settings, max_len, data_dir)
         if not encoded:
             raise TrainError(f"{data_dir}: the {split} split has no sentence pair of at most {max_len - 1} "
                              f"tokens (max_len {max_len}) on both sides")
-    n_bleu = min(settings["val_bleu_sentences"] or len(val_src), len(val_src))
+    n_bleu = min(settings.val_bleu_sentences or len(val_src), len(val_src))
     slice_ = None
     if held:
-        n = min(settings["val_bleu_sentences"] or len(held[0]), len(held[0]))
+        n = min(settings.val_bleu_sentences or len(held[0]), len(held[0]))
+        held_pairs = encode_pairs(tok, held[0], held[1], max_len, "held-back")
         slice_ = {"src": held[0], "tgt": held[1], "n_bleu": n, "bleu_ids": tok.encode_source(held[0][:n]),
-                  "pairs": encode_pairs(tok, held[0], held[1], max_len, "held-back")}
+                  "pairs": held_pairs}
     return ValidationData(val_src, val_tgt, pairs, n_bleu, tok.encode_source(val_src[:n_bleu]), slice_)
 
 
@@ -93,7 +94,7 @@ def score(trainer, pairs, bleu_ids, stop):
         src_ids, tgt_ids = pairs
         lens = [len(x) + 1 for x in src_ids], [len(y) + 1 for y in tgt_ids]
         with mt.no_grad():
-            batches = token_batches(*lens, trainer.s["batch_tokens"], shuffle=False)
+            batches = token_batches(*lens, trainer.s.batch_tokens, shuffle=False)
             for index in parallel.share(batches, trainer.world):
                 if stop.requested and trainer.world.size == 1:
                     return None
@@ -102,11 +103,11 @@ def score(trainer, pairs, bleu_ids, stop):
                 src, tgt_in, tgt_out = (backend.to_device(a, trainer.device) for a in batch)
                 logits = trainer.model(src, tgt_in)
                 smoothed, nll = (F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum",
-                                                 label_smoothing=e) for e in (trainer.s["label_smoothing"], 0.0))
+                                                 label_smoothing=e) for e in (trainer.s.label_smoothing, 0.0))
                 losses = losses + mt.stack([smoothed, nll]).double()
         host = backend.to_numpy(losses.data) if isinstance(losses, mt.Tensor) else np.zeros(2)
         sums = trainer.world.allreduce_sum_(np.array([*host, tokens], dtype=np.float64))
-        hyp_ids = translate_ids(trainer.model, bleu_ids, beam=1, batch_tokens=trainer.s["batch_tokens"],
+        hyp_ids = translate_ids(trainer.model, bleu_ids, beam=1, batch_tokens=trainer.s.batch_tokens,
                                 device=trainer.device, progress=trainer.main, world=trainer.world)
         if trainer.world.any(stop.requested):
             return None

@@ -1,145 +1,71 @@
-"""A run's settings: the preset, the flags on top of it, and what a resumed run may and may not change; also why a
-folder that already holds a run is refused. Where the corpus comes from is data/prepare.py.
-"""
-import math
-from pathlib import Path
+"""A run's settings as one typed object: what `fit` resolved from the preset and its flags, and what config.json
+records under "settings" (the same keys, in the same order as before). Runs written by earlier versions lack some
+keys; `migrate` gives them the values those versions trained with, in one place, when config.json is read."""
+from dataclasses import asdict, dataclass, field, fields, replace
 
-from transformer import registry
-from transformer.registry import MAX_LEN_A, MAX_LEN_B
+from .presets import DECODING
 
-from . import checkpoint, folder as run
-from ..cli.errors import TrainError, UsageError
-from .presets import PRESETS
-
-# Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
-OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "attention_dropout",
-             "activation_dropout", "label_smoothing", "weight_decay", "save_every", "bpe_dropout", "rdrop",
-             "extra_source", "held_back")
-TRANSFORMER_DROPOUTS = ("attention_dropout", "activation_dropout")   # model fields that an LSTM does not have
-CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
-# Flags that override a preset's model size: flag -> the configuration fields it sets, for each model kind
-SIZE_FLAGS = {
-    "transformer": {"d_model": ("d_model",), "n_heads": ("n_heads",), "d_ff": ("d_ff",),
-                    "layers": ("n_encoder_layers", "n_decoder_layers"), "max_len": ("max_len",)},
-    "lstm": {"layers": ("n_layers",), "max_len": ("max_len",)},
-}
-# the shortest max_len whose decoding limit (MAX_LEN_A * source + MAX_LEN_B) still leaves room for a 1-token source
-MIN_MAX_LEN = math.ceil(MAX_LEN_A * 2 + MAX_LEN_B + 1)
+# keys that older config.json files lack, and the value those runs trained (or decoded) with
+OLDER_RUNS = {"extra_source": None, "held_back": 0, "weight_decay": 0.0, "bpe_dropout": 0.0, "rdrop": 0.0,
+              "decoding": DECODING}
+# keys written only where they apply: Transformer dropouts (an LSTM has none), the corpus folder (once it is known)
+ABSENT_WHEN_NONE = ("attention_dropout", "activation_dropout", "data_dir")
 
 
-def resolve_settings(args):
-    """(settings, model keyword arguments, run folder) from the preset and the flags, or from the resumed run."""
-    preset = PRESETS[args.preset or resumed_preset(args)]
-    given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
-    size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
-    run_dir = run_folder(args)
-    run.check_new_run_dir(run_dir)
-    if args.resume:
-        if not checkpoint.checkpoint_path(run_dir, "last").is_file():
-            raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
-        config = run.load_config(run_dir)
-        settings = config["settings"]
-        fields = SIZE_FLAGS["transformer" if settings["model"] == "transformer" else "lstm"]
-        for key, value in size_flags.items():
-            if key not in fields:
-                raise UsageError(f"--{key.replace('_', '-')} sets a Transformer size; this run's model is "
-                                 f"{settings['model']}")
-            has = config["model_config"].get(fields[key][0])
-            if has != value:
-                raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's {has}; a resumed "
-                                 f"run keeps its model sizes")
-        for key, value in given.items():
-            if key not in CHANGEABLE_ON_RESUME and settings.get(key) != value:
-                raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's "
-                                 f"{settings.get(key)}; a resumed run keeps its settings (only --epochs, "
-                                 f"--max-steps and --save-every may change)")
-        if settings["preset"] != preset.name:
-            raise TrainError(f"--resume: {run_dir} was trained with --preset {settings['preset']}, not {preset.name}")
-        settings.update({k: given[k] for k in CHANGEABLE_ON_RESUME if k in given})
-        settings["max_steps"] = given.get("max_steps")  # a step budget belongs to one command, not to the run
-        return settings, None, run_dir
-    model = given.get("model", "transformer")
-    for key in TRANSFORMER_DROPOUTS:
-        if model != "transformer" and key in given:
-            raise UsageError(f"--{key.replace('_', '-')} is a Transformer setting; --model {model} takes --dropout")
-    settings = dict(fit_defaults(preset, model), **given)
-    if settings["extra_source"] in (settings["src"], settings["tgt"]):
-        raise UsageError(f"--extra-source {settings['extra_source']}: a second source language, other than --src "
-                         f"{settings['src']} and --tgt {settings['tgt']}")
-    dropouts = {k: settings[k] for k in ("dropout", *TRANSFORMER_DROPOUTS) if k in settings}
-    model_kw = dict(preset.sizes(model), **dropouts)
-    model_kw.update(check_sizes(settings["model"], size_flags, model_kw, preset.name))
-    if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
-        raise TrainError(existing_run_message(run_dir))
-    return settings, model_kw, run_dir
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run trained with, apart from the model's sizes (config.json's model_config)."""
+    # the data: corpus, languages, vocabulary, segmentation
+    corpus: str = "multi30k"
+    src: str = "de"
+    tgt: str = "en"
+    vocab_size: int = 8000
+    # the schedule and the update
+    batch_tokens: int = 4096
+    epochs: int = 10
+    lr: float = 1e-3
+    warmup: int = 4000
+    label_smoothing: float = 0.1
+    weight_decay: float = 0.0
+    clip_norm: float = 1.0
+    # checkpoints and records
+    avg_last: int = 5
+    val_bleu_sentences: int = 0
+    save_every: int = 0
+    log_every: int = 10
+    # the regularisers and the extra data
+    bpe_dropout: float = 0.0
+    rdrop: float = 0.0
+    extra_source: str | None = None
+    held_back: int = 0
+    # decoding: evaluate's and translate's defaults
+    decoding: dict = field(default_factory=lambda: dict(DECODING))
+    # the preset it started from, the model kind and its dropouts
+    preset: str | None = None
+    model: str = "transformer"
+    seed: int = 0
+    max_steps: int | None = None   # a step budget belongs to one command, not to the run
+    dropout: float = 0.1
+    attention_dropout: float | None = None
+    activation_dropout: float | None = None
+    data_dir: str | None = None    # the corpus folder, set once the corpus is found
+
+    @classmethod
+    def from_dict(cls, d):
+        """The settings that config.json records (older runs migrated); keys of no field are left out."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in migrate(d).items() if k in names})
+
+    def to_dict(self):
+        """config.json's "settings"."""
+        return {k: v for k, v in asdict(self).items() if not (k in ABSENT_WHEN_NONE and v is None)}
+
+    def with_changes(self, **changes):
+        """A copy with some settings changed (a resumed run's --epochs, the corpus folder once found)."""
+        return replace(self, **changes)
 
 
-def run_folder(args):
-    """The run folder that fit's flags name: --run-dir, else runs/PRESET-SRC-TGT."""
-    preset = PRESETS[args.preset or resumed_preset(args)]
-    return Path(args.run_dir or Path("runs") / f"{preset.name}-{args.src or preset.src}-{args.tgt or preset.tgt}")
-
-
-def resumed_preset(args):
-    """The preset of the run that `--resume --run-dir RUN` continues, read from RUN/config.json, when --preset is not
-    given; without --resume --run-dir, UsageError (a new run, or the default folder, needs the preset)."""
-    if not (args.resume and args.run_dir):
-        raise UsageError("the following arguments are required: --preset (with --resume --run-dir RUN it is read "
-                         "from RUN)")
-    name = run.load_config(Path(args.run_dir))["settings"].get("preset")
-    if name not in PRESETS:
-        raise TrainError(f"{run.config_path(Path(args.run_dir))}: preset {name!r} is not one of {', '.join(PRESETS)}; "
-                         f"pass --preset")
-    return name
-
-
-def fit_defaults(preset, model="transformer"):
-    """The settings `fit --preset P --model M` takes when no other flag is given (the corpus is added later)."""
-    settings = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model", "lstm")}
-    settings.update(preset=preset.name, model=model, seed=0, max_steps=None)
-    sizes = preset.sizes(model)
-    settings["dropout"] = sizes["dropout"]
-    if model == "transformer":
-        settings.update({k: sizes.get(k, 0.0) for k in TRANSFORMER_DROPOUTS})
-    return settings
-
-
-def check_sizes(kind, size_flags, model_kw, preset):
-    """The configuration fields that the size flags set; UsageError (exit status 2) when they cannot make a model."""
-    fields = SIZE_FLAGS["transformer" if kind == "transformer" else "lstm"]
-    for key in size_flags:
-        if key not in fields:
-            raise UsageError(f"--{key.replace('_', '-')} sets a Transformer size; --model {kind} takes only "
-                             f"{', '.join('--' + k.replace('_', '-') for k in fields)}")
-    out = {field: value for key, value in size_flags.items() for field in fields[key]}
-    sizes = dict(model_kw, **out)
-    if "max_len" in size_flags and sizes["max_len"] < MIN_MAX_LEN:
-        raise UsageError(f"--max-len {sizes['max_len']} is too short: at least {MIN_MAX_LEN} tokens, so that "
-                         f"decoding has room for {MAX_LEN_A} x the source length + {MAX_LEN_B}")
-    if kind == "transformer" and sizes["d_model"] % sizes["n_heads"]:
-        def origin(key):
-            return f"--{key.replace('_', '-')} {sizes[key]}" if key in size_flags else \
-                f"{key} {sizes[key]} of --preset {preset}"
-        raise UsageError(f"{origin('d_model')} is not divisible by {origin('n_heads')}: each head takes "
-                         f"d_model / n_heads dimensions")
-    try:
-        registry.model_config(kind, 8, sizes)  # any vocabulary size: only the sizes are checked here
-    except ValueError as e:
-        raise UsageError(f"bad model configuration: {e}") from None
-    return out
-
-
-def existing_run_message(run_dir):
-    """Why fit (without --resume) will not start in a folder that holds a run, and what to do instead."""
-    afresh = "or start afresh in another --run-dir (or delete the folder)"
-    try:
-        progress = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"))["progress"]
-        epochs = run.load_config(run_dir)["settings"]["epochs"]
-    except (TrainError, KeyError, TypeError):
-        return f"{run_dir} already holds a run; add --resume to continue it, {afresh}"
-    if progress["epoch"] >= epochs:
-        return (f"{run_dir} already holds a run that finished its {epochs} epoch{'s' if epochs > 1 else ''}; "
-                f"translate or evaluate with it (--run-dir {run_dir}), train it further with --resume --epochs N, "
-                f"{afresh}")
-    return (f"{run_dir} already holds a run stopped at step {progress['step']} (epoch {progress['epoch'] + 1} of "
-            f"{epochs}); add --resume to continue it, {afresh}")
+def migrate(d):
+    """config.json's settings of any version as this version writes them: the keys earlier versions did not write
+    get the value those runs used."""
+    return {**{k: v for k, v in OLDER_RUNS.items() if k not in d}, **d}

@@ -21,6 +21,8 @@ import os
 import statistics
 import time
 
+from .config import write_config
+
 ENVIRONMENT = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")   # read by the BLAS libraries at start
 LOCAL_SIZE = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE")   # ranks on this machine
 GAIN = 0.15        # more threads must take at most 85% of the time of fewer (medians) to be chosen
@@ -203,7 +205,7 @@ class StepCheck:
 
     def __init__(self, config, run_dir, world=None, device="cpu", apply=apply, say=None):
         self.config, self.run_dir, self.world, self.apply = config, run_dir, world, apply
-        record = config.get("blas_threads") or {}
+        record = config.blas_threads or {}
         self.n = record.get("threads", 1)
         self.active = (device == "cpu" and isinstance(self.n, int) and self.n > 1
                        and str(record.get("chosen_by", "")).startswith("measured"))
@@ -232,7 +234,7 @@ class StepCheck:
         world_size = 1 if self.world is None else self.world.size
         if world_size > 1:
             slower = self.world.allgather_object(slower)[0]
-        record, self.current = self.config["blas_threads"], 1 if slower else self.n
+        record, self.current = self.config.blas_threads, 1 if slower else self.n
         steps = f"steps {WARMUP + 1}-{self.steps} of this command"
         checked = {"steps": steps, "tokens_per_s": speed}
         if slower:
@@ -242,15 +244,14 @@ class StepCheck:
         else:
             self.apply(self.n)
             record = dict(record, checked=checked)
-        self.config["blas_threads"] = record
+        self.config.blas_threads = record
         if self.world is None or self.world.is_main:
-            from . import folder as run
-            run.write_config(self.run_dir, self.config)
+            write_config(self.run_dir, self.config)
             if slower:
                 self.report(speed)
 
     def report(self, speed):
-        timings = self.config["blas_threads"]["before"].get("timings_ms", {})
+        timings = self.config.blas_threads["before"].get("timings_ms", {})
         expected = (f" (its start-up measurement expected {timings['1'] / timings[str(self.n)]:.2f} times one "
                     f"thread's speed)" if "1" in timings and str(self.n) in timings else "")
         line = (f"BLAS threads: {self.n} threads trained at {speed[str(self.n)]:,} tokens/s against {speed['1']:,} "

@@ -8,9 +8,10 @@ LSTM cell.
     python3 -m minitorch.tools.exercises hint NAME [--step N] a hint in steps: derive, a nudge, the answer
 
 A check compares the student's backward with central finite differences of their forward (float64, on shapes and
-options drawn by hypothesis) and their values and gradients with the engine's own op; the walk does not sum the
-student's gradients over broadcast dims (strict shapes). A failure prints the case (input, incoming gradient, both
-gradients, their difference), how to replay it, and a diagnosis where the mistake has a signature (diagnose.py).
+options drawn from a fixed seed with NumPy alone, drawing.py) and their values and gradients with the engine's own
+op; the walk does not sum the student's gradients over broadcast dims (strict shapes). A failure prints the case
+(input, incoming gradient, both gradients, their difference), how to replay it, and a diagnosis where the mistake
+has a signature (diagnose.py).
 `check(name, function)` grades any Function class (or an engine exercise's function), which is how the tests grade
 the engine's solutions and prove that wrong ones fail.
 

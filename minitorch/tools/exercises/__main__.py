@@ -124,7 +124,7 @@ def main(argv=None):
     except BrokenPipeError:  # `list | head`: the reader has gone, which is not an error here
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush cannot fail
         return 0
-    except RuntimeError as e:  # e.g. hypothesis is not installed
+    except RuntimeError as e:  # a check that cannot run says why in one line
         print(f"{COMMAND}: {e}", file=sys.stderr)
         return 1
 

@@ -27,7 +27,7 @@ class Exercise:
     title: str
     anchor: str                  # the section of docs/backprop.md with the derivation
     hints: tuple                 # in steps: what to derive first, a nudge, the answer
-    draw: Callable               # (draw, st, hnp) -> Case: draw is hypothesis's data.draw
+    draw: Callable               # (draw, st, hnp) -> Case: draw, st and hnp are drawing.py's
     apply: Callable              # (cls, tensors, options) -> Tensor: the graded op called as the engine calls it
     reference: Callable          # (tensors, options) -> Tensor: the engine's public op
     inputs: tuple = ("a", "b")   # the names of the differentiable inputs, for a failure's report
@@ -71,7 +71,7 @@ class EngineExercise:
 
 
 def _values(draw, st, shape, low=None, high=None, scale=1.0):
-    """A float64 array of `shape` from a NumPy generator seeded by hypothesis: normal(0, scale), or uniform in
+    """A float64 array of `shape` from a NumPy generator seeded by the case's draw: normal(0, scale), or uniform in
     [low, high] when the bounds are given."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     if low is None:

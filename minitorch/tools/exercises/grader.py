@@ -1,5 +1,5 @@
 """Grading one exercise: the student's Function against central finite differences (its own forward, float64) and
-against the engine's own op (values and gradients), on hypothesis-drawn shapes and options."""
+against the engine's own op (values and gradients), on shapes and options drawn from a fixed seed (drawing.py)."""
 import re
 
 import numpy as np
@@ -9,6 +9,7 @@ from ...core.grad_mode import no_grad
 from ...tensor import Tensor
 from .strict_shapes import strict_shapes
 from .diagnose import diagnose, replay, show
+from .drawing import draw_cases
 
 EXAMPLES = 10  # drawn cases per check: a wrong backward fails on the first few; the whole sequence runs in seconds
 
@@ -23,28 +24,13 @@ def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None):
     the student's gradients over broadcast dims (strict_shapes.py); the engine's own ops leave that to
     the walk by design, so they are graded with strict=False. notes: a list that gets advice that is no failure
     (an array saved for backward that backward never reads)."""
-    try:
-        from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
-        from hypothesis.extra import numpy as hnp
-    except ImportError:
-        raise RuntimeError("the exercises' checks draw their inputs with hypothesis: pip install hypothesis (or "
-                           "pip install -e '.[dev]')") from None
     cases = []
-
-    # derandomized: the same cases on every run, so a grade never flakes; no database, no shrinking (the first
-    # failing case is reported as drawn)
-    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None, verbosity=Verbosity.quiet,
-              phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def run(data):
-        case = exercise.draw(data.draw, st, hnp)
+    for case in draw_cases(exercise, max_examples):
         cases.append(case)
         try:
             exercise.check_case(function, case, strict)
         except ExerciseFailed as failure:
             raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases))}") from None
-
-    run()
     if notes is not None and hasattr(exercise, "apply"):
         notes.extend(unused_saved(exercise, function, cases[0]))
     return len(cases)

@@ -27,8 +27,7 @@ import dataclasses
 import json
 
 from ...cli import parallel
-from ...run import folder as run
-from ...cli.arguments import add_device_argument, add_threads_argument, non_negative_int, positive_int
+from ...cli.arguments import check_device, add_device_argument, add_threads_argument, non_negative_int, positive_int
 from ...cli.errors import UsageError
 from ...run.presets import PRESETS
 from ...cli.prog import PROG
@@ -80,7 +79,7 @@ def add_arguments(p):
 
 
 def main(args):
-    device = run.check_device(args.device)
+    device = check_device(args.device)
     preset = PRESETS[args.preset]
     if args.vocab_size is not None:
         preset = dataclasses.replace(preset, vocab_size=args.vocab_size)

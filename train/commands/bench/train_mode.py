@@ -5,14 +5,14 @@ from collections import defaultdict
 
 import numpy as np
 
-from minitorch import backend, distributed, nn
+from minitorch import backend, distributed
 from minitorch.tools.graph_memory import saved_bytes
 from minitorch.tools.profiler import OpProfiler, kind_of
 
 from ...cli import parallel
 from ...data.batching import training_batch
 from ...cli.errors import TrainError
-from ...loop.step import TrainStep, make_optimizer
+from ...loop.assemble import make_update
 from ...data.tokenizer import PAD_ID
 from .launches import GPU_HOW, step_launches
 from .machine import HostMemory, PEAK_N, PEAK_REPS, blas_threads, matmul_peak_gflops, step_matmul_flops
@@ -31,11 +31,9 @@ class BenchStep:
 
     def __init__(self, preset, model, batch, device, world=None, batch_tokens=None):
         self.batch, self.batch_tokens, self.device = batch, batch_tokens, device   # host arrays, moved each step
-        self.flat = flat = nn.utils.FlatParameters(model)
-        self.timed_sync = None if world is None else TimedSync(distributed.GradientSync(flat, world), device)
-        optimizer, schedule = make_optimizer(flat, preset.lr, preset.warmup, preset.model["d_model"])
-        self.step = TrainStep(model.train(), optimizer, schedule, preset.label_smoothing, preset.clip_norm, device,
-                              self.timed_sync)
+        sync_of = None if world is None else (lambda flat: TimedSync(distributed.GradientSync(flat, world), device))
+        update = make_update(model.train(), preset, preset.model["d_model"], device, world, sync_of=sync_of)
+        self.flat, self.step, self.timed_sync = update.flat, update.step_fn, update.step_fn.sync
         self.saved = None
 
     @property

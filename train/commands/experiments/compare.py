@@ -21,10 +21,11 @@ from pathlib import Path
 
 from transformer import registry
 
-from ...run import checkpoint, folder as run
+from ...run import checkpoint
+from ...run.config import read_config
 from ...data import corpus
 from .. import evaluate
-from ...cli.arguments import positive_int
+from ...cli.arguments import check_device, positive_int
 from ...cli.errors import TrainError
 from . import results, training
 from .options import add_training_arguments, choice_list
@@ -56,13 +57,13 @@ def run_list(text):
 
 
 def main(args, out):
-    device = run.check_device(args.device)
+    device = check_device(args.device)
     rows = []
     if args.runs:
         for kind, run_dir in args.runs.items():
-            config = run.load_config(run_dir)
-            if config["settings"]["model"] != kind:
-                raise TrainError(f"--runs {kind}={run_dir}: that run trained a {config['settings']['model']}")
+            config = read_config(run_dir)
+            if config.settings.model != kind:
+                raise TrainError(f"--runs {kind}={run_dir}: that run trained a {config.settings.model}")
             rows.append(summarize(run_dir, None, args, device))
         preset = rows[0]["preset"]
     else:
@@ -129,21 +130,21 @@ def training_time(records):
 def summarize(run_dir, wall_seconds, args, device, epochs=None):
     """One row of the table (a dict) for a trained run folder: size, budget, speed, BLEU by evaluate. Without
     `epochs`, they are counted from the run's records (steps / the steps of its first full epoch)."""
-    config = run.load_config(run_dir)
-    s = config["settings"]
+    config = read_config(run_dir)
+    s = config.settings
     records = [json.loads(line) for line in (Path(run_dir) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
     times = training_time(records)
     at_step = {step: seconds for step, seconds, _ in times}
     curve = [{"epoch": r["epoch"], "step": r["step"], "seconds": at_step[r["step"]], "val_bleu": r["val_bleu"]}
              for r in records if r["kind"] == "epoch" and r["step"] in at_step]
-    split = test_split(s["data_dir"], s["src"], s["tgt"], args.split)
+    split = test_split(s.data_dir, s.src, s.tgt, args.split)
     train_seconds, tokens = (times[-1][1], times[-1][2]) if times else (0.0, 0.0)
-    n_params = run.build_model(config).num_parameters()
+    n_params = config.build_model().num_parameters()
     steps = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"))["progress"]["step"]
     if epochs is None:
         full_epochs = [r["step"] for r in records if r["kind"] == "epoch" and not r["partial"]]
         epochs = steps / full_epochs[0] if full_epochs else None
-    return {"model": s["model"], "preset": s["preset"], "run_dir": str(run_dir), "parameters": n_params,
+    return {"model": s.model, "preset": s.preset, "run_dir": str(run_dir), "parameters": n_params,
             "epochs": epochs, "steps": steps,
             "train_seconds": train_seconds, "wall_seconds": wall_seconds,
             "tokens_per_s": tokens / train_seconds if train_seconds else None,

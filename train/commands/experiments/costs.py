@@ -20,8 +20,7 @@ from ...run import threads
 from ...cli.arguments import add_device_argument, non_negative_float, positive_int
 from ...data.batching import training_batch
 from ...evaluation.decode import translate_ids
-from ...loop.rdrop import RDropStep
-from ...loop.step import TrainStep, make_optimizer
+from ...loop.assemble import make_update
 from ...run.presets import PRESETS
 from ..bench.workload import build_model, synthetic_batch
 from . import results
@@ -40,11 +39,9 @@ def add_arguments(p):
 
 
 def step_of(preset, seed, device, rdrop):
-    """fit's step (or R-Drop's) on a fresh model of the preset, with its own optimizer."""
+    """fit's update (R-Drop's with rdrop > 0) on a fresh model of the preset, assembled as fit assembles it."""
     model = build_model(preset, device, seed).train()
-    optimizer, schedule = make_optimizer(model.parameters(), preset.lr, preset.warmup, preset.model["d_model"])
-    args = (model, optimizer, schedule, preset.label_smoothing, preset.clip_norm, device)
-    return RDropStep(*args, alpha=rdrop) if rdrop else TrainStep(*args)
+    return make_update(model, preset, preset.model["d_model"], device, rdrop=rdrop).step_fn
 
 
 def alternate(runs, reps):

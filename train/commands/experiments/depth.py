@@ -27,7 +27,7 @@ import minitorch as mt
 from transformer import registry
 
 from ...data import corpus, download
-from ...run import folder as run
+from ...cli.arguments import check_device
 from ...data.batching import token_batches, training_batch
 from ...run.presets import PRESETS
 from ...loop.step import TrainStep
@@ -49,7 +49,7 @@ def add_arguments(p):
 
 
 def main(args, out):
-    device = run.check_device(args.device)
+    device = check_device(args.device)
     preset = PRESETS[args.preset]
     steps = args.max_steps
     warmup = args.warmup or max(1, steps // 4)

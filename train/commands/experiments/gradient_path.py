@@ -24,9 +24,10 @@ import numpy as np
 import minitorch as mt
 from minitorch import backend
 
-from ...run import checkpoint, folder as run
+from ...run import checkpoint, run_folder
+from ...run.config import config_path, read_config
 from ...data import corpus
-from ...cli.arguments import positive_int
+from ...cli.arguments import check_device, positive_int
 from ...cli.errors import TrainError, UsageError
 from ...data.tokenizer import EOS_ID
 from . import results, training
@@ -45,25 +46,25 @@ def add_arguments(p):
 
 
 def main(args, out):
-    device = run.check_device(args.device)
+    device = check_device(args.device)
     if args.length < 2:
         raise UsageError("--length: a window needs at least 2 positions")
     data = {"length": args.length, "windows": args.windows, "directions": args.directions, "models": {}}
     run_dirs = trained_runs(args, out)
     for kind, run_dir in run_dirs.items():
-        config = run.load_config(run_dir)
-        if config["settings"]["model"] != kind:
-            raise TrainError(f"{run_dir} holds a {config['settings']['model']} model, not {kind}")
-        s = config["settings"]
-        tok = run.load_tokenizer(run_dir)
-        n, max_len = args.length, config["model_config"]["max_len"]
+        config = read_config(run_dir)
+        if config.settings.model != kind:
+            raise TrainError(f"{run_dir} holds a {config.settings.model} model, not {kind}")
+        s = config.settings
+        tok = run_folder.load_tokenizer(run_dir, s)
+        n, max_len = args.length, config.model_config["max_len"]
         if n > max_len:
             raise TrainError(f"--length {n}: the {kind} model of {run_dir} takes at most max_len {max_len} tokens")
-        src_lines = corpus.read_parallel(s["data_dir"], "train", s["src"], s["tgt"])[0]
+        src_lines = corpus.read_parallel(s.data_dir, "train", s.src, s.tgt)[0]
         windows = token_windows(tok.encode(src_lines), n, args.windows, seed=args.seed)
-        mt.manual_seed(s["seed"])  # as fit did right before building the model it trained
-        initial = run.build_model(config).to(device).eval()
-        trained = run.load_model(run_dir, config, "last", device)
+        mt.manual_seed(s.seed)  # as fit did right before building the model it trained
+        initial = config.build_model().to(device).eval()
+        trained = run_folder.load_model(run_dir, config, "last", device)
         step = run_step(run_dir)
         data["models"][kind] = {"run_dir": str(run_dir), "steps": step,
                                 "parameters": trained.num_parameters()}
@@ -81,7 +82,7 @@ def trained_runs(args, out):
     if args.runs:
         dirs = {kind: Path(args.runs) / kind for kind in KINDS}
         for kind, d in dirs.items():
-            if not run.config_path(d).is_file():
+            if not config_path(d).is_file():
                 raise TrainError(f"--runs {args.runs}: no {kind} run in {d}")
         return dirs
     data_dir = training.corpus_dir(args, out)

@@ -27,8 +27,7 @@ from minitorch import backend
 from minitorch.tools.graph_memory import saved_bytes
 from transformer import registry
 
-from ...run import folder as run
-from ...cli.arguments import add_device_argument, non_negative_int, positive_int
+from ...cli.arguments import check_device, add_device_argument, non_negative_int, positive_int
 from ...cli.errors import TrainError
 from ...run.presets import PRESETS
 from ...data.tokenizer import PAD_ID
@@ -51,7 +50,7 @@ def add_arguments(p):
 
 
 def main(args, out):
-    device = run.check_device(args.device)
+    device = check_device(args.device)
     lengths = sorted(set(args.lengths))
     if len(lengths) < 2:
         raise TrainError("--lengths: give at least two lengths to fit a growth exponent")

@@ -25,14 +25,15 @@ import json
 import time
 from pathlib import Path
 
-from ...run import checkpoint, folder as run
+from ...run import checkpoint, run_folder
+from ...run.config import config_path, read_config
 from ...data import corpus, held_back
 from .. import fit
 from ...evaluation import metrics
 from ...evaluation.decode import translate_lines
 from ...cli.errors import TrainError, UsageError
 from ...run.presets import PRESETS
-from ...run.settings import fit_defaults
+from ...run.resolve import fit_defaults
 from . import results, training
 from .options import add_training_arguments
 
@@ -58,18 +59,18 @@ def read_grid(path):
     if unknown:
         raise UsageError(f"--grid {path}: unknown key {sorted(unknown)[0]!r} (expected base, trials, decoding)")
     flags = fit_flag_names()
-    for where, settings in [("base", grid.get("base", {}))] + [(f"trials.{k}", v) for k, v in grid["trials"].items()]:
-        if not isinstance(settings, dict):
+    for where, trial in [("base", grid.get("base", {}))] + [(f"trials.{k}", v) for k, v in grid["trials"].items()]:
+        if not isinstance(trial, dict):
             raise UsageError(f"--grid {path}: {where} must be an object of fit flags")
-        if where != "base" and "run_dir" in settings:
-            if set(settings) != {"run_dir"}:
+        if where != "base" and "run_dir" in trial:
+            if set(trial) != {"run_dir"}:
                 raise UsageError(f"--grid {path}: {where}: run_dir takes no other keys (the run's own settings are "
                                  f"used)")
-            if not run.config_path(Path(settings["run_dir"])).is_file():
+            if not config_path(Path(trial["run_dir"])).is_file():
                 raise UsageError(f"--grid {path}: {where}: a trial with run_dir is a finished run folder to score "
-                                 f"({settings['run_dir']} holds no config.json)")
+                                 f"({trial['run_dir']} holds no config.json)")
             continue
-        for key in settings:
+        for key in trial:
             if key.replace("-", "_") not in flags:
                 raise UsageError(f"--grid {path}: {where}: {key!r} is not a fit flag (fit takes "
                                  f"{', '.join(sorted(f.replace('_', '-') for f in flags))})")
@@ -90,10 +91,10 @@ def fit_flag_names():
             if o.startswith("--") and o[2:] not in own}
 
 
-def as_flags(settings):
+def as_flags(values):
     """{"vocab_size": 4000, "resume": True} -> ["--vocab-size", "4000", "--resume"]."""
     flags = []
-    for key, value in settings.items():
+    for key, value in values.items():
         name = "--" + key.replace("_", "-")
         flags += [name] if value is True else [] if value is False else [name, str(value)]
     return flags
@@ -105,9 +106,9 @@ def main(args, out):
     done_path = out / "sweep.json"
     done = json.loads(done_path.read_text())["trials"] if done_path.is_file() else {}
     wanted = list(itertools.product(decoding["checkpoint"], decoding["beam"], decoding["length_penalty"]))
-    for name, settings in trials.items():
-        if name in done and (done[name].get("run_dir") == settings["run_dir"] if "run_dir" in settings else
-                             done[name]["settings"] == dict(base, **settings)):
+    for name, flags in trials.items():
+        if name in done and (done[name].get("run_dir") == flags["run_dir"] if "run_dir" in flags else
+                             done[name]["settings"] == dict(base, **flags)):
             have = {(r["checkpoint"], r["beam"], r["length_penalty"]) for r in done[name]["decodings"]}
             missing = [d for d in wanted if d not in have]
             print(f"trial {name}: already in {done_path}" + (f"; scoring {len(missing)} more decodings"
@@ -115,14 +116,14 @@ def main(args, out):
             if missing:
                 done[name]["decodings"] += score_on_validation(done[name].get("run_dir", out / "runs" / name),
                                                                missing, args.device)
-        elif "run_dir" in settings:
-            done[name] = score_run(Path(settings["run_dir"]), wanted, args.device)
+        elif "run_dir" in flags:
+            done[name] = score_run(Path(flags["run_dir"]), wanted, args.device)
         else:
             start = time.perf_counter()
             trainer, _ = training.train("transformer", out / "runs" / name, args, data_dir,
-                                        extra_flags=as_flags(dict(base, **settings)))
+                                        extra_flags=as_flags(dict(base, **flags)))
             epochs = epoch_records(trainer.run_dir)
-            done[name] = {"settings": dict(base, **settings),
+            done[name] = {"settings": dict(base, **flags),
                           "decodings": score_on_validation(trainer.run_dir, wanted, args.device),
                           "val_ppl": epochs[-1]["val_ppl"] if epochs else None, "steps": trainer.step,
                           "wall_minutes": (time.perf_counter() - start) / 60}
@@ -153,27 +154,29 @@ def epoch_records(run_dir):
 def score_run(run_dir, decodings, device):
     """A run trained elsewhere, scored on validation: its own settings (those that differ from its preset), steps
     and wall minutes (from its metrics; None for runs from before they were recorded)."""
-    settings = run.load_config(run_dir)["settings"]
-    plain = fit_defaults(PRESETS[settings["preset"]])   # what `fit --preset P` alone would use
-    own = {k: v for k, v in settings.items() if k in fit_flag_names() and plain.get(k) != v}
+    config = read_config(run_dir)
+    plain = fit_defaults(PRESETS[config.settings.preset]).to_dict()   # what `fit --preset P` alone would use
+    own = {k: v for k, v in config.settings.to_dict().items() if k in fit_flag_names() and plain.get(k) != v}
     epochs = epoch_records(run_dir)
     wall = epochs[-1].get("wall_seconds") if epochs else None
-    return {"settings": own, "run_dir": str(run_dir), "decodings": score_on_validation(run_dir, decodings, device),
+    return {"settings": own, "run_dir": str(run_dir), "decodings": score_on_validation(run_dir, decodings, device,
+                                                                                       config),
             "val_ppl": epochs[-1]["val_ppl"] if epochs else None, "steps": epochs[-1]["step"] if epochs else 0,
             "wall_minutes": None if wall is None else wall / 60}
 
 
-def score_on_validation(run_dir, decodings, device):
-    """BLEU on the run's validation split for each (checkpoint, beam, length_penalty) -> a list of records."""
-    config = run.load_config(run_dir)
-    s = config["settings"]
-    sources, references = corpus.read_parallel(Path(s["data_dir"]), "val", s["src"], s["tgt"])
-    tokenizer = run.load_tokenizer(run_dir)
+def score_on_validation(run_dir, decodings, device, config=None):
+    """BLEU on the run's validation split for each (checkpoint, beam, length_penalty) -> a list of records; config:
+    the run's RunConfig where the caller has read it."""
+    config = config or read_config(run_dir)
+    s = config.settings
+    sources, references = corpus.read_parallel(Path(s.data_dir), "val", s.src, s.tgt)
+    tokenizer = run_folder.load_tokenizer(run_dir, s)
     records = []
     for name in dict.fromkeys(d[0] for d in decodings):
         if not checkpoint.checkpoint_path(run_dir, name).is_file():
             raise TrainError(f"{run_dir}: no {name} checkpoint to score (the grid's decoding.checkpoint)")
-        model = run.load_model(run_dir, config, name, device)
+        model = run_folder.load_model(run_dir, config, name, device)
         for _, beam, alpha in [d for d in decodings if d[0] == name]:
             hyps = translate_lines(model, tokenizer, sources, beam=beam, length_penalty=alpha, device=device,
                                    progress=False)
@@ -187,13 +190,14 @@ def score_on_validation(run_dir, decodings, device):
 def score_held_back(run_dir, decoding, device):
     """{decoding, bleu, chrf, sentences} of the run's held-back slice (fit --held-back) decoded with decoding
     [checkpoint, beam, length penalty]; bleu None for a run without one."""
-    config = run.load_config(run_dir)
-    pairs = held_back.read_slice(run_dir, config["settings"])
+    config = read_config(run_dir)
+    pairs = held_back.read_slice(run_dir, config.settings)
     if pairs is None:
         return {"decoding": decoding, "bleu": None}
     name, beam, alpha = decoding
-    hyps = translate_lines(run.load_model(run_dir, config, name, device), run.load_tokenizer(run_dir), pairs[0],
-                           beam=beam, length_penalty=alpha, device=device, progress=False)
+    model, tokenizer = run_folder.load_model(run_dir, config, name, device), run_folder.load_tokenizer(run_dir,
+                                                                                                       config.settings)
+    hyps = translate_lines(model, tokenizer, pairs[0], beam=beam, length_penalty=alpha, device=device, progress=False)
     bleu = metrics.bleu(hyps, pairs[1])[0]
     print(f"  {run_dir}: held-back slice, {name}, beam {beam}, lp {alpha}: BLEU {bleu:.2f}", flush=True)
     return {"decoding": decoding, "bleu": bleu, "chrf": metrics.chrf(hyps, pairs[1])[0], "sentences": len(hyps)}

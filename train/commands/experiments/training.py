@@ -7,8 +7,7 @@ from pathlib import Path
 
 from ...data import corpus, demo_corpus
 from .. import fit
-from ...loop.assemble import assemble
-from ...run import folder as run, threads
+from ...run.config import config_path
 from ...run.presets import PRESETS
 from .options import fit_flags
 
@@ -28,22 +27,17 @@ def corpus_dir(args, out):
 
 def train(kind, run_dir, args, data_dir, extra_flags=()):
     """Train a fresh model of `kind` in run_dir (an earlier run there is replaced), with the experiment's training
-    flags and extra_flags (fit flags, which win) -> (the Trainer, seconds that trainer.fit took: training plus the
-    validation after each epoch)."""
+    flags and extra_flags (fit flags, which win), assembled by fit itself -> (the Trainer, seconds that
+    trainer.fit took: training plus the validation after each epoch)."""
     run_dir = Path(run_dir)
-    if run.config_path(run_dir).is_file():
+    if config_path(run_dir).is_file():
         shutil.rmtree(run_dir)
     parser = argparse.ArgumentParser()
     fit.add_arguments(parser)
     argv = ["--preset", args.preset, "--model", kind, "--run-dir", str(run_dir), "--device", args.device,
             *fit_flags(args), *extra_flags] + (["--data-dir", str(data_dir)] if data_dir is not None else [])
-    fit_args = parser.parse_args(argv)
-    settings, model_kw, run_dir = fit.resolve_settings(fit_args)
-    data = fit.prepare_corpus(settings, run_dir, fit_args.data_dir)
     print(f"\n=== training {kind} in {run_dir} ===", flush=True)
-    blas, line = threads.setup(args.preset, fit_args.threads)   # as fit chooses them, so timings compare with fit's
-    print(line)
-    trainer = assemble(settings, model_kw, run_dir, data, args.device, resume=False, blas_threads=blas)
+    trainer = fit.build_trainer(parser.parse_args(argv), args.device)
     start = time.perf_counter()
     if trainer.fit() != 0:  # stopped by Ctrl-C (after saving `last`)
         raise KeyboardInterrupt
