@@ -102,7 +102,8 @@ def test_the_engine_core_imports_neither_tensor_nor_the_ops():
 GROUPS = ("cli", "data", "run", "evaluation", "loop", "commands")
 # what each package is for: these modules must sit in it
 MEMBERS = {"cli": {"errors", "prog", "arguments", "parallel", "progress"},
-           "data": {"corpus", "download", "demo_corpus", "pairs", "encoding", "tokenizer", "batching", "training_pairs"},
+           "data": {"corpus", "download", "demo_corpus", "pairs", "encoding", "tokenizer", "batching",
+                    "training_pairs"},
            "run": {"presets", "settings", "config", "resolve", "run_folder", "lock", "checkpoint", "threads"},
            "evaluation": {"decode", "metrics", "ensemble", "arguments"},
            "loop": {"step", "trainer", "assemble", "validation", "training_state", "stopping"},
