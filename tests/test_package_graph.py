@@ -170,7 +170,7 @@ def test_the_engines_distributed_errors_know_nothing_of_the_cli():
 
 
 def test_only_the_data_package_and_the_commands_fetch_or_make_corpora():
-    """run/resolve.py resolves a run's settings; where its corpus comes from is data/prepare.py's."""
+    """run/resolve.py resolves a run's settings; where its corpus comes from is data/corpus.py's (prepare_corpus)."""
     makers = {"train.data.download", "train.data.demo_corpus"}
     for module, targets in graph().items():
         if module.startswith("train") and targets & makers:

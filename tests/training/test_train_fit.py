@@ -81,6 +81,9 @@ def test_resume_refuses_changed_settings_and_a_new_run_refuses_an_old_folder(tin
     steps = [r["step"] for r in records(run_dir) if r["kind"] == "epoch"]
     assert steps == [2, 4]
     assert main(tiny_fit(tiny_corpus, tmp_path / "none", "--resume")) == 1
+    assert "--run-dir " + str(tmp_path / "none") + ": no such folder" in capsys.readouterr().err
+    (run_dir / "last.npz").unlink()
+    assert main(tiny_fit(tiny_corpus, run_dir, "--resume")) == 1
     assert "holds no last.npz" in capsys.readouterr().err
 
 

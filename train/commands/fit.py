@@ -25,7 +25,7 @@ from ..cli import parallel
 from ..cli.errors import UsageError
 from ..cli.arguments import (add_device_argument, add_threads_argument, check_device, non_negative_float,
                              non_negative_int, positive_float, positive_int, probability)
-from ..data.prepare import prepare_corpus
+from ..data.corpus import prepare_corpus
 from ..loop.assemble import assemble
 from ..run import lock as run_lock, threads
 from ..run.presets import PRESETS

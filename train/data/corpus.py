@@ -1,4 +1,5 @@
-"""Finding and reading parallel corpora: a folder of aligned splits `SPLIT.LANG` (plain or .gz), one sentence a line.
+"""Finding and reading parallel corpora: a folder of aligned splits `SPLIT.LANG` (plain or .gz), one sentence a line;
+and which corpus a run reads (prepare_corpus: --data-dir, the generated demo corpus, or Multi30k).
 
 The default corpus, Multi30k, is looked for in `$MINITORCH_DATA/multi30k/`, then in `~/.cache/minitorch/multi30k/`
 (where `download.py` puts it); `--data-dir DIR` names any other folder directly.
@@ -8,6 +9,7 @@ import os
 from pathlib import Path
 
 from ..cli.errors import TrainError
+from . import demo_corpus, download
 
 FIT_SPLITS = ("train", "val")
 
@@ -124,3 +126,23 @@ def read_aligned(src_path, tgt_path):
         raise TrainError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}; "
                          f"parallel files must be aligned line by line")
     return src_lines, tgt_lines
+
+
+def prepare_corpus(settings, run_dir, data_dir):
+    """The corpus folder: --data-dir, the generated demo corpus (inside the run folder), or Multi30k."""
+    if settings.data_dir is not None:  # a resumed run reads what it read before
+        if data_dir is not None and Path(data_dir).resolve() != Path(settings.data_dir):
+            raise TrainError(f"--resume: --data-dir {data_dir} differs from the run's {settings.data_dir}")
+        return Path(settings.data_dir)
+    src, tgt = settings.src, settings.tgt
+    if data_dir is None and settings.corpus == "demo":
+        if (src, tgt) != (demo_corpus.SRC, demo_corpus.TGT):
+            raise TrainError(f"the demo corpus is {demo_corpus.SRC}->{demo_corpus.TGT}; drop --src/--tgt, or pass "
+                             f"--data-dir for another corpus")
+        folder = Path(run_dir) / "data"
+        if not has_splits(folder, src, tgt):
+            demo_corpus.write_demo_corpus(folder)
+            print(f"generated the demo corpus in {folder}: English and `toy`, a language invented for the demo "
+                  f"(see train/data/demo_corpus.py)")
+        return folder.resolve()
+    return find_corpus(data_dir, src, tgt, download=download.download_multi30k).resolve()

@@ -117,3 +117,21 @@ def train_tokenizer(lines, path, vocab_size, tags=()):
     if tok.vocab_size < vocab_size:
         note = f"vocabulary capped at {tok.vocab_size} (asked for {vocab_size}; the training text supports no more)"
     return tok, note
+
+
+def run_tokenizer(run_dir, settings, parts, world, resumed):
+    """The tokenizer of the run in run_dir: a resumed run's own spm.model; for a new run a joint SentencePiece model
+    trained on the training text of `parts` ((language, source lines, target lines) per source language) by rank 0,
+    which the other ranks then load. settings: the run's (src, extra_source, vocab_size)."""
+    if resumed:
+        return Tokenizer(Path(run_dir) / "spm.model", source_tag_language(settings))
+    src, extra = settings.src, settings.extra_source
+    if world.is_main:
+        text = [line for _, s_lines, t_lines in parts for line in s_lines] + parts[0][2]
+        tok, note = train_tokenizer(text, Path(run_dir) / "spm.model", settings.vocab_size,
+                                    tags=(src, extra) if extra else ())
+        print(f"tokenizer: joint SentencePiece, {tok.vocab_size} pieces" + (f" ({note})" if note else ""))
+    world.barrier()   # the other ranks load the tokenizer that rank 0 has written
+    tok = tok if world.is_main else Tokenizer(Path(run_dir) / "spm.model")
+    tok.source_lang = source_tag_language(settings)
+    return tok

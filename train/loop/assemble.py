@@ -13,7 +13,7 @@ from transformer import registry
 from ..cli.errors import TrainError
 from ..data.held_back import HELD_BACK_FILE, held_back_summary, write_held_back
 from ..data.pairs import read_pairs
-from ..data.tokenizer import Tokenizer, source_tag_language, train_tokenizer
+from ..data.tokenizer import Tokenizer, run_tokenizer
 from ..data.training_pairs import TrainingPairs
 from ..run import checkpoint, threads
 from ..run.config import RunConfig, write_config
@@ -46,7 +46,10 @@ class RunParts:
 
 def saved_state(run_dir, settings, device):
     """The `last` training state of a run to resume; TrainError when it has finished its epochs or steps."""
-    saved = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"), device)
+    path = checkpoint.checkpoint_path(run_dir, "last")
+    if not path.is_file():
+        raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
+    saved = checkpoint.load(path, device)
     p = saved.get("progress") if isinstance(saved, dict) else None
     p = p if isinstance(p, dict) else {}   # a damaged state is reported when it is loaded
     if p.get("epoch", 0) >= settings.epochs:
@@ -84,7 +87,7 @@ def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=
 
 def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas_threads=None):
     """The Trainer of a new run in run_dir (resumed: the RunConfig of the run there, which continues where it
-    stopped), on the corpus in settings.data_dir (data/prepare.py finds it)."""
+    stopped), on the corpus in settings.data_dir (data/corpus.py's prepare_corpus finds it)."""
     run_dir, world, data_dir = Path(run_dir), world or distributed.World(), Path(settings.data_dir)
     main = world.is_main   # the rank that writes files and prints
     try:
@@ -102,7 +105,10 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
         print(held_back_summary(held, run_dir / HELD_BACK_FILE))
         if main and not resumed:
             write_held_back(run_dir / HELD_BACK_FILE, held)
-    tok, config = tokenizer_and_config(settings, model_kw, resumed, run_dir, parts, world, blas_threads)
+    tok = run_tokenizer(run_dir, settings, parts, world, resumed)
+    model_config = resumed.model_config if resumed else \
+        registry.model_config(settings.model, tok.vocab_size, model_kw).to_dict()
+    config = RunConfig(settings, model_config, blas_threads or (resumed.blas_threads if resumed else None))
     world.barrier()   # every rank has its tokenizer and has read config.json before rank 0 (re)writes it
     if main:
         write_config(run_dir, config)
@@ -130,23 +136,3 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
     print(f"model: {settings.model} {config.model_config}")
     print(f"parameters: {model.num_parameters():,}")
     return Trainer(run_parts, progress)
-
-
-def tokenizer_and_config(settings, model_kw, resumed, run_dir, parts, world, blas_threads):
-    """The run's tokenizer and its config.json (settings, model configuration, BLAS threads; to be written): a
-    resumed run's own, with this command's settings; for a new run a joint SentencePiece model trained on the
-    training text (rank 0; the others load it)."""
-    if resumed:
-        tok = Tokenizer(run_dir / "spm.model", source_tag_language(settings))
-        return tok, RunConfig(settings, resumed.model_config, blas_threads or resumed.blas_threads)
-    src, extra = settings.src, settings.extra_source
-    if world.is_main:
-        text = [line for _, s_lines, t_lines in parts for line in s_lines] + parts[0][2]
-        tok, note = train_tokenizer(text, run_dir / "spm.model", settings.vocab_size,
-                                    tags=(src, extra) if extra else ())
-        print(f"tokenizer: joint SentencePiece, {tok.vocab_size} pieces" + (f" ({note})" if note else ""))
-    world.barrier()   # the other ranks load the tokenizer that rank 0 has written
-    tok = tok if world.is_main else Tokenizer(run_dir / "spm.model")
-    tok.source_lang = source_tag_language(settings)
-    model_config = registry.model_config(settings.model, tok.vocab_size, model_kw)
-    return tok, RunConfig(settings, model_config.to_dict(), blas_threads)

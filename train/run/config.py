@@ -9,7 +9,6 @@ from transformer import registry
 
 from ..cli.errors import TrainError
 from ..cli.prog import PROG
-from . import checkpoint
 from .settings import Settings
 
 
@@ -64,15 +63,12 @@ def check_new_run_dir(run_dir):
 
 def open_run_dir(run_dir, resume, preset_given):
     """fit's checks of its run folder: a folder can be made there (TrainError if a file is in the way); with
-    resume, the RunConfig of the run it continues, checked in this order: (without --preset) its config.json, the
-    folder, its last.npz, its config.json. None for a new run."""
+    resume, the RunConfig of the run it continues (read before the folder's check without --preset, which it names;
+    whether the run left a last.npz to continue from is checked where that is loaded, loop/assemble.saved_state).
+    None for a new run."""
     config = None if preset_given or not resume else read_config(run_dir)
     check_new_run_dir(run_dir)
-    if not resume:
-        return None
-    if not checkpoint.checkpoint_path(run_dir, "last").is_file():
-        raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
-    return config or read_config(run_dir)
+    return (config or read_config(run_dir)) if resume else None
 
 
 def read_config(run_dir):

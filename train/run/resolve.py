@@ -1,6 +1,6 @@
 """A run's settings resolved from fit's command line: the preset, the flags on top of it, and what a resumed run may
 and may not change; also why a folder that already holds a run is refused. Where the corpus comes from is
-data/prepare.py; the Settings object itself is settings.py.
+data/corpus.py's prepare_corpus; the Settings object itself is settings.py.
 """
 import math
 
