@@ -19,6 +19,7 @@ so a backward written with Tensor ops can be differentiated again. An op with se
 small `Output` node that sends its gradient to the CtxNode, where they are gathered (`Gathered`) into one gradient
 per output.
 """
+from .. import backend
 from .function import Function
 from .grad_mode import no_grad, state
 from .value import Value
@@ -81,8 +82,8 @@ def apply(cls, *args, **kwargs):
     node = CtxNode()
     node.fn, node.ctx, node.needs_input_grad, node.options = cls, ctx, needs, {}
     node.parents = tuple(a._op or a if need else a for a, need in zip(args, needs))
-    node.outputs = [(out.data, out.dtype) for out in outputs]
-    node.single = single
+    node.outputs = [out.data for out in outputs]   # (their shapes and dtypes: zeros for an output without a gradient)
+    node.single, node.new = single, type(outputs[0])._new   # new(array): a Tensor made as the engine makes them
     node.data = outputs[0].data if single else Gathered([], len(outputs))
     node.saved, node._counters, node._versions = (ctx,), [], []   # (released by the walk, as any op's saved)
     for k, out in enumerate(outputs):
@@ -133,14 +134,11 @@ def _backward(node, g):
     """The class's backward(ctx, *grad_outputs) on Tensors; its results as the walk wants them."""
     ctx = node.ctx
     on_tensors = isinstance(g, Value) or (isinstance(g, Gathered) and any(isinstance(p, Value) for p in g.parts))
-    parts = [g] if node.single else g.parts
     grads = []
-    for part, (array, dtype) in zip(parts, node.outputs):
-        if part is None and ctx.materialize_grads:
-            part = array * 0 if not on_tensors else None
-        grads.append(part if part is None or isinstance(part, Value) else _tensor(node, part))
-    if on_tensors and ctx.materialize_grads:
-        grads = [g if g is not None else _tensor(node, array * 0) for g, (array, _) in zip(grads, node.outputs)]
+    for part, array in zip([g] if node.single else g.parts, node.outputs):
+        if part is None and ctx.materialize_grads:   # PyTorch's zeros for an output that got no gradient
+            part = backend.xp_of(array).zeros_like(array)
+        grads.append(part if part is None or isinstance(part, Value) else node.new(part))
     result = node.fn.backward(ctx, *grads)
     result = result if isinstance(result, tuple) else (result,)
     name = node.fn.__name__
@@ -154,14 +152,6 @@ def _backward(node, g):
                                f"{i + 1}, but the corresponding forward input was not a Variable")
         out.append(r if r is None or on_tensors else r.data if isinstance(r, Value) else r)
     return tuple(out)
-
-
-def _tensor(node, array):
-    """array as a Tensor that needs no gradient (made by a Tensor of the call's, as the engine makes them)."""
-    for p in node.parents:
-        if isinstance(p, Value):
-            return p._new(array)
-    return next(t for t in node.ctx.to_save if t is not None)._new(array)
 
 
 Function.ctx_form_apply = apply

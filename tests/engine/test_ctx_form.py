@@ -237,3 +237,32 @@ def test_same_gradients_as_pytorch():
     (h,) = mt.grad(g.sum(), x)
     (th,) = torch.autograd.grad(tg.sum(), t)
     np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
+
+
+def test_a_computed_input_that_saved_nothing_and_several_outputs_of_one():
+    """The inputs' graph nodes are ops here, not leaves, and ctx saved nothing: the gradients still reach the leaf."""
+    class Double(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class Halves(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 0.5, x * 0.25
+
+        @staticmethod
+        def backward(ctx, g_half, g_quarter):
+            return g_half * 0.5 + g_quarter * 0.25
+
+    a = f64([1.0, 2.0])
+    Double.apply(a * 3).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [6.0, 6.0])
+    a.grad = None
+    half, _ = Halves.apply(a * 3)
+    half.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [1.5, 1.5])
