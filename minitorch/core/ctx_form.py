@@ -82,7 +82,8 @@ def apply(cls, *args, **kwargs):
     node = CtxNode()
     node.fn, node.ctx, node.needs_input_grad, node.options = cls, ctx, needs, {}
     node.parents = tuple(a._op or a if need else a for a, need in zip(args, needs))
-    node.outputs = [out.data for out in outputs]   # (their shapes and dtypes: zeros for an output without a gradient)
+    node.outputs = [(out.data.shape, out.data.dtype) for out in outputs]   # zeros for an output without a gradient
+    node.xp = backend.xp_of(outputs[0].data)
     node.single, node.new = single, type(outputs[0])._new   # new(array): a Tensor made as the engine makes them
     node.data = outputs[0].data if single else Gathered([], len(outputs))
     node.saved, node._counters, node._versions = (ctx,), [], []   # (released by the walk, as any op's saved)
@@ -135,9 +136,9 @@ def _backward(node, g):
     ctx = node.ctx
     on_tensors = isinstance(g, Value) or (isinstance(g, Gathered) and any(isinstance(p, Value) for p in g.parts))
     grads = []
-    for part, array in zip([g] if node.single else g.parts, node.outputs):
+    for part, (shape, dtype) in zip([g] if node.single else g.parts, node.outputs):
         if part is None and ctx.materialize_grads:   # PyTorch's zeros for an output that got no gradient
-            part = backend.xp_of(array).zeros_like(array)
+            part = node.xp.zeros(shape, dtype)
         grads.append(part if part is None or isinstance(part, Value) else node.new(part))
     result = node.fn.backward(ctx, *grads)
     result = result if isinstance(result, tuple) else (result,)

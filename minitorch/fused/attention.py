@@ -13,6 +13,7 @@ from ..ops.dropout import dropped_out, keep_mask, random_words
 from ..functions import stack
 from ..tensor import Tensor
 from .rows import into, row_sums
+from .softmax import safe_max
 
 
 class ScaledDotProductAttention(Function):
@@ -72,7 +73,7 @@ class ScaledDotProductAttention(Function):
         s *= scale
         if mask is not None:
             s = into("masked", s, mask)                      # -inf where masked
-        e = into("exp", into("subtract", s, _row_max(s)))   # exp(s - max), in the buffer of s
+        e = into("exp", into("subtract", s, safe_max(s, -1)))   # exp(s - max), in the buffer of s
         total = row_sums(e)
         return into("true_divide", e, A.where(total == 0, 1.0, total))
 
@@ -82,15 +83,6 @@ class ScaledDotProductAttention(Function):
             return w
         dropout_scale = 1.0 / (1.0 - self.dropout_p)
         return dropped_out(w, keep, dropout_scale)
-
-
-def _row_max(s):
-    """The max of s along the last axis (keepdim), -inf (a row with no allowed key) taken as 0: the shift of the
-    softmax, a constant per row (the softmax does not depend on it), so it is taken from a Tensor's array."""
-    s = s.data if isinstance(s, Tensor) else s
-    m = s.max(axis=-1, keepdims=True)
-    backend.xp_of(m).copyto(m, 0, where=backend.xp_of(m).isneginf(m))
-    return m
 
 
 def _unpacked(q, k, v):

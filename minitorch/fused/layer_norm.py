@@ -57,10 +57,13 @@ class LayerNorm(Function):
         db = A.sum(g, 0).reshape(self.w_shape) if need_b else None         # sum(g)
         dx = None
         if need_x:
-            w_over_n = over_n if weight is None else weight.reshape(n) * over_n
-            dx = g - (g @ w_over_n).reshape(-1, 1) if weight is None else g * weight.reshape(n)  # gh (a new array)
-            if weight is not None:
-                dx -= (g @ w_over_n).reshape(-1, 1)                         # - mean(gh)
+            w_over_n = over_n if weight is None else weight.reshape(n) * over_n   # mean(gh) = g @ (w / n)
+            mean_gh = (g @ w_over_n).reshape(-1, 1)
+            if weight is None:
+                dx = g - mean_gh                                            # gh - mean(gh), a new array
+            else:
+                dx = g * weight.reshape(n)                                  # gh, a new array
+                dx -= mean_gh                                               # - mean(gh)
             mean_gh_xhat = (g_c @ w_over_n).reshape(-1, 1) * rstd
             dx -= into("multiply", centered, mean_gh_xhat * rstd)           # - xhat * mean(gh * xhat)
             dx *= rstd

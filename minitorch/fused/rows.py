@@ -24,11 +24,6 @@ def row_sum(x, ones=None):
     return x @ (backend.xp_of(x).ones(x.shape[1], x.dtype) if ones is None else ones)
 
 
-def row_mean(x):
-    """x (M, n) -> (M,) means of the rows (a matrix-vector product with 1/n, as row_sum)."""
-    return x @ backend.xp_of(x).full(x.shape[1], 1.0 / x.shape[1], x.dtype)
-
-
 def row_dot(a, b):
     """a, b (M, n) -> (M,) dot product of each row of a with the same row of b, without the (M, n) product array."""
     return backend.xp_of(a).einsum("ij,ij->i", a, b)
@@ -39,7 +34,6 @@ def row_blocks(n_rows, row_bytes, device):
     after the first reads from cache rather than memory; one block on a GPU, where each pass is one kernel."""
     step = max(1, n_rows if device != "cpu" else BLOCK_BYTES // max(row_bytes, 1))
     return [slice(i, i + step) for i in range(0, n_rows, step)]
-
 
 
 def joined_rows(part, blocks, like):

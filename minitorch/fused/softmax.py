@@ -7,14 +7,17 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..ops import normalize_dims
+from ..tensor import Tensor
 
 
-def _shifted(x, dim):
-    """x - max(x) along dim, a new array; a row that is all -inf is shifted by 0 (not by -inf, which gives nan)."""
-    xp = backend.xp_of(x)
+def safe_max(x, dim):
+    """max(x) along dim (keepdim), an array: the shift of a softmax. A row that is all -inf (fully masked) is shifted
+    by 0, not by -inf, which gives nan. A Tensor's is taken from its array (the softmax does not depend on the shift,
+    so it carries no gradient); attention's softmax uses it too."""
+    x = x.data if isinstance(x, Tensor) else x
     m = x.max(axis=dim, keepdims=True)
-    xp.copyto(m, 0, where=xp.isneginf(m))
-    return x - m
+    backend.xp_of(m).copyto(m, 0, where=backend.xp_of(m).isneginf(m))
+    return m
 
 
 def _row_sums(e, dim):
@@ -44,7 +47,7 @@ class Softmax(Function):
 
     def forward(self, x, dim):
         self.dim = dim
-        y = _shifted(x, dim)                             # z = x - max, then exp(z), then / sum, all in place
+        y = x - safe_max(x, dim)                         # z = x - max, then exp(z), then / sum, all in place
         backend.xp_of(x).exp(y, out=y)
         y /= _row_sums(y, dim)
         self.save_for_backward(y)
@@ -71,7 +74,7 @@ class LogSoftmax(Function):
     def forward(self, x, dim):
         xp = backend.xp_of(x)
         self.dim = dim
-        y = _shifted(x, dim)                             # z = x - max, then z - log(sum(exp(z))) in place
+        y = x - safe_max(x, dim)                         # z = x - max, then z - log(sum(exp(z))) in place
         y -= xp.log(_row_sums(xp.exp(y), dim))
         self.save_for_backward(y)
         return y
