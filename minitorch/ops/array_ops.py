@@ -53,6 +53,16 @@ def exp(x):
     return backend.xp_of(x).exp(x) if is_array(x) else x.exp()
 
 
+def sin(x):
+    """sin(x), elementwise."""
+    return backend.xp_of(x).sin(x) if is_array(x) else x.sin()
+
+
+def cos(x):
+    """cos(x), elementwise."""
+    return backend.xp_of(x).cos(x) if is_array(x) else x.cos()
+
+
 def log(x):
     """The natural log of a number, an array or a Tensor."""
     if isinstance(x, (int, float)):
@@ -142,5 +152,5 @@ def to_device(x, device):
     return backend.to_device(x, device) if is_array(x) else x.to(device)
 
 
-__all__ = ["exp", "log", "sqrt", "sigmoid", "tanh", "erf", "abs", "where", "clip", "sum", "mean", "max", "broadcast_to",
-           "permute", "swap_last", "astype", "to_device", "is_array", "normalize_dims"]
+__all__ = ["exp", "sin", "cos", "log", "sqrt", "sigmoid", "tanh", "erf", "abs", "where", "clip", "sum", "mean", "max",
+           "broadcast_to", "permute", "swap_last", "astype", "to_device", "is_array", "normalize_dims"]
