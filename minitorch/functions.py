@@ -60,8 +60,6 @@ def argmax(input, dim=None, keepdim=False): return input.argmax(dim=dim, keepdim
 def clamp(input, min=None, max=None): return input.clamp(min=min, max=max)               # noqa: A002
 
 
-
-
 # ----- the rest of the elementwise methods, and PyTorch's top-level math that has no method here -----
 def sqrt(input): return input.sqrt()
 def abs(input): return input.abs()                                                     # noqa: A001
