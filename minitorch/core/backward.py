@@ -108,7 +108,7 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
                 pg = unbroadcast(pg, parent.data.shape)
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
-        op.saved, op.parents = FREED, ()
+        op.saved, op.parents, op.kept = FREED, (), None
 
 
 def _check(op, input_grads):

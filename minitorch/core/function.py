@@ -101,7 +101,9 @@ class Function:
     - What may be saved: the op's input arrays and its output (under create_graph=True the engine hands backward the
       graph's Tensors in their place, so the same formulas record a graph: higher_order.py), and arrays that carry no
       gradient (bool masks, integer indices). Python values (shapes, dims, flags) are plain attributes. A float array
-      computed from the inputs is not saved by a reference op: backward recomputes it from what was saved.
+      computed from the inputs is not saved by a reference op: backward recomputes it from what was saved, unless
+      forward keeps it in `self.kept` for speed (released with `saved`; under create_graph the engine drops it, and
+      backward computes it again from the saved Tensors).
 
     A recorded op is a node of the graph: `parents` holds, per input, the input's node (the op that made it, or the
     Tensor itself for a leaf) where the input needs a gradient, else the input as given; `data` is its output array.
@@ -115,6 +117,7 @@ class Function:
     has_kernels = False  # set by @kernel on an op that has a kernel for some device
     reference = None     # a kernel's reference op (set by @kernel); None for a reference op itself
     saved = ()           # what save_for_backward declared; FREED once backward released it
+    kept = None          # an intermediate forward kept so that backward need not compute it again (speed only)
     _hooks = None        # Tensor.register_hook on the output of this op: the hooks of a non-leaf live on its node
     _retained = None     # the output Tensor, when it asked with retain_grad() to keep its .grad
     _superseded = False  # True once an in-place op in the graph changed the output (versions.refuse_stale_view)

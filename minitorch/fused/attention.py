@@ -27,7 +27,7 @@ class ScaledDotProductAttention(Function):
         dv = a^T g,       da = g v^T,       dw = da * m / (1 - p)
         ds = w * (dw - sum(dw * w, -1))                       (the softmax backward; 0 where w is 0)
         dq = ds k / sqrt(d),   dk = ds^T q / sqrt(d)
-    Saves its inputs q, k, v, the bool mask and m; backward computes w again from q and k.
+    Saves its inputs q, k, v, the bool mask and m, and keeps w (computed again from q and k under create_graph).
     Packed inputs: q may be qkv (3, ..., T, d) with k and v None (self_attention), or k may be kv (2, ..., Tk, d) with
     v None (cross_attention); the packed input's gradient is then its parts' gradients stacked.
     Arrays made here are worked on in place (the softmax in the buffer of its shifted scores, ds in the buffer of
@@ -41,13 +41,14 @@ class ScaledDotProductAttention(Function):
         keep = None if words is None else keep_mask(words, dropout_p)
         self.save_for_backward(q, k, v, mask, keep)
         q, k, v = _unpacked(q, k, v)
-        return self.dropped(self.weights(q, k, mask), keep) @ v
+        self.kept = w = self.weights(q, k, mask)             # kept: backward need not compute it again
+        return self.dropped(w, keep) @ v
 
     def backward(self, g):
         q_in, k_in, v_in, mask, keep = self.saved_tensors
         q, k, v = _unpacked(q_in, k_in, v_in)
         need_q, need_k, need_v = _needs(self.needs_input_grad, k_in, v_in)
-        w = self.weights(q, k, mask)                         # computed again: only the inputs are saved
+        w = self.weights(q, k, mask) if self.kept is None else self.kept   # (computed again under create_graph)
         dv = (A.swap_last(self.dropped(w, keep)), g) if need_v else None    # each gradient as the (a, b) of its
         dq = dk = None                                                       # product a @ b, taken below
         if need_q or need_k:

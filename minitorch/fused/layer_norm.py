@@ -15,19 +15,19 @@ class LayerNorm(Function):
     Backward (docs/backprop.md section 4), with gh = g * w, means over the normalised dims, sums over the others:
         dw = sum(g * xhat),   db = sum(g)
         dx = (gh - mean(gh) - xhat * mean(gh * xhat)) * rstd    (d xhat / d x removes the mean and the xhat direction)
-    Saves x and w; backward computes x - mean and rstd again from x.
+    Saves x and w, and keeps xhat and rstd (computed again from x under create_graph).
     Both work on x as (M, n) rows. A row's mean is a matrix-vector product with a vector of 1/n (one BLAS call,
-    faster than NumPy's mean). The backward needs no xhat array: with c = x - mean (xhat = c * rstd) and the one
-    array g * c, dw = sum(g * xhat) is rstd^T (g * c) and mean(gh * xhat) = rstd * ((g * c) @ (w / n)), two more
-    matrix-vector products; dx is made in the buffer of gh (on Tensors, under create_graph=True, those are recorded
-    in-place ops on a Tensor no other op saved).
+    faster than NumPy's mean), and so are the sums over rows (dw, and mean(gh * xhat) = (g * xhat) @ (w / n)); dx is
+    made in the buffer of gh (on Tensors, under create_graph=True, those are recorded in-place ops on a Tensor no other
+    op saved).
     """
     needs_float = True
 
-    def centered(self, x, over_n):
-        """(x - mean, rstd) of x (M, n), rstd (M, 1): for the forward and again for backward (arrays or Tensors)."""
+    def normalized(self, x, over_n):
+        """(xhat, rstd) of x (M, n), rstd (M, 1): for the forward and again for backward (arrays or Tensors)."""
         centered = x - (x @ over_n).reshape(-1, 1)                          # x - mean
-        return centered, 1.0 / A.sqrt(row_dots(centered, centered) * (1.0 / self.n) + self.eps)
+        rstd = 1.0 / A.sqrt(row_dots(centered, centered) * (1.0 / self.n) + self.eps)
+        return into("multiply", centered, rstd), rstd                       # xhat, in the buffer of x - mean
 
     def over_n(self, x):
         """(n,) 1 / n, an array of x's dtype on x's device (x an array or a Tensor): a row @ over_n is its mean."""
@@ -38,10 +38,10 @@ class LayerNorm(Function):
         self.n = n = math.prod(x.shape[x.ndim - normalized_ndim:])
         self.x_shape, self.w_shape, self.eps = x.shape, x.shape[x.ndim - normalized_ndim:], eps
         self.save_for_backward(x, weight)
-        centered, rstd = self.centered(x.reshape(-1, n), self.over_n(x))
-        y = into("multiply", centered, rstd)                                # xhat, in the buffer of x - mean
-        if weight is not None:
-            y *= weight.reshape(n)
+        self.kept = xhat, rstd = self.normalized(x.reshape(-1, n), self.over_n(x))   # kept for backward
+        if weight is None:
+            return (xhat if bias is None else xhat + bias.reshape(n)).reshape(self.x_shape)
+        y = xhat * weight.reshape(n)                                        # a new array (xhat is kept)
         if bias is not None:
             y += bias.reshape(n)
         return y.reshape(self.x_shape)
@@ -51,9 +51,9 @@ class LayerNorm(Function):
         need_x, need_w, need_b = self.needs_input_grad
         n, over_n = self.n, self.over_n(x)
         x, g = x.reshape(-1, n), g.reshape(-1, n)
-        centered, rstd = self.centered(x, over_n)
-        g_c = g * centered                                                  # g * xhat / rstd
-        dw = (A.swap_last(rstd) @ g_c).reshape(self.w_shape) if need_w else None   # sum(g * xhat)
+        xhat, rstd = self.normalized(x, over_n) if self.kept is None else self.kept   # (again under create_graph)
+        g_xhat = g * xhat
+        dw = A.sum(g_xhat, 0).reshape(self.w_shape) if need_w else None  # sum(g * xhat)
         db = A.sum(g, 0).reshape(self.w_shape) if need_b else None         # sum(g)
         dx = None
         if need_x:
@@ -64,8 +64,8 @@ class LayerNorm(Function):
             else:
                 dx = g * weight.reshape(n)                                  # gh, a new array
                 dx -= mean_gh                                               # - mean(gh)
-            mean_gh_xhat = (g_c @ w_over_n).reshape(-1, 1) * rstd
-            dx -= into("multiply", centered, mean_gh_xhat * rstd)           # - xhat * mean(gh * xhat)
+            mean_gh_xhat = (g_xhat @ w_over_n).reshape(-1, 1)
+            dx -= xhat * mean_gh_xhat                                       # - xhat * mean(gh * xhat)
             dx *= rstd
             dx = dx.reshape(self.x_shape)
         return dx, dw, db

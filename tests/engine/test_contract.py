@@ -15,7 +15,8 @@ from minitorch import backend
 from minitorch.core import KERNELS, Function
 from tests.graph_ops import ops_of
 
-BOOKKEEPING = {"parents", "options", "saved", "data", "_versions", "_counters", "_forward_stack"}
+# kept: what forward kept for speed, released with saved and dropped under create_graph (core/function.py)
+BOOKKEEPING = {"parents", "options", "saved", "kept", "data", "_versions", "_counters", "_forward_stack"}
 
 
 def undeclared_float_arrays(op):
