@@ -122,8 +122,7 @@ def _check(op, input_grads):
 def _topological_order(roots, targets=None):
     """Graph nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit). With
     targets (mt.grad), only the nodes from which a target can be reached, and released ones (to report them)."""
-    order, visited = [], set()
-    stack = [(root, False) for root in reversed(roots)]
+    order, visited, stack = [], set(), [(root, False) for root in reversed(roots)]
     while stack:
         node, expanded = stack.pop()
         if expanded:
@@ -131,8 +130,10 @@ def _topological_order(roots, targets=None):
         elif node not in visited:
             visited.add(node)
             stack.append((node, True))
-            if isinstance(node, Function):
-                stack.extend((p, False) for p, need in zip(node.parents, node.needs_input_grad) if need)
+            if isinstance(node, Function):   # (a loop: a generator here costs a call per node)
+                for parent, need in zip(node.parents, node.needs_input_grad):
+                    if need:
+                        stack.append((parent, False))
     return order[::-1] if targets is None else _leading_to(order, targets)
 
 

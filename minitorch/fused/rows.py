@@ -8,7 +8,6 @@ runs on Tensors under create_graph=True), and joined_rows, the others arrays.
 import math
 import operator
 
-import numpy as np
 
 from .. import backend
 from ..core import Value
@@ -83,8 +82,9 @@ def into(name, a, *args):
     xp = backend.xp_of(a)
     if name == "masked":
         mask, = args
-        if np.broadcast_shapes(a.shape, mask.shape) != a.shape:
+        try:
+            xp.copyto(a, -math.inf, where=~mask)
+        except ValueError:   # the mask's batch dims broadcast a's (cheaper to try than to compare shapes each call)
             return xp.where(mask, a, -math.inf)
-        xp.copyto(a, -math.inf, where=~mask)
         return a
     return getattr(xp, name)(a, *args, out=a)
