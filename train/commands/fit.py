@@ -107,7 +107,7 @@ def build_trainer(args, device, world=None, lock=None):
     run_dir = run_dir_of(args)
     if lock is not None:
         lock.take(run_dir)   # a second fit on the folder stops here, before it checks or measures anything
-    settings, model_kw, resumed = resolve_settings(args, run_dir)
+    settings, model_kw, resumed, state = resolve_settings(args, run_dir, device)
     if lock is not None:
         lock.take(run_dir, make=True)   # a new run's folder, made once its settings have passed their checks
     blas, line = threads.setup(settings.preset, args.threads, world, recorded=resumed.blas_threads if resumed else None)
@@ -116,7 +116,7 @@ def build_trainer(args, device, world=None, lock=None):
     ranks.barrier()   # every rank has checked the run folder (and rank 0 holds its lock) before rank 0 writes
     data_dir = parallel.main_first(ranks, lambda: prepare_corpus(settings, run_dir, args.data_dir))
     return assemble(settings.with_changes(data_dir=str(data_dir)), model_kw, run_dir, device, resumed=resumed,
-                    world=world, blas_threads=blas)
+                    state=state, world=world, blas_threads=blas)
 
 
 def run_dir_of(args):

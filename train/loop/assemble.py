@@ -15,7 +15,7 @@ from ..data.held_back import HELD_BACK_FILE, held_back_summary, write_held_back
 from ..data.pairs import read_pairs
 from ..data.tokenizer import Tokenizer, run_tokenizer
 from ..data.training_pairs import TrainingPairs
-from ..run import checkpoint, threads
+from ..run import threads
 from ..run.config import RunConfig, write_config
 from ..run.settings import Settings
 from . import training_state, validation
@@ -44,22 +44,6 @@ class RunParts:
     metrics_path: Path
 
 
-def saved_state(run_dir, settings, device):
-    """The `last` training state of a run to resume; TrainError when it has finished its epochs or steps."""
-    path = checkpoint.checkpoint_path(run_dir, "last")
-    if not path.is_file():
-        raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
-    saved = checkpoint.load(path, device)
-    p = saved.get("progress") if isinstance(saved, dict) else None
-    p = p if isinstance(p, dict) else {}   # a damaged state is reported when it is loaded
-    if p.get("epoch", 0) >= settings.epochs:
-        raise TrainError(f"{run_dir} has finished its {settings.epochs} epoch"
-                         f"{'s' if settings.epochs > 1 else ''}; pass a larger --epochs to train on")
-    if settings.max_steps is not None and p.get("step", 0) >= settings.max_steps:
-        raise TrainError(f"{run_dir} is at step {p['step']} already; pass a larger --max-steps")
-    return saved
-
-
 class Update(NamedTuple):
     """The parts of fit's update of a model, built by make_update()."""
     flat: mt.nn.utils.FlatParameters
@@ -85,9 +69,10 @@ def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=
     return Update(flat, optimizer, schedule, RDropStep(*step_args, alpha=alpha) if alpha else TrainStep(*step_args))
 
 
-def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas_threads=None):
+def assemble(settings, model_kw, run_dir, device, resumed=None, state=None, world=None, blas_threads=None):
     """The Trainer of a new run in run_dir (resumed: the RunConfig of the run there, which continues where it
-    stopped), on the corpus in settings.data_dir (data/corpus.py's prepare_corpus finds it)."""
+    stopped, from `state`, its last.npz), on the corpus in settings.data_dir (data/corpus.py's prepare_corpus finds
+    it). run/resolve.py's resolve_settings reads resumed and state."""
     run_dir, world, data_dir = Path(run_dir), world or distributed.World(), Path(settings.data_dir)
     main = world.is_main   # the rank that writes files and prints
     try:
@@ -95,7 +80,6 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
     except OSError as e:
         raise TrainError(f"--run-dir {run_dir}: cannot make the folder ({e.strerror})") from None
     metrics_path = run_dir / "metrics.jsonl"
-    saved = saved_state(run_dir, settings, device) if resumed else None   # nothing left to do: stop before printing
     src, tgt, extra = settings.src, settings.tgt, settings.extra_source
     parts, held, (val_src, val_tgt) = read_pairs(data_dir, src, tgt, extra, settings.held_back)
     print(f"corpus {data_dir} ({src}->{tgt}): {len(parts[0][1])} training and {len(val_src)} validation "
@@ -128,7 +112,7 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, world=None, blas
     run_parts = RunParts(settings, config, run_dir, device, world, tok, training_pairs, val, model, update.optimizer,
                          update.schedule, update.step_fn, blas_check, metrics_path)
     if resumed:
-        progress = training_state.load_state(run_parts, saved, metrics_path)
+        progress = training_state.load_state(run_parts, state, metrics_path)
     else:
         progress = training_state.Progress()
         if main:

@@ -22,6 +22,12 @@ def checkpoint_path(run_dir, name):
     return Path(run_dir) / f"{name}.npz"
 
 
+def last_state(run_dir, device="cpu"):
+    """The training state in run_dir's last.npz (on device), or None when the folder holds none."""
+    path = checkpoint_path(run_dir, "last")
+    return load(path, device) if path.is_file() else None
+
+
 def save_model(path, model, **meta):
     """Write the model's weights, its class name and plain values (epoch, step, scores) to path."""
     mt.save({"model": model.state_dict(), "model_class": type(model).__name__, **meta}, path)

@@ -64,7 +64,7 @@ def check_new_run_dir(run_dir):
 def open_run_dir(run_dir, resume, preset_given):
     """fit's checks of its run folder: a folder can be made there (TrainError if a file is in the way); with
     resume, the RunConfig of the run it continues (read before the folder's check without --preset, which it names;
-    whether the run left a last.npz to continue from is checked where that is loaded, loop/assemble.saved_state).
+    whether the run left a last.npz to continue from is checked where that is loaded, resolve.continuable).
     None for a new run."""
     config = None if preset_given or not resume else read_config(run_dir)
     check_new_run_dir(run_dir)

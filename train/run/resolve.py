@@ -3,13 +3,14 @@ and may not change; also why a folder that already holds a run is refused. Where
 data/corpus.py's prepare_corpus; the Settings object itself is settings.py.
 """
 import math
+from typing import NamedTuple
 
 from transformer import registry
 from transformer.registry import MAX_LEN_A, MAX_LEN_B
 
 from . import checkpoint
 from ..cli.errors import TrainError, UsageError
-from .config import config_path, open_run_dir, read_config
+from .config import RunConfig, config_path, open_run_dir, read_config
 from .presets import PRESETS
 from .settings import Settings
 
@@ -29,17 +30,26 @@ SIZE_FLAGS = {
 MIN_MAX_LEN = math.ceil(MAX_LEN_A * 2 + MAX_LEN_B + 1)
 
 
-def resolve_settings(args, run_dir):
-    """(settings, model keyword arguments, the resumed run's RunConfig) from the preset and the flags, or from the
-    resumed run's config.json, read here once; run_dir: fit's run_dir_of(args), which has checked that --preset is
-    given where it is needed."""
+class Resolved(NamedTuple):
+    settings: Settings
+    model_kw: dict | None     # the model's sizes and dropouts (None on resume: config.json's model_config holds them)
+    resumed: RunConfig | None  # the resumed run's config.json, read once
+    state: dict | None         # the resumed run's last.npz, read once (on the run's device)
+
+
+def resolve_settings(args, run_dir, device="cpu"):
+    """Resolved settings, from the preset and the flags, or from the resumed run's config.json and last.npz, each
+    read here once; TrainError for a folder that holds a run when not resuming, or whose run has nothing left to do.
+    run_dir: fit's run_dir_of(args), which has checked that --preset is given where it is needed."""
     name = args.preset
     given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
     size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
     config = open_run_dir(run_dir, args.resume, preset_given=bool(name))
+    state = checkpoint.last_state(run_dir, device)
     if args.resume:
         preset = PRESETS[name or preset_of(config, run_dir)]
-        return resumed_settings(config, preset, given, size_flags, run_dir), None, config
+        settings = resumed_settings(config, preset, given, size_flags, run_dir)
+        return Resolved(settings, None, config, continuable(state, settings, run_dir))
     preset = PRESETS[name]
     model = given.get("model", "transformer")
     for key in TRANSFORMER_DROPOUTS:
@@ -52,9 +62,24 @@ def resolve_settings(args, run_dir):
     dropouts = {k: getattr(settings, k) for k in ("dropout", *TRANSFORMER_DROPOUTS) if getattr(settings, k) is not None}
     model_kw = dict(preset.sizes(model), **dropouts)
     model_kw.update(check_sizes(settings.model, size_flags, model_kw, preset.name))
-    if checkpoint.checkpoint_path(run_dir, "last").is_file():  # a folder without it holds no training to lose
-        raise TrainError(existing_run_message(run_dir))
-    return settings, model_kw, None
+    if state is not None:  # a folder without a last.npz holds no training to lose
+        raise TrainError(existing_run_message(run_dir, state))
+    return Resolved(settings, model_kw, None, None)
+
+
+def continuable(state, settings, run_dir):
+    """The saved training state of a run to resume; TrainError when there is none, or when the run has finished its
+    epochs or steps (nothing left to do: stop before anything is read or printed)."""
+    if state is None:
+        raise TrainError(f"--resume: {run_dir} holds no last.npz to continue from")
+    p = state.get("progress") if isinstance(state, dict) else None
+    p = p if isinstance(p, dict) else {}   # a damaged state is reported when it is loaded
+    if p.get("epoch", 0) >= settings.epochs:
+        raise TrainError(f"{run_dir} has finished its {settings.epochs} epoch"
+                         f"{'s' if settings.epochs > 1 else ''}; pass a larger --epochs to train on")
+    if settings.max_steps is not None and p.get("step", 0) >= settings.max_steps:
+        raise TrainError(f"{run_dir} is at step {p['step']} already; pass a larger --max-steps")
+    return state
 
 
 def resumed_settings(config, preset, given, size_flags, run_dir):
@@ -124,11 +149,12 @@ def check_sizes(kind, size_flags, model_kw, preset):
     return out
 
 
-def existing_run_message(run_dir):
-    """Why fit (without --resume) will not start in a folder that holds a run, and what to do instead."""
+def existing_run_message(run_dir, state):
+    """Why fit (without --resume) will not start in a folder that holds a run (state: its last.npz), and what to do
+    instead."""
     afresh = "or start afresh in another --run-dir (or delete the folder)"
     try:
-        progress = checkpoint.load(checkpoint.checkpoint_path(run_dir, "last"))["progress"]
+        progress = state["progress"]
         epochs = read_config(run_dir).settings.epochs
     except (TrainError, KeyError, TypeError):
         return f"{run_dir} already holds a run; add --resume to continue it, {afresh}"
