@@ -1,7 +1,7 @@
 """How many bytes a graph keeps alive for its backward pass: the arrays its Functions saved.
 
 Each Function instance (a tensor's `_op`, its node in the graph) declares what its backward reads with
-`save_for_backward`, kept as `op.saved`. `saved_bytes` walks the graph from an output and sums the sizes of those
+`save_for_backward`, kept as `op.saved`, and may keep intermediates for speed in `op.kept`. `saved_bytes` walks the graph from an output and sums the sizes of those
 arrays, counting each underlying buffer once: a view (a transpose, a reshape, a slice) keeps its whole base buffer
 alive, so it counts as that base. An input counts only where an op saved it.
 """
@@ -11,12 +11,14 @@ from ..core.versions import buffer as _buffer
 
 
 def _saved_arrays(op):
-    """The arrays an op declared with save_for_backward (None and Python values skipped)."""
-    return [value for value in getattr(op, "saved", ()) if backend.is_array(value)]
+    """The arrays an op declared with save_for_backward and those it kept (None and Python values skipped)."""
+    kept = getattr(op, "kept", None)
+    kept = kept if isinstance(kept, tuple) else (kept,)
+    return [value for value in (*getattr(op, "saved", ()), *kept) if backend.is_array(value)]
 
 
 def op_saved_bytes(op):
-    """Bytes of the distinct buffers that one Function saved for its backward."""
+    """Bytes of the distinct buffers that one Function saved or kept for its backward."""
     return sum({id(b): b.nbytes for b in map(_buffer, _saved_arrays(op))}.values())
 
 

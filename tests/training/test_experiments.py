@@ -16,6 +16,7 @@ from train.run import run_folder
 from train.run.config import read_config
 from train.__main__ import main
 from train.commands.experiments import depth, gradient_path, memory
+from train.loop.step import make_optimizer
 from train.run.presets import PRESETS
 
 TRAINING = ["--preset", "tiny", "--src", "xs", "--tgt", "xt", "--vocab-size", "120", "--batch-tokens", "96"]
@@ -73,7 +74,7 @@ def quadratic_coefficient(lengths, values):
 
 
 @pytest.mark.slow
-def test_memory_experiment_transformer_keeps_no_attention_weights_lstm_grows_linearly(tmp_path, capsys):
+def test_memory_experiment_transformer_keeps_its_attention_weights_lstm_grows_linearly(tmp_path, capsys):
     out, lengths, batch = tmp_path / "memory", [8, 16, 24], 2
     assert main(["experiment", "memory", "--out", str(out), "--lengths", ",".join(map(str, lengths)), "--models",
                  "transformer,lstm", "--preset", "tiny", "--batch-size", str(batch)]) == 0
@@ -86,14 +87,15 @@ def test_memory_experiment_transformer_keeps_no_attention_weights_lstm_grows_lin
         peak = [p["peak_bytes"] for p in d["points"]]
         assert all(0 < a < b for a, b in zip(saved, saved[1:])) and all(0 < a < b for a, b in zip(peak, peak[1:]))
         assert math.isfinite(d["exponent_saved"]) and math.isfinite(d["exponent_peak"])
-    # keeping the attention weights would cost one float32 (n x n) per head and sentence in each attention block
-    # (encoder self, decoder self and cross); the fused attention computes them again in backward instead, so the
-    # Transformer's n^2 term is only its masks' bytes, under a quarter of that; an LSTM has no n^2 term
+    # the fused attention keeps its weights for backward (op.kept): one float32 (n x n) per head and sentence in each
+    # attention block (encoder self, decoder self and cross); beside them the Transformer's n^2 term holds only bool
+    # masks, at most a byte for four of the weights' here; an LSTM has no n^2 term
     cfg = PRESETS["tiny"].model
     blocks = cfg["n_encoder_layers"] + 2 * cfg["n_decoder_layers"]
     transformer = [p["saved_bytes"] for p in data["models"]["transformer"]["points"]]
     lstm = [p["saved_bytes"] for p in data["models"]["lstm"]["points"]]
-    assert 0 <= quadratic_coefficient(lengths, transformer) < batch * cfg["n_heads"] * blocks
+    weights = 4 * batch * cfg["n_heads"] * blocks
+    assert weights <= quadratic_coefficient(lengths, transformer) < weights * 5 / 4
     assert abs(quadratic_coefficient(lengths, lstm)) * lengths[-1] ** 2 < 0.01 * lstm[-1]
     reported = data["models"]["transformer"]["quadratic_fit_saved"]
     assert reported["c"] == pytest.approx(quadratic_coefficient(lengths, transformer), rel=1e-4)
@@ -108,12 +110,22 @@ def test_memory_experiment_needs_two_lengths(tmp_path, capsys):
 
 
 # ----- depth -----
-def test_learning_rate_with_and_without_warmup():
+def test_depths_schedules_with_and_without_the_warmup_ramp():
+    """Experiment depth's two schedules, as fit's update builds them (make_update(..., ramp=...))."""
     peak, warmup = 2e-3, 10
-    assert [depth.learning_rate(s, peak, warmup, True) for s in (1, 5, 10)] == pytest.approx([2e-4, 1e-3, 2e-3])
-    assert [depth.learning_rate(s, peak, warmup, False) for s in (1, 5, 10)] == pytest.approx([2e-3] * 3)
-    for use_warmup in (True, False):   # the same 1/sqrt(step) decay after warmup
-        assert depth.learning_rate(40, peak, warmup, use_warmup) == pytest.approx(peak / 2)
+
+    def lrs(ramp):   # the learning rate of steps 1..40
+        optimizer, schedule = make_optimizer([mt.zeros(2, requires_grad=True)], peak, warmup, 64, ramp=ramp)
+        out = []
+        for _ in range(40):
+            out.append(optimizer.lr)
+            schedule.step()
+        return out
+    with_ramp, without = lrs(True), lrs(False)
+    assert [with_ramp[s - 1] for s in (1, 5, 10)] == pytest.approx([2e-4, 1e-3, 2e-3])
+    assert [without[s - 1] for s in (1, 5, 10)] == pytest.approx([2e-3] * 3)
+    for curve in (with_ramp, without):   # the same 1/sqrt(step) decay after warmup
+        assert curve[40 - 1] == pytest.approx(peak / 2)
 
 
 def test_verdict_tells_training_from_stalling_and_diverging():

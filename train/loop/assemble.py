@@ -48,18 +48,19 @@ class Update(NamedTuple):
     """The parts of fit's update of a model, built by make_update()."""
     flat: mt.nn.utils.FlatParameters
     optimizer: mt.optim.Adam
-    schedule: mt.optim.WarmupSchedule
+    schedule: mt.optim.WarmupSchedule   # (LambdaLR with ramp=False)
     step_fn: TrainStep
 
 
-def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=None):
+def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=None, ramp=True):
     """fit's update of a model: its FlatParameters (the update, clipping and the sum over ranks work on them whole),
     Adam (AdamW with weight decay) with the warm-up schedule, the gradient sync of a job of several ranks, and the
     step (RDropStep when rdrop > 0). recipe: Settings or a Preset (lr, warmup, weight_decay, label_smoothing,
-    clip_norm, rdrop); what the bench and the experiments change is an argument: rdrop overrides the recipe's, and
-    sync_of(flat) makes the sync (the bench's times itself; None: fit's, over world's ranks when it has several)."""
+    clip_norm, rdrop); what the bench and the experiments change is an argument: rdrop overrides the recipe's,
+    sync_of(flat) makes the sync (the bench's times itself; None: fit's, over world's ranks when it has several),
+    and ramp=False drops the warm-up's linear rise (step.make_optimizer; experiment depth)."""
     flat = mt.nn.utils.FlatParameters(model)
-    optimizer, schedule = make_optimizer(flat, recipe.lr, recipe.warmup, d_model, recipe.weight_decay)
+    optimizer, schedule = make_optimizer(flat, recipe.lr, recipe.warmup, d_model, recipe.weight_decay, ramp)
     if sync_of is not None:
         sync = sync_of(flat)
     else:

@@ -7,6 +7,7 @@ the batch moves, or on the device without being read; on a GPU the host then que
 device is still busy, and waits once.
 """
 import ctypes
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -35,10 +36,11 @@ def keep_freed_memory():
         mallopt(-1, (1 << 31) - 1)   # M_TRIM_THRESHOLD (an int): never trim
 
 
-def make_optimizer(params, lr, warmup, d_model, weight_decay=0.0):
+def make_optimizer(params, lr, warmup, d_model, weight_decay=0.0, ramp=True):
     """Adam (0.9, 0.98, 1e-9) and the warm-up schedule of "Attention Is All You Need", peaking at lr after warmup
     steps; a model without a d_model (an LSTM) passes 1 and gets the same curve. weight_decay > 0: AdamW's
-    decoupled decay, p <- p (1 - lr wd), scheduled with the learning rate.
+    decoupled decay, p <- p (1 - lr wd), scheduled with the learning rate. ramp=False (experiment depth): no linear
+    rise, the peak lr from the first step, then the same 1/sqrt(step) decay after warmup steps.
 
     params: a FlatParameters (shared with a GradientSync), or parameters, which are stored flat here (one
     FlatParameters, optimizer.flat) so that the update phase is a few kernels over whole buffers."""
@@ -46,6 +48,8 @@ def make_optimizer(params, lr, warmup, d_model, weight_decay=0.0):
         params = mt.nn.utils.FlatParameters(params)
     adam = mt.optim.AdamW if weight_decay else mt.optim.Adam
     optimizer = adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay)
+    if not ramp:   # the lr of step s + 1 (LambdaLR counts steps from 0)
+        return optimizer, mt.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, math.sqrt(warmup / (s + 1))))
     return optimizer, mt.optim.WarmupSchedule(optimizer, d_model, warmup, noam_factor(lr, d_model, warmup))
 
 

@@ -8,7 +8,8 @@ Pre-LN normalises only each sub-layer's input and leaves an identity path from e
 trains without warmup (Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture").
 
 Every run has the preset's width, n encoder and n decoder layers, the same initial seed, batches and peak learning
-rate, Adam (0.9, 0.98), gradient clipping at the preset's norm, label smoothing 0.1, the preset's dropout:
+rate, and fit's update (loop/assemble.make_update: Adam (0.9, 0.98) without weight decay, gradient clipping at the
+preset's norm, the preset's label smoothing and dropout):
     warmup       lr rises linearly to the peak over --warmup steps, then decays as 1/sqrt(step) (fit's schedule)
     no-warmup    the peak from the first step, then the same 1/sqrt(step) decay after --warmup steps
 Outcome of a run, from its final loss (the mean over the last tenth of the steps):
@@ -18,6 +19,7 @@ Outcome of a run, from its final loss (the mean over the last tenth of the steps
                 model learns first; a run still there has learned nothing more
     trains      otherwise
 """
+import dataclasses
 import math
 import time
 
@@ -30,7 +32,7 @@ from ...data import corpus, download
 from ...cli.arguments import check_device
 from ...data.batching import token_batches, training_batch
 from ...run.presets import PRESETS
-from ...loop.step import TrainStep
+from ...loop.assemble import make_update
 from ...data.tokenizer import PAD_ID, train_tokenizer
 from . import results, training
 from .options import add_training_arguments, choice_list, int_list
@@ -55,6 +57,7 @@ def main(args, out):
     warmup = args.warmup or max(1, steps // 4)
     lr = args.lr or preset.lr
     batches, vocab_size = training_batches(args, preset, out, steps)
+    recipe = dataclasses.replace(preset, lr=lr, warmup=warmup, weight_decay=0.0)   # plain Adam, as the docstring
     unigram = unigram_loss([b[2] for b in batches], vocab_size, preset.label_smoothing)
     data = {"preset": preset.name, "steps": steps, "warmup": warmup, "lr": lr, "vocab_size": vocab_size,
             "unigram_loss": unigram,
@@ -64,8 +67,7 @@ def main(args, out):
             for schedule in args.schedules:
                 sizes = dict(preset.model, n_encoder_layers=n_layers, n_decoder_layers=n_layers, norm=norm)
                 start = time.perf_counter()
-                curve = train_curve(sizes, vocab_size, batches, lr, warmup, schedule == "warmup",
-                                    preset.clip_norm, preset.label_smoothing, args.seed, device)
+                curve = train_curve(sizes, vocab_size, batches, recipe, schedule == "warmup", args.seed, device)
                 r = dict(layers=n_layers, norm=norm, schedule=schedule, seconds=time.perf_counter() - start,
                          **curve, **verdict(curve["loss"], unigram))
                 data["runs"].append(r)
@@ -104,23 +106,15 @@ def training_batches(args, preset, out, steps):
     return [training_batch([src_ids[i] for i in b], [tgt_ids[i] for i in b]) for b in batches[:steps]], tok.vocab_size
 
 
-def learning_rate(step, peak, warmup, use_warmup):
-    """The learning rate at step (1-based): linear warmup or not, then peak * sqrt(warmup / step) after warmup."""
-    rise = min(1.0, step / warmup) if use_warmup else 1.0
-    return peak * rise * min(1.0, math.sqrt(warmup / step))
-
-
-def train_curve(sizes, vocab_size, batches, lr, warmup, use_warmup, clip_norm, label_smoothing, seed, device):
-    """Train a fresh Transformer on `batches` -> {"loss": per-step losses, "grad_norm": per-step norms before
-    clipping}; stops at the first non-finite loss (kept as the last entry)."""
+def train_curve(sizes, vocab_size, batches, recipe, use_warmup, seed, device):
+    """Train a fresh Transformer on `batches` with fit's update (recipe: the preset with the experiment's lr and
+    warmup) -> {"loss": per-step losses, "grad_norm": per-step norms before clipping}; stops at the first non-finite
+    loss (kept as the last entry)."""
     mt.manual_seed(seed)
     model = registry.new_model("transformer", vocab_size, sizes).to(device).train()
-    # flat parameters, as fit's: the update phase is a few kernels over whole buffers
-    optimizer = mt.optim.Adam(mt.nn.utils.FlatParameters(model), lr=lr, betas=(0.9, 0.98), eps=1e-9)
-    step_fn = TrainStep(model, optimizer, None, label_smoothing, clip_norm, device)   # the lr is set here, each step
+    step_fn = make_update(model, recipe, sizes["d_model"], device, rdrop=0.0, ramp=use_warmup).step_fn
     losses, grad_norms = [], []
-    for step, batch in enumerate(batches, 1):
-        optimizer.lr = learning_rate(step, lr, warmup, use_warmup)
+    for batch in batches:
         result = step_fn(batch)
         if not result.applied:   # a nan/inf loss, or a finite one whose gradients are not: either way diverged
             losses.append(result.loss if not math.isfinite(result.loss) else math.nan)
