@@ -29,7 +29,8 @@ class CrossEntropy(Function):
     Backward (docs/backprop.md section 3), with s_r the gradient reaching row r (g, g / n_valid or g_r; 0 on
     ignored rows), p = E / S:
         d loss_r / d x_rc = p_rc - q_rc,   so   dx = E * (s / S) - s e / C - s (1 - e) one_hot(t)
-    Saved: x, the target (ignored rows pointed at class 0) and the bool mask of valid rows; E and S are recomputed.
+    Saved: x, the target (ignored rows pointed at class 0) and the bool mask of valid rows; kept: each row's max and
+    S (two numbers a row), so that backward makes E in one pass; E itself is made again (a (M, C) array is not kept).
     Both walk the rows in blocks that stay in the CPU's cache (rows.py; one block on a GPU): the forward makes no
     (M, C) array (z and E of one block at a time, in one buffer), the backward makes E and dx of a block at a time
     (in one buffer, the (1 - e) one_hot(t) term taken at the target entries alone), copied into dx made once.
@@ -54,6 +55,7 @@ class CrossEntropy(Function):
             if e:
                 z_sum[r] = row_sum(z, ones)                                     # sum_c z
             S[r] = row_sum(xp.exp(z, out=z), ones)                             # S = sum_c exp(z)
+        self.kept = row_max, S[:, None]                                       # kept for backward
         z_target = x[xp.arange(n_rows), t] - row_max[:, 0]
         loss = xp.log(S) - (1.0 - e) * z_target
         if e:
@@ -72,13 +74,16 @@ class CrossEntropy(Function):
             g = g / n_valid_of(valid, x.dtype)
         s = (g * valid).reshape(-1, 1)                       # s_r, (M, 1); g is () for mean/sum, (M,) for none
         blocks = row_blocks(n_rows, x.dtype.itemsize * n_classes, backend.device_of(t))
-        return joined_rows(lambda r: self.rows_gradient(x[r], s[r], t[r]), blocks, x), None
+        row_max, S = self.kept or (A.max(x, 1, keepdim=True), None)   # (S None: summed per block below)
+        return joined_rows(lambda r: self.rows_gradient(x[r], s[r], t[r], row_max[r], S if S is None else S[r]),
+                           blocks, x), None
 
-    def rows_gradient(self, x, s, t):
-        """dx of a block of rows (x (m, C), s (m, 1), t (m,)), in one buffer that stays in cache until the join."""
+    def rows_gradient(self, x, s, t, row_max, S):
+        """dx of a block of rows (x (m, C), s (m, 1), t (m,), the rows' max and S (m, 1), S None to sum it here), in
+        one buffer that stays in cache until the join."""
         e, n_classes = self.e, x.shape[1]
-        dx = into("exp", x - A.max(x, 1, keepdim=True))     # E
-        dx = into("multiply", dx, s / row_sums(dx))          # p * s
+        dx = into("exp", x - row_max)                        # E
+        dx = into("multiply", dx, s / (row_sums(dx) if S is None else S))   # p * s
         if e:
             dx -= s * (e / n_classes)                        # - s e / C
         if A.is_array(dx):                                   # - s (1 - e) one_hot(t): the m target entries only

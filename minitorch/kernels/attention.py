@@ -2,8 +2,8 @@
 dropout after the draw) on C-contiguous copies that the batched matmuls read without copying them again. (The CPU
 runs the reference op, fused/attention.py.)
 
-It saves w (and the bool keep mask) where the reference computes w again in backward: one (..., Tq, Tk) array for
-one matmul and a softmax less. A packed input's (qkv, kv) gradient is one array whose parts the matmuls write, where
+It saves w (and the bool keep mask), as the reference keeps w (op.kept): one (..., Tq, Tk) array for one matmul
+and a softmax less in backward. A packed input's (qkv, kv) gradient is one array whose parts the matmuls write, where
 stacking would copy them."""
 import math
 
