@@ -5,9 +5,9 @@ arrays that forward saved. Each was an input of the op or its output (a referenc
 a gradient), so each is found by identity among the arrays of the op's graph neighbours and becomes a Tensor on that
 node: the output's array a Tensor made by op, an input's a Tensor made by its parent node (a leaf is itself). Masks,
 indices and constants stay as they are. A kernel (function.py) is replaced by its reference op, replayed on the same
-inputs, since a kernel saves what suits its device. What forward kept for speed (`op.kept`) is dropped: a
-float array, it would cut the second-order terms, so backward computes it again from the Tensors. Backward passes written with operators and
-`minitorch.ops.array_ops` run on arrays and Tensors alike.
+inputs, since a kernel saves what suits its device. What forward kept for speed (`op.kept`) is dropped: a float
+array, it would cut the second-order terms, so backward computes it again from the Tensors. Backward passes written
+with operators and `minitorch.ops.array_ops` run on arrays and Tensors alike.
 """
 import numpy as np
 

@@ -15,7 +15,8 @@ class LayerNorm(Function):
     Backward (docs/backprop.md section 4), with gh = g * w, means over the normalised dims, sums over the others:
         dw = sum(g * xhat),   db = sum(g)
         dx = (gh - mean(gh) - xhat * mean(gh * xhat)) * rstd    (d xhat / d x removes the mean and the xhat direction)
-    Saves x and w, and keeps xhat and rstd (computed again from x under create_graph).
+    Saves x and w, and keeps each row's mean and rstd (two numbers a row), from which backward makes xhat again in one
+    pass (under create_graph it computes them again from x).
     Both work on x as (M, n) rows. A row's mean is a matrix-vector product with a vector of 1/n (one BLAS call,
     faster than NumPy's mean), and so are the sums over rows (dw, and mean(gh * xhat) = (g * xhat) @ (w / n)); dx is
     made in the buffer of gh (on Tensors, under create_graph=True, those are recorded in-place ops on a Tensor no other
@@ -23,11 +24,16 @@ class LayerNorm(Function):
     """
     needs_float = True
 
-    def normalized(self, x, over_n):
-        """(xhat, rstd) of x (M, n), rstd (M, 1): for the forward and again for backward (arrays or Tensors)."""
-        centered = x - (x @ over_n).reshape(-1, 1)                          # x - mean
-        rstd = 1.0 / A.sqrt(row_dots(centered, centered) * (1.0 / self.n) + self.eps)
-        return into("multiply", centered, rstd), rstd                       # xhat, in the buffer of x - mean
+    def normalized(self, x, over_n, moments=None):
+        """(xhat, mean, rstd) of x (M, n): xhat a new array, mean and rstd (M, 1), computed, or taken from moments
+        (mean, rstd) when forward kept them; for the forward and again for backward (arrays or Tensors)."""
+        if moments is None:
+            mean = (x @ over_n).reshape(-1, 1)
+            centered = x - mean
+            rstd = 1.0 / A.sqrt(row_dots(centered, centered) * (1.0 / self.n) + self.eps)
+        else:
+            (mean, rstd), centered = moments, x - moments[0]
+        return into("multiply", centered, rstd), mean, rstd                 # xhat, in the buffer of x - mean
 
     def over_n(self, x):
         """(n,) 1 / n, an array of x's dtype on x's device (x an array or a Tensor): a row @ over_n is its mean."""
@@ -38,10 +44,10 @@ class LayerNorm(Function):
         self.n = n = math.prod(x.shape[x.ndim - normalized_ndim:])
         self.x_shape, self.w_shape, self.eps = x.shape, x.shape[x.ndim - normalized_ndim:], eps
         self.save_for_backward(x, weight)
-        self.kept = xhat, rstd = self.normalized(x.reshape(-1, n), self.over_n(x))   # kept for backward
-        if weight is None:
-            return (xhat if bias is None else xhat + bias.reshape(n)).reshape(self.x_shape)
-        y = xhat * weight.reshape(n)                                        # a new array (xhat is kept)
+        y, mean, rstd = self.normalized(x.reshape(-1, n), self.over_n(x))   # y: xhat, then in place
+        self.kept = mean, rstd                                              # for backward
+        if weight is not None:
+            y *= weight.reshape(n)
         if bias is not None:
             y += bias.reshape(n)
         return y.reshape(self.x_shape)
@@ -51,7 +57,7 @@ class LayerNorm(Function):
         need_x, need_w, need_b = self.needs_input_grad
         n, over_n = self.n, self.over_n(x)
         x, g = x.reshape(-1, n), g.reshape(-1, n)
-        xhat, rstd = self.normalized(x, over_n) if self.kept is None else self.kept   # (again under create_graph)
+        xhat, _, rstd = self.normalized(x, over_n, self.kept)              # (kept None under create_graph)
         g_xhat = g * xhat
         dw = A.sum(g_xhat, 0).reshape(self.w_shape) if need_w else None  # sum(g * xhat)
         db = A.sum(g, 0).reshape(self.w_shape) if need_b else None         # sum(g)
@@ -65,7 +71,7 @@ class LayerNorm(Function):
                 dx = g * weight.reshape(n)                                  # gh, a new array
                 dx -= mean_gh                                               # - mean(gh)
             mean_gh_xhat = (g_xhat @ w_over_n).reshape(-1, 1)
-            dx -= xhat * mean_gh_xhat                                       # - xhat * mean(gh * xhat)
+            dx -= into("multiply", xhat, mean_gh_xhat)                      # - xhat * mean(gh * xhat)
             dx *= rstd
             dx = dx.reshape(self.x_shape)
         return dx, dw, db
