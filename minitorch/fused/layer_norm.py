@@ -5,7 +5,7 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..tensor import Tensor
-from .rows import into, row_dots
+from .rows import column_dots, into, row_dots
 
 
 class LayerNorm(Function):
@@ -18,9 +18,9 @@ class LayerNorm(Function):
     Saves x and w, and keeps each row's mean and rstd (two numbers a row), from which backward makes xhat again in one
     pass (under create_graph it computes them again from x).
     Both work on x as (M, n) rows. A row's mean is a matrix-vector product with a vector of 1/n (one BLAS call,
-    faster than NumPy's mean), and so are the sums over rows (dw, and mean(gh * xhat) = (g * xhat) @ (w / n)); dx is
-    made in the buffer of gh (on Tensors, under create_graph=True, those are recorded in-place ops on a Tensor no other
-    op saved).
+    faster than NumPy's mean); dw and mean(gh * xhat) are dot products along columns and rows that make no (M, n)
+    product array (rows.py); dx is made in the buffer of gh (on Tensors, under create_graph=True, those are recorded
+    in-place ops on a Tensor no other op saved).
     """
     needs_float = True
 
@@ -58,19 +58,14 @@ class LayerNorm(Function):
         n, over_n = self.n, self.over_n(x)
         x, g = x.reshape(-1, n), g.reshape(-1, n)
         xhat, _, rstd = self.normalized(x, over_n, self.kept)              # (kept None under create_graph)
-        g_xhat = g * xhat
-        dw = A.sum(g_xhat, 0).reshape(self.w_shape) if need_w else None  # sum(g * xhat)
+        dw = column_dots(g, xhat).reshape(self.w_shape) if need_w else None   # sum(g * xhat)
         db = A.sum(g, 0).reshape(self.w_shape) if need_b else None         # sum(g)
         dx = None
         if need_x:
-            w_over_n = over_n if weight is None else weight.reshape(n) * over_n   # mean(gh) = g @ (w / n)
-            mean_gh = (g @ w_over_n).reshape(-1, 1)
-            if weight is None:
-                dx = g - mean_gh                                            # gh - mean(gh), a new array
-            else:
-                dx = g * weight.reshape(n)                                  # gh, a new array
-                dx -= mean_gh                                               # - mean(gh)
-            mean_gh_xhat = (g_xhat @ w_over_n).reshape(-1, 1)
+            gh = g if weight is None else g * weight.reshape(n)
+            mean_gh = (gh @ over_n).reshape(-1, 1)
+            dx = gh - mean_gh if weight is None else into("subtract", gh, mean_gh)   # gh - mean(gh), a new array
+            mean_gh_xhat = row_dots(gh, xhat) * (1.0 / n)
             dx -= into("multiply", xhat, mean_gh_xhat)                      # - xhat * mean(gh * xhat)
             dx *= rstd
             dx = dx.reshape(self.x_shape)
