@@ -8,6 +8,7 @@ import pytest
 from conftest import fit_argv, make_corpus
 
 from cli_runner import run_cli
+from train.run import checkpoint
 from train.run.config import read_config
 from train.run.presets import DECODING, PRESETS
 from train.run.resolve import fit_defaults
@@ -47,6 +48,21 @@ def test_config_json_is_read_once_per_command(trained, command, monkeypatch, cap
     status, out, err = run_cli(argv, capsys)
     assert status == 0, err
     assert reads == [run_dir / "config.json"]
+
+
+def test_a_resumed_fit_reads_last_npz_once(tmp_path, monkeypatch, capsys):
+    from train.__main__ import main
+    run_dir, loads = tmp_path / "run", []
+    assert main(fit_argv(make_corpus(tmp_path / "corpus"), run_dir, "--max-steps", "1")) == 0
+    load = checkpoint.mt.load
+
+    def counted(path, *args, **kwargs):
+        loads.append(pathlib.Path(path))
+        return load(path, *args, **kwargs)
+    monkeypatch.setattr(checkpoint.mt, "load", counted)
+    status, out, err = run_cli(["fit", "--resume", "--run-dir", str(run_dir), "--max-steps", "2"], capsys)
+    assert status == 0, err
+    assert loads[:1] == [run_dir / "last.npz"] and run_dir / "last.npz" not in loads[1:]
 
 
 def test_a_new_run_writes_the_settings_that_fit_resolved_with_the_keys_it_wrote_before(trained):
