@@ -117,7 +117,8 @@ def _stacked(*pairs):
         return stack([a @ b for a, b in pairs])
     a, b = pairs[0]
     xp = backend.xp_of(a)
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    batch = a.shape[:-2] if a.shape[:-2] == b.shape[:-2] else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    shape = batch + (a.shape[-2], b.shape[-1])   # (broadcast_shapes costs more than the rest when they agree)
     out = xp.empty((len(pairs),) + shape, np.result_type(*operands))
     for part, (a, b) in zip(out, pairs):
         xp.matmul(a, b, out=part)

@@ -5,7 +5,7 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..tensor import Tensor
-from .rows import column_dots, into, row_dots
+from .rows import into, row_dots
 
 
 class LayerNorm(Function):
@@ -18,9 +18,8 @@ class LayerNorm(Function):
     Saves x and w, and keeps each row's mean and rstd (two numbers a row), from which backward makes xhat again in one
     pass (under create_graph it computes them again from x).
     Both work on x as (M, n) rows. A row's mean is a matrix-vector product with a vector of 1/n (one BLAS call,
-    faster than NumPy's mean); dw and mean(gh * xhat) are dot products along columns and rows that make no (M, n)
-    product array (rows.py); dx is made in the buffer of gh (on Tensors, under create_graph=True, those are recorded
-    in-place ops on a Tensor no other op saved).
+    faster than NumPy's mean); dx is made in the buffers of gh and xhat (on Tensors, under create_graph=True, those are
+    recorded in-place ops on Tensors no other op saved).
     """
     needs_float = True
 
@@ -58,14 +57,14 @@ class LayerNorm(Function):
         n, over_n = self.n, self.over_n(x)
         x, g = x.reshape(-1, n), g.reshape(-1, n)
         xhat, _, rstd = self.normalized(x, over_n, self.kept)              # (kept None under create_graph)
-        dw = column_dots(g, xhat).reshape(self.w_shape) if need_w else None   # sum(g * xhat)
-        db = A.sum(g, 0).reshape(self.w_shape) if need_b else None         # sum(g)
+        dw = (g * xhat).sum(axis=0).reshape(self.w_shape) if need_w else None   # sum(g * xhat)
+        db = g.sum(axis=0).reshape(self.w_shape) if need_b else None           # sum(g)
         dx = None
         if need_x:
             gh = g if weight is None else g * weight.reshape(n)
             mean_gh = (gh @ over_n).reshape(-1, 1)
             dx = gh - mean_gh if weight is None else into("subtract", gh, mean_gh)   # gh - mean(gh), a new array
-            mean_gh_xhat = row_dots(gh, xhat) * (1.0 / n)
+            mean_gh_xhat = (gh * xhat).sum(axis=-1, keepdims=True) * (1.0 / n)
             dx -= into("multiply", xhat, mean_gh_xhat)                      # - xhat * mean(gh * xhat)
             dx *= rstd
             dx = dx.reshape(self.x_shape)

@@ -68,14 +68,6 @@ def row_dots(a, b):
     return row_sums(a * b)
 
 
-def column_dots(a, b):
-    """a, b (M, n) -> (n,) sums over the rows of a * b: on arrays without the (M, n) product array (one einsum); on
-    Tensors the sum of a * b over the rows."""
-    if A.is_array(a) and A.is_array(b):
-        return backend.xp_of(a).einsum("ij,ij->j", a, b)
-    return A.sum(a * b, 0)
-
-
 _TENSOR_FORMS = {"exp": A.exp, "multiply": operator.mul, "subtract": operator.sub, "true_divide": operator.truediv,
                  "masked": lambda s, mask: A.where(mask, s, -math.inf)}
 
