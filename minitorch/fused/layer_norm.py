@@ -26,12 +26,10 @@ class LayerNorm(Function):
     def normalized(self, x, over_n, moments=None):
         """(xhat, mean, rstd) of x (M, n): xhat a new array, mean and rstd (M, 1), computed, or taken from moments
         (mean, rstd) when forward kept them; for the forward and again for backward (arrays or Tensors)."""
-        if moments is None:
-            mean = (x @ over_n).reshape(-1, 1)
-            centered = x - mean
+        mean, rstd = moments or ((x @ over_n).reshape(-1, 1), None)
+        centered = x - mean
+        if rstd is None:
             rstd = 1.0 / A.sqrt(row_dots(centered, centered) * (1.0 / self.n) + self.eps)
-        else:
-            (mean, rstd), centered = moments, x - moments[0]
         return into("multiply", centered, rstd), mean, rstd                 # xhat, in the buffer of x - mean
 
     def over_n(self, x):
