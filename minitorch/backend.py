@@ -189,15 +189,26 @@ def fuse(body):
         if _cp is None or not any(isinstance(a, _cp.ndarray) for a in args):
             return body(np, *args)
         if "cuda" not in kernels:
-            def kernel(*a):
-                return body(_cp, *a)
-            kernel.__name__ = kernel.__qualname__ = body.__name__
-            kernels["cuda"] = _cp.fuse(kernel)
+            kernels["cuda"] = _cp.fuse(cuda_body(body, _cp))
         return kernels["cuda"](*args)
 
     call.body = body
-    call.__name__, call.__doc__ = body.__name__, body.__doc__
+    call.__name__, call.__qualname__, call.__module__, call.__doc__ = (
+        body.__name__, body.__qualname__, body.__module__, body.__doc__)
+    FUSED[f"{body.__module__}.{body.__qualname__}"] = call
     return call
+
+
+# Every fuse kernel by "module.qualname": scripts/cuda_sources.py builds each one as CuPy compiles it.
+FUSED = {}
+
+
+def cuda_body(body, cp):
+    """body(xp, *args) as the function of args that cupy.fuse traces, named as body (the kernel's name in CUDA)."""
+    def kernel(*a):
+        return body(cp, *a)
+    kernel.__name__, kernel.__qualname__, kernel.__module__ = body.__name__, body.__qualname__, body.__module__
+    return kernel
 
 
 # Random numbers: one generator per device, reseeded together by manual_seed.

@@ -306,6 +306,7 @@ class Fusion:
             raise TypeError(f"Unsupported type {numpy.ndarray} in cupy.fuse '{self.name}': host arrays cannot be "
                             "kernel arguments; copy them with cupy.asarray first")
         arrays = [a for a in args if isinstance(a, ndarray)]
+        _core.FUSED_CALLS[f"{self.func.__module__}.{self.func.__qualname__}"].add(signature(args))
         trace = _Trace(numpy.broadcast_shapes(*(a.shape for a in arrays)))
         variables = [None if a is None else _Var(a._a, True, False) if isinstance(a, ndarray)
                      else _Var(a, False, False) for a in args]   # a Python scalar stays weak
@@ -337,6 +338,19 @@ class Fusion:
         out = tuple(_core._wrap(numpy.array(numpy.broadcast_to(numpy.asarray(v._v, v.dtype), shape)))
                     for v in values)
         return out if isinstance(returned, tuple) else out[0]
+
+
+def signature(args):
+    """What CuPy's kernel source depends on, per argument, as JSON-able lists: ["array", dtype, shape, strides] (strides
+    in bytes), ["numpy", dtype] for a NumPy scalar, ["python", "float"] (int, bool, complex) or ["none"]. Recorded in
+    `_core.FUSED_CALLS` for each call, so that scripts/cuda_sources.py can build each kernel as the real CuPy would."""
+    def one(a):
+        if isinstance(a, ndarray):
+            return ("array", a.dtype.str, tuple(a.shape), tuple(a.strides))
+        if isinstance(a, numpy.generic):
+            return ("numpy", a.dtype.str)
+        return ("none",) if a is None else ("python", type(a).__name__)
+    return tuple(one(a) for a in args)
 
 
 def fuse(*args, **kwargs):
