@@ -238,7 +238,7 @@ def load_kernels(modules=()):
     return backend.FUSED
 
 
-def build(signatures, archs, jobs, sources_dir=None, modules=()):
+def build(signatures, archs, jobs, sources_dir=None, modules=(), partial=False):
     """Trace, lint and compile every signature; print failures and a summary; return the number of failures."""
     start = time.perf_counter()
     _patch_cupy()
@@ -261,7 +261,7 @@ def build(signatures, archs, jobs, sources_dir=None, modules=()):
                                     "CuPy passes by value: the write never reaches memory (write the array in a "
                                     "kernel without a reduction)")
                 distinct.setdefault((source, options), name)
-    unused = sorted(set(kernels) - set(signatures))
+    unused = sorted(set(kernels) - set(signatures)) if not partial else []
     failures += [f"{name}: never called by the recorded run, so not built" for name in unused]
     traced_at = time.perf_counter()
     work = [(src, opts, arch, name.rsplit(".", 1)[-1]) for (src, opts), name in distinct.items() for arch in archs]
@@ -339,6 +339,8 @@ def main(argv=None):
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compiler processes")
     b.add_argument("--sources", help="folder to write each distinct source to (SHA256.cu and index.txt)")
     b.add_argument("--module", action="append", default=[], help="a further module whose fuse kernels to build")
+    b.add_argument("--partial", action="store_true", help="build what is recorded, without requiring every kernel")
+    sub.add_parser("check", help="whether CuPy, NVRTC and the CUDA headers are usable here (exit 2 and why if not)")
     d = sub.add_parser("device", help="on a real GPU: the sources CuPy compiles for each recorded signature")
     d.add_argument("signatures")
     d.add_argument("--sources", required=True)
@@ -347,6 +349,9 @@ def main(argv=None):
     if problem:
         print(f"cuda_sources: {problem}")
         return 2
+    if args.command == "check":
+        print("cuda_sources: CuPy, NVRTC and the CUDA headers are usable")
+        return 0
     try:
         with open(args.signatures) as f:
             signatures = json.load(f)
@@ -357,7 +362,7 @@ def main(argv=None):
         device_sources(signatures, args.sources)
         return 0
     return 1 if build(signatures, args.arch or ["90", OLDEST_ARCH], max(1, args.jobs), args.sources,
-                      args.module) else 0
+                      args.module, args.partial) else 0
 
 
 if __name__ == "__main__":
