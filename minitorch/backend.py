@@ -21,9 +21,9 @@ def _cuda_problem():
     global _cuda_checked
     if _cuda_checked is None:
         if _cp is None:
-            _cuda_checked = ("CuPy is not installed; install the wheel for your CUDA version (nvidia-smi shows it): "
-                             "`pip install -e '.[gpu]'` (cupy-cuda12x, CUDA 12) or `pip install cupy-cuda13x` "
-                             "(CUDA 13); see the README's GPU section")
+            _cuda_checked = ("CuPy is not installed; install it with its CUDA libraries for the CUDA version that "
+                             "nvidia-smi shows: `pip install -e '.[gpu-cuda12]'` (CUDA 12) or "
+                             "`pip install -e '.[gpu-cuda13]'` (CUDA 13); see the README's GPU section")
         else:
             try:
                 n = _cp.cuda.runtime.getDeviceCount()
@@ -39,16 +39,20 @@ def cuda_available():
 
 
 def check_device(device):
-    """Normalise a device name ('cpu', 'cuda', 'cuda:0') and raise a clear error when it cannot be used."""
-    device = str(device)
-    if device.startswith("cuda"):
-        device = "cuda"
-    if device not in DEVICES:
-        raise ValueError(f"unknown device {device!r}; expected one of {DEVICES}")
+    """Normalise a device name ('cpu', 'cuda', 'cuda:N' for the current GPU N) and raise a clear error when it cannot
+    be used. The engine runs on one GPU, the current one: 'cuda:N' for another is refused, not silently replaced."""
+    given = str(device)
+    device, _, index = given.partition(":")
+    if device not in DEVICES or (index and (device != "cuda" or not index.isdigit())):
+        raise ValueError(f"unknown device {given!r}; expected one of {DEVICES} or 'cuda:N'")
     if device == "cuda":
         problem = _cuda_problem()
         if problem:
             raise RuntimeError(f"device='cuda' is not available: {problem}")
+        current = _cp.cuda.Device().id if index else None
+        if index and int(index) != current:
+            raise ValueError(f"device {given!r}: minitorch runs on one GPU, this process's current one (cuda:{current});"
+                             f" to use GPU {index}, start the process with CUDA_VISIBLE_DEVICES={index} and pass 'cuda'")
     return device
 
 
