@@ -3,6 +3,7 @@
 This is the only file that imports cupy. Every other file asks here for the array module (`xp`) of a device or of an
 array, so the same op code runs on both.
 """
+import collections
 import importlib
 
 import numpy as np
@@ -218,6 +219,12 @@ def cuda_body(body, cp):
 # Random numbers: one generator per device, reseeded together by manual_seed.
 _generators = {}
 _seed = None
+_handed_out = collections.Counter()   # rng(device) calls: every draw asks for the generator anew
+
+
+def rng_uses(device):
+    """How often rng(device) has handed out the generator: unchanged means nothing was drawn in between."""
+    return _handed_out[device]
 
 
 def manual_seed(seed):
@@ -225,10 +232,12 @@ def manual_seed(seed):
     global _seed
     _seed = int(seed)
     _generators.clear()
+    _handed_out.update(DEVICES)   # new generators: a copy of an old one's state is stale
 
 
 def rng(device="cpu"):
     """The random Generator of a device (numpy.random.Generator or cupy.random.Generator)."""
+    _handed_out[device] += 1
     if device not in _generators:
         _generators[device] = xp_of_device(device).random.default_rng(_seed)
     return _generators[device]
