@@ -52,8 +52,9 @@ def check_device(device):
             raise RuntimeError(f"device='cuda' is not available: {problem}")
         current = _cp.cuda.Device().id if index else None
         if index and int(index) != current:
-            raise ValueError(f"device {given!r}: minitorch runs on one GPU, this process's current one (cuda:{current});"
-                             f" to use GPU {index}, start the process with CUDA_VISIBLE_DEVICES={index} and pass 'cuda'")
+            raise ValueError(f"device {given!r}: minitorch runs on one GPU, this process's current one "
+                             f"(cuda:{current}); to use GPU {index}, start the process with "
+                             f"CUDA_VISIBLE_DEVICES={index} and pass 'cuda'")
     return device
 
 

@@ -163,7 +163,7 @@ def _elementwise_source(cupy, kernel, args):
 
 
 def _reduction_source(cupy, kernel, kwargs, args):
-    """ReductionKernel.__call__ after cudaGetDevice: its `_call` plans the launch (axis, block size, CUB) as on a GPU."""
+    """ReductionKernel.__call__ after cudaGetDevice: `_call` plans the launch (axis, block size, CUB) as on a GPU."""
     from cupy._core import _scalar
     shape = numpy.broadcast_shapes(*(a.shape for a in args if isinstance(a, cupy.ndarray)))
     ins = [cupy.broadcast_to(a, shape) if isinstance(a, cupy.ndarray) else _scalar.CScalar(a) for a in args]
@@ -302,32 +302,29 @@ def device_sources(signatures, folder):
     """On a real GPU: run each signature on device arrays and keep every source CuPy compiled (compare with build)."""
     import cupy
     import cupy.cuda.compiler as compiler
-    kernels, seen = load_kernels(), {}
-    compile_module = compiler._compile_module_with_cache
-
-    def keep(source, options=(), **kw):
-        seen[source] = current[0]
-        return compile_module(source, options, **kw)
-    compiler._compile_module_with_cache = keep
-    os.environ["CUPY_CACHE_IN_MEMORY"] = "1"   # compile every source here, not load it from ~/.cupy
-    current = [None]
+    from minitorch.backend import cuda_body
+    kernels, seen, compile_module = load_kernels(), {}, compiler._compile_module_with_cache
+    os.environ["CUPY_CACHE_IN_MEMORY"] = "1"   # compile every source in this process, not load it from ~/.cupy
     for name, calls in sorted(signatures.items()):
-        current[0] = name
-        fused = cupy.fuse(__import__("minitorch.backend", fromlist=["cuda_body"]).cuda_body(kernels[name].body, cupy))
+        def keep(source, options=(), **kw):
+            seen[source] = name
+            return compile_module(source, options, **kw)
+        compiler._compile_module_with_cache = keep
+        fused = cupy.fuse(cuda_body(kernels[name].body, cupy))
         for signature in calls:
-            args = []
-            for spec in signature:
-                if spec[0] == "array":
-                    dtype, shape, strides = numpy.dtype(spec[1]), tuple(spec[2]), tuple(spec[3])
-                    span = sum((n - 1) * s for n, s in zip(shape, strides) if n) + dtype.itemsize
-                    base = cupy.zeros(span // dtype.itemsize + 1, dtype)
-                    args.append(cupy.lib.stride_tricks.as_strided(base, shape, strides))
-                else:
-                    args.append(_argument(cupy, spec))
-            fused(*args)
+            fused(*[_device_argument(cupy, spec) for spec in signature])
     cupy.cuda.Device().synchronize()
-    write_sources(folder, {src: name for src, name in seen.items() if "_pre_map" in src or name})
-    print(f"{len(seen)} sources compiled on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+    write_sources(folder, seen)
+    print(f"{len(seen)} distinct CUDA sources compiled on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+
+
+def _device_argument(cupy, spec):
+    """A signature's argument on the GPU: an array of its dtype, shape and strides (zeros), or the scalar."""
+    if spec[0] != "array":
+        return _argument(cupy, spec)
+    dtype, shape, strides = numpy.dtype(spec[1]), tuple(spec[2]), tuple(spec[3])
+    span = sum((n - 1) * s for n, s in zip(shape, strides) if n) + dtype.itemsize
+    return cupy.lib.stride_tricks.as_strided(cupy.zeros(span // dtype.itemsize + 1, dtype), shape, strides)
 
 
 def main(argv=None):

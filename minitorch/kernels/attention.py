@@ -61,9 +61,9 @@ def _scores_for(s, mask):
 class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
     """Fuse kernels: one copies q, k, v, k^T and v^T C-contiguous (CuPy copies each batched matmul operand that is
     not, transposes included), three make the masked softmax with its scale (row max, sum of exponentials, w written
-    over s and w^T beside it), one the dropout after the entry's draw; backward two (<dw, w> = <g, out> row by row, then
-    ds with the scale folded in, ds^T beside it, after g is copied C-contiguous where it is not) and one more with dropout (a^T
-    from w^T and the mask). Saves q, k, v^T, w, w^T, keep and the output."""
+    over s and w^T beside it), one the dropout after the entry's draw; backward two (<dw, w> = <g, out> row by row,
+    then ds with the scale folded in, ds^T beside it, after g is copied C-contiguous where it is not) and one more
+    with dropout (a^T from w^T and the mask). Saves q, k, v^T, w, w^T, keep and the output."""
 
     def forward(self, q, k, v, mask, words, *, dropout_p):
         xp = backend.xp_of(q)

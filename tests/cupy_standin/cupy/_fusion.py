@@ -204,8 +204,8 @@ class _Trace:
             raise TypeError("return arrays must be of ArrayType")
         if any(id(o) in self.overlapping for o in outs):
             raise ValueError(f"cupy.fuse '{self.name}': an argument is written in place while another argument "
-                             "overlaps its memory with other strides or offset: once each element is its own GPU thread, "
-                             "threads would read and write it in no fixed order")
+                             "overlaps its memory with other strides or offset: once each element is its own GPU "
+                             "thread, threads would read and write it in no fixed order")
         for v in ins + outs:
             self.check_stage(v)
         self.written += [self.arguments[id(o)] for o in outs if id(o) in self.arguments]

@@ -2,7 +2,8 @@
 
 The bit generator keeps its whole state in the device array `_state`, as CuPy's cuRAND generators do (there it is
 the cuRAND states, 12.4 MiB on a GPU of 132 multiprocessors); here it is as large, and its first 16 bytes hold a seed
-and a counter: each draw takes NumPy's generator for (seed, counter) and moves the counter on. Copying `_state` out and back therefore resumes the stream exactly.
+and a counter: each draw takes NumPy's generator for (seed, counter) and moves the counter on. Copying `_state` out
+and back therefore resumes the stream exactly.
 """
 import numpy
 
