@@ -2,8 +2,8 @@
 
 The CuPy stand-in runs a fused body eagerly and cannot see how CuPy compiles it; scripts/cuda_sources.py asks the
 real CuPy (the `gpu-build` extra: CuPy for CUDA 13, NVRTC and the CUDA headers, no GPU). The signatures built are
-every fused call this pytest session made on the stand-in before this module (conftest runs it last) and every one
-of a run of the engine's device tests, so that it also covers every kernel when it runs alone.
+every call of a project kernel that this pytest session made on the stand-in before this module (conftest runs it
+last) and every one of a run of the engine's device tests, so that it also covers every kernel when it runs alone.
 """
 import json
 import os
@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 import record_fused_calls
+
+from minitorch import backend
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "cuda_sources.py"
@@ -52,7 +54,8 @@ def recorded_signatures(tmp_path):
     signatures = {}
     for name, calls in [*json.loads(path.read_text()).items(),
                         *record_fused_calls.fused_calls().items()]:   # this session's, when it ran other tests first
-        signatures.setdefault(name, set()).update(json.dumps(s) for s in calls)
+        if name in backend.FUSED:   # the project's kernels, not the stand-in tests' own fused lambdas
+            signatures.setdefault(name, set()).update(json.dumps(s) for s in calls)
     return {name: [json.loads(s) for s in sorted(calls)] for name, calls in signatures.items()}
 
 

@@ -203,9 +203,9 @@ def test_a_small_training_step_launches_within_pytorchs_budget():
     """The budget, counted as CuPy 14.2 launches (the stand-in's count; 719 before the embedding gradient became one
     product, cross-entropy's sums were paired and each parameter was handed the gradient array its op made: no fill,
     no add per parameter, one concatenation into the flat buffer). 548 now: attention's <dw, w> is a reduction of its
-    own beside the copy of g (a reduction's pre-map cannot write the copy on a GPU), 9 launches more than 539. One `small` step on cuda (the bench's batch, 128 x 32 tokens,
-    after a warm-up step) launches at most 550 kernels, at most 20 of them to clip and update the parameters, and
-    reads the device once."""
+    own beside the copy of g (a reduction's pre-map cannot write the copy on a GPU), 9 launches more than 539. One
+    `small` step on cuda (the bench's batch, 128 x 32 tokens, after a warm-up step) launches at most 550 kernels, at
+    most 20 of them to clip and update the parameters, and reads the device once."""
     import cupy
     from train.commands.bench.launches import step_launches
     preset = PRESETS["small"]

@@ -315,7 +315,6 @@ class Fusion:
             raise TypeError(f"Unsupported type {numpy.ndarray} in cupy.fuse '{self.name}': host arrays cannot be "
                             "kernel arguments; copy them with cupy.asarray first")
         arrays = [a for a in args if isinstance(a, ndarray)]
-        _core.FUSED_CALLS[f"{self.func.__module__}.{self.func.__qualname__}"].add(signature(args))
         variables = [None if a is None else _Var(a._a, True, False) if isinstance(a, ndarray)
                      else _Var(a, False, False) for a in args]   # a Python scalar stays weak
         trace = _Trace(self.name, numpy.broadcast_shapes(*(a.shape for a in arrays)), variables)
@@ -330,6 +329,7 @@ class Fusion:
         finally:
             _core.fusion_state.trace = None
         _core.record_launch("fused")
+        _core.FUSED_CALLS[f"{self.func.__module__}.{self.func.__qualname__}"].add(signature(args))
         return result
 
     def _outputs(self, trace, returned):
