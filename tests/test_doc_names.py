@@ -164,6 +164,25 @@ def test_what_the_readmes_own_commands_leave_in_the_tree_changes_nothing(tmp_pat
     assert "runs/" in (ROOT / ".gitignore").read_text()   # what keeps fit's folders out of FILES
 
 
+# what a user's document must not say: the project's issue numbers mean nothing to a reader, and a "once X lands"
+# turns false the day X lands
+STALE = [re.compile(r"\bissues? #?\d+", re.I), re.compile(r"\bonce\b[^.;:]{0,80}?\blands\b", re.I)]
+USER_DOCS = [*DOCS, *sorted((ROOT / "notebooks").glob("*.ipynb")), *sorted((ROOT / "examples").rglob("*.py"))]
+
+
+def stale_in(text, doc="<text>"):
+    """'doc: what' for each issue number and each 'once ... lands' in the text (across line breaks)."""
+    flat = " ".join(text.replace("\\n", " ").split())   # (a notebook's JSON keeps its line breaks as \n)
+    return [f"{doc}: {m.group(0)!r}" for pattern in STALE for m in pattern.finditer(flat)]
+
+
+def test_no_document_names_an_issue_number_or_what_lands_once_something_else_has():
+    found = [m for doc in USER_DOCS for m in stale_in(doc.read_text(), str(doc.relative_to(ROOT)))]
+    assert not found, "say what is true now, without the project's issue numbers:\n" + "\n".join(found)
+    assert stale_in("it runs once issue\n36's ctx form lands; see Issue #12", "planted.md") == [
+        "planted.md: 'issue 36'", "planted.md: 'Issue #12'", "planted.md: \"once issue 36's ctx form lands\""]
+
+
 def test_the_allow_list_holds_only_what_the_docs_use_and_what_is_not_a_name():
     text = " ".join(doc.read_text() for doc in DOCS)
     for name, reason in NOT_NAMES.items():
