@@ -512,6 +512,18 @@ def test_a_constant_ratio_is_named_only_where_the_right_gradient_is_not_tiny():
     assert constant_ratio(np.array([6.0]), np.array([2.0])) is None   # one entry: any answer is a "ratio"
 
 
+def test_the_tiny_engine_reads_as_a_documented_engine_and_its_example_runs():
+    """harness.py's docstring builds a graph, walks it with the reference walk and shows the gradient: it runs as
+    shown (doctest), and the gradient is the engine's."""
+    import doctest
+    from minitorch.tools.exercises import harness
+    result = doctest.testmod(harness, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 6 and result.failed == 0
+    x = Tensor._make(np.array([0.5, -1.0]), requires_grad=True)
+    (x * x + x).tanh().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.19317162, -1.0], rtol=1e-8)
+
+
 def test_a_gradient_summed_over_its_rows_is_shown_as_plain_numbers():
     """The report of a disagreement: a case small enough to redo by hand, every number plain."""
     text = _failure("mean", with_mistake("mean", "no 1/count"))
