@@ -498,6 +498,12 @@ def test_no_case_has_rows_of_fewer_than_3_elements_or_equal_operands(name):
         for k, a in enumerate(arrays):
             for b in arrays[k + 1:]:
                 assert a.shape != b.shape or not np.allclose(a, b), f"equal operands in {case.text}"
+    if hasattr(exercise, "apply"):   # case 1, where a wrong backward shows first: its right gradients are not ~0
+        from minitorch.tools.exercises.grader import _value_and_grads
+        first = next(iter(draw_cases(exercise, 1)))
+        _, grads, _ = _value_and_grads(exercise, lambda t: exercise.reference(t, first.options), first, "engine")
+        for g in grads:
+            assert g is None or np.abs(g).max() > 0.01, (first.text, g)   # (rows of 2 gave LayerNorm 1e-4)
 
 
 def test_a_constant_ratio_is_named_only_where_the_right_gradient_is_not_tiny():
