@@ -77,7 +77,7 @@ def cmd_check(args):
         try:
             notes = []
             n = check(e.name, None if args.solution else load(e, args.dir), args.examples, notes,
-                      folder="DIR" if args.solution else args.dir)
+                      folder=None if args.solution else args.dir)
         except ExerciseFailed as failure:
             failed += 1
             print(f"FAIL {e.name}: {failure}")

@@ -33,8 +33,10 @@ def show(arrays, names, g=None, got=None, want=None, i=None, source="numerical (
 
 
 def replay(name, number, folder="DIR"):
-    return (f"  replay: it is case {number} of `{COMMAND} check {name} --dir {folder}`; the cases are drawn from a "
-            f"fixed seed, the same ones in the same order on every run")
+    """How to see the case again: the check command as run (folder None: the engine's own op, --solution)."""
+    where = "--solution" if folder is None else f"--dir {folder}"
+    return (f"  replay: it is case {number} of `{COMMAND} check {name} {where}`; the cases are drawn from a fixed "
+            f"seed, the same ones in the same order on every run")
 
 
 def _scales(case):
