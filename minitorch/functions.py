@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import backend, ops
-from .tensor import Tensor, where_op
+from .tensor import Tensor, promoted, where_op
 
 
 def where(cond, a, b):
@@ -72,8 +72,8 @@ def masked_fill(input, mask, value): return input.masked_fill(mask, value)
 def clip(input, min=None, max=None): return input.clamp(min=min, max=max)             # noqa: A002
 def add(input, other, alpha=1): return input + (other if alpha == 1 else alpha * other)
 def sub(input, other, alpha=1): return input - (other if alpha == 1 else alpha * other)
-def mul(input, other): return _as_tensor(input, other) * other
-def div(input, other): return _as_tensor(input, other) / other
+def mul(input, other): return input * other if isinstance(input, Tensor) else other.__rmul__(input)
+def div(input, other): return input / other if isinstance(input, Tensor) else other.__rtruediv__(input)
 def amax(input, dim=None, keepdim=False): return input.amax(dim=dim, keepdim=keepdim)
 def max(input, dim=None, keepdim=False): return input.max(dim=dim, keepdim=keepdim)   # noqa: A001
 def transpose(input, dim0, dim1): return input.transpose(dim0, dim1)
@@ -84,13 +84,6 @@ def permute(input, dims): return input.permute(*dims)
 def t(input): return input.t()
 def clone(input): return input.clone()
 def numel(input): return input.numel()
-
-
-def _as_tensor(input, like):
-    """input, or a number as a 0-d tensor of like's dtype and device (torch.mul(2, t) is allowed)."""
-    if isinstance(input, Tensor) or not isinstance(like, Tensor):
-        return input
-    return Tensor._make(backend.xp_of(like.data).asarray(input, dtype=like.dtype))
 
 
 def sin(input):
@@ -112,13 +105,13 @@ def maximum(input, other):
     """The larger of two tensors, elementwise with broadcasting; where they are equal each gets half the gradient
     (torch.maximum's)."""
     _both_tensors("maximum", input, other)
-    return ops.Maximum.apply(input, other)
+    return ops.Maximum.apply(*promoted(ops.Maximum, input, other)[:2])
 
 
 def minimum(input, other):
     """The smaller of two tensors, elementwise with broadcasting; ties share the gradient (torch.minimum's)."""
     _both_tensors("minimum", input, other)
-    return ops.Minimum.apply(input, other)
+    return ops.Minimum.apply(*promoted(ops.Minimum, input, other)[:2])
 
 
 def _both_tensors(name, a, b):

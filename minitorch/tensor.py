@@ -10,6 +10,7 @@ from .core import Value, initial_grad, run_backward
 from .core.versions import write_in_place
 from .core.grad_mode import is_grad_enabled
 from .core.versions import VersionCounter
+from .promotion import result_type, true_division_type
 
 float32, float64 = np.float32, np.float64
 int64, bool_ = np.int64, np.bool_
@@ -321,10 +322,14 @@ class Tensor(Value):
         if not isinstance(other, Tensor):   # an array becomes a Tensor, a NumPy scalar a number (float32 stays so)
             other = Tensor._make(other) if backend.is_array(other) else other.item() if isinstance(other, np.generic) \
                 else other
+        a, b = (other, self) if reverse else (self, other)
+        if fn is not ops.MatMul:   # (PyTorch's matmul does not promote: it wants one dtype, and so does MatMul)
+            a, b, dtype = promoted(fn, a, b)
         try:
-            return fn.apply(other, self) if reverse else fn.apply(self, other)
+            out = fn.apply(a, b)
         except ValueError as e:
             raise _broadcast_error(fn.__name__, self, other, e) from None
+        return out if fn is ops.MatMul or out.dtype == dtype else out.to(dtype=dtype)  # (NumPy: bool ** True is int8)
 
     def __add__(self, other): return self._binary(ops.Add, other)
     def __radd__(self, other): return self._binary(ops.Add, other, reverse=True)
@@ -342,9 +347,14 @@ class Tensor(Value):
 
     # comparisons give bool tensors that are not part of the graph
     def _compare(self, other, fn, op):
+        if isinstance(other, np.generic):
+            other = other.item()
+        dtype = result_type(self, other)   # compared in the promoted dtype, as PyTorch (int64 < float32 in float32)
         array = other.data if isinstance(other, Tensor) else other
+        array = array.astype(dtype) if backend.is_array(array) and array.dtype != dtype else array
         try:
-            return self._cut(fn(self.data, array), f"a comparison ({op})", other)
+            return self._cut(fn(self.data if self.dtype == dtype else self.data.astype(dtype), array),
+                             f"a comparison ({op})", other)
         except ValueError:
             other_shape = other.shape if isinstance(other, Tensor) else np.shape(other)
             raise ValueError(f"{op}: shapes {self.shape} and {tuple(other_shape)} cannot be broadcast "
@@ -622,6 +632,24 @@ def _to_array(data, dtype, device):
     return xp.array(data, dtype=dtype, copy=True)
 
 
+def promoted(op, a, b):
+    """(a, b, dtype): a and b in the dtype op computes in, by PyTorch's promotion (promotion.py); Tensors converted
+    through Cast, so that the gradient flows back to each in its own dtype; numbers stay numbers (NumPy keeps the
+    array's dtype).
+    Subtraction refuses bool operands and pow a bool to a bool tensor's power, as PyTorch does."""
+    a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_tensor and b_tensor and a.dtype == b.dtype and op is not ops.Div and a.dtype != np.bool_:
+        return a, b, a.dtype    # the everyday case, decided without the rule
+    dtype = true_division_type(a, b) if op is ops.Div else result_type(a, b)
+    if dtype == np.bool_ and op is ops.Sub or op is ops.Sub and any(
+            isinstance(x, bool) or isinstance(x, Tensor) and x.dtype == np.bool_ for x in (a, b)):
+        raise TypeError("Subtraction, the `-` operator, with a bool tensor is not supported (as in PyTorch); "
+                        "use the `~` or logical_not() operator instead")
+    if dtype == np.bool_ and op is ops.Pow and b_tensor:
+        raise TypeError("pow: not implemented for a bool base to a bool tensor's power (as in PyTorch)")
+    return (*(x.to(dtype=dtype) if isinstance(x, Tensor) and x.dtype != dtype else x for x in (a, b)), dtype)
+
+
 def where_op(cond, a, b):
     """a where cond else b (cond a bool Tensor or array; a, b Tensors or numbers), broadcasting: the one place that
     checks where's arguments (Tensor.where, clamp and functions.where)."""
@@ -629,6 +657,8 @@ def where_op(cond, a, b):
     if cond.dtype != np.bool_:
         raise TypeError(f"where: cond must be a bool tensor, got dtype {cond.dtype}")
     try:
+        if isinstance(a, Tensor) or isinstance(b, Tensor):
+            a, b, _ = promoted(ops.Where, a, b)
         return ops.Where.apply(cond, a, b)
     except ValueError:
         shapes = [tuple(getattr(x, "shape", ())) for x in (cond, a, b)]
