@@ -1,7 +1,7 @@
 """minitorch: a small, readable reverse-mode autograd engine on NumPy (CuPy on the GPU)."""
-from . import autograd, backend, core, cuda, functional, kernels, nn, optim, utils
+from . import accelerator, autograd, backend, backends, core, cuda, functional, kernels, nn, optim, utils
 from .core import Function, enable_grad, grad, is_grad_enabled, no_grad, reference_ops
-from .backend import cuda_available, manual_seed
+from .backend import cuda_available, get_default_device, manual_seed, set_default_device
 from .functional import softmax
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .tools.graph_draw import draw_graph

@@ -1,7 +1,11 @@
 """PyTorch's top-level functions (torch.where, torch.cat, torch.exp(x), ...): free forms of what Tensor does."""
+import functools
+
 import numpy as np
 
 from . import backend, ops
+from .core.grad_mode import is_grad_enabled
+from .promotion import category
 from .tensor import Tensor, promoted, where_op
 
 
@@ -141,6 +145,32 @@ def dot(input, other):
     return input @ other
 
 
+def _with_out(fn):
+    """fn with PyTorch's out= argument: the result written into the tensor out, in place, and out returned."""
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        return result if out is None else _write_out(fn.__name__, out, result)
+    return call
+
+
+def _write_out(name, out, result):
+    """result's values copied into out, as PyTorch's out=: refused where a gradient would be needed (out= is not
+    recorded), where the shapes differ (PyTorch would resize out) or where the dtype cannot hold the result."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           f"but one of the arguments requires grad (as in PyTorch)")
+    if out.shape != result.shape:
+        raise RuntimeError(f"{name}(): out has shape {out.shape}, the result {result.shape}; minitorch does not "
+                           f"resize out: make it of the result's shape")
+    if category(result.dtype) > category(out.dtype):
+        raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the desired output type "
+                           f"{out.dtype}")
+    return out.copy_(result)
+
+
 ELEMENTWISE = ["sigmoid", "tanh", "relu", "exp", "log", "sqrt", "abs", "erf", "round", "neg", "square",
                "rsqrt", "sin", "cos", "pow", "maximum", "minimum", "masked_fill", "clip", "clamp", "add", "sub", "mul",
                "div", "where"]
@@ -148,3 +178,6 @@ __all__ = ["where", "matmul", "mm", "allclose", "is_tensor", "cat", "stack", "si
            "sum", "mean", "argmax", "clamp", "sqrt", "abs", "erf", "round", "neg", "square", "rsqrt",
            "masked_fill", "clip", "add", "sub", "mul", "div", "amax", "max", "transpose", "reshape", "unsqueeze",
            "squeeze", "permute", "t", "clone", "numel", "sin", "cos", "pow", "maximum", "minimum", "flatten", "dot"]
+# out= for the elementwise functions and the matrix products, as PyTorch's
+for _name in ELEMENTWISE + ["matmul", "mm"]:
+    globals()[_name] = _with_out(globals()[_name])

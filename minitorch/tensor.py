@@ -560,6 +560,7 @@ class Tensor(Value):
 
     # ----- PyTorch's method forms of its everyday functions -----
     def pow(self, exponent): return self ** exponent
+    def matmul(self, other): return self @ other
     def square(self): return self * self
     def sin(self): return ops.Sin.apply(self)
     def cos(self): return ops.Cos.apply(self)
