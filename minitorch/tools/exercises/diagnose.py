@@ -77,6 +77,9 @@ def diagnose(exercise, case, i, got, want):
         return f"\n  diagnosis: a wrong-shaped gradient: {got.shape} for an input of shape {want.shape}"
     if not np.isfinite(got).all():
         return "\n  diagnosis: your gradient has inf or nan: an overflow, or a division by zero"
+    own = exercise.signature(case, i, got, want) if getattr(exercise, "signature", None) else ""
+    if own:
+        return own
     r = constant_ratio(got, want)
     if r is not None:
         for value, meaning in _scales(case):
