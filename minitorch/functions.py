@@ -126,16 +126,7 @@ def _both_tensors(name, a, b):
 
 def flatten(input, start_dim=0, end_dim=-1):
     """input with dims start_dim..end_dim merged into one (torch.flatten)."""
-    n = input.ndim
-    if n == 0:
-        return input.reshape(1)
-    start, end = start_dim % n, end_dim % n
-    if start > end:
-        raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
-    merged = 1
-    for d in input.shape[start:end + 1]:
-        merged *= d
-    return input.reshape(input.shape[:start] + (merged,) + input.shape[end + 1:])
+    return input.flatten(start_dim, end_dim)
 
 
 def dot(input, other):

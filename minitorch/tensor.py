@@ -510,6 +510,19 @@ class Tensor(Value):
         """All dims reversed (the matrix transpose for 2-D)."""
         return ops.Permute.apply(self, dims=tuple(range(self.ndim))[::-1])
 
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Dims start_dim..end_dim merged into one (torch.flatten; flatten(1) keeps the batch dim)."""
+        n = self.ndim
+        if n == 0:
+            return self.reshape(1)
+        start, end = start_dim % n, end_dim % n
+        if start > end:
+            raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
+        merged = 1
+        for d in self.shape[start:end + 1]:
+            merged *= d
+        return self.reshape(self.shape[:start] + (merged,) + self.shape[end + 1:])
+
     def unsqueeze(self, dim):
         if not -self.ndim - 1 <= dim <= self.ndim:
             raise IndexError(f"unsqueeze: dim {dim} is out of range for a tensor of shape {self.shape} "
