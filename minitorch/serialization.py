@@ -38,6 +38,10 @@ def _encode(obj, arrays, where):
         return obj.item()
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
+    if callable(getattr(obj, "state_dict", None)):   # torch.save(model, path) pickles the code; here no pickle
+        raise TypeError(f"save: cannot store a whole {type(obj).__name__} (that would pickle its code); save its "
+                        f"weights: save({'obj' if not where else where}.state_dict(), path), and load them into a "
+                        f"new {type(obj).__name__} with load_state_dict(load(path, weights_only=True))")
     raise TypeError(f"save: cannot store a {type(obj).__name__} at {where or 'the top'}; "
                     f"use tensors, arrays, dicts, lists, tuples, numbers, strings, None")
 

@@ -574,6 +574,10 @@ class Tensor(Value):
     # ----- PyTorch's method forms of its everyday functions -----
     def pow(self, exponent): return self ** exponent
     def matmul(self, other): return self @ other
+    def add(self, other, alpha=1): return self + (other if alpha == 1 else alpha * other)
+    def sub(self, other, alpha=1): return self - (other if alpha == 1 else alpha * other)
+    def mul(self, other): return self * other
+    def div(self, other): return self / other
     def square(self): return self * self
     def sin(self): return ops.Sin.apply(self)
     def cos(self): return ops.Cos.apply(self)

@@ -129,3 +129,15 @@ def test_tensor_matmul_and_parameters_as_a_generator(lib):
     assert tuple(first.shape) == (3, 2) and len(list(model.parameters())) == 2
     optimizer = lib.optim.SGD(model.parameters(), lr=0.1)   # a generator, consumed once
     assert len(optimizer.param_groups[0]["params"]) == 2
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=lambda lib: lib.__name__)
+def test_the_arithmetic_methods_of_the_tensors_tutorial(lib):
+    t = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert t.mul(t).tolist() == (t * t).tolist() and t.div(2).tolist() == [[0.5, 1.0], [1.5, 2.0]]
+    assert t.add(t, alpha=2).tolist() == [[3.0, 6.0], [9.0, 12.0]] and t.sub(1).tolist() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_saving_a_whole_model_is_refused_with_the_state_dict_advice(tmp_path):
+    with pytest.raises(TypeError, match=r"whole Linear .*state_dict\(\)"):
+        mt.save(nn.Linear(2, 2), tmp_path / "model.pth")
