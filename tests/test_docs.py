@@ -484,6 +484,30 @@ def _difference_16(torch):
             assert torch.exp(torch.zeros(2), out=torch.zeros(3)).shape == (2,)
 
 
+def _difference_17(torch):
+    assert isinstance(mt.ones(2).data, np.ndarray) and not hasattr(mt.ones(2).data, "sub_")
+    if torch:
+        assert torch.is_tensor(torch.ones(2).data)
+
+
+def _difference_18(torch):
+    x = mt.ones(2, requires_grad=True)
+    loss = (x * 2).sum()
+    assert loss.grad_fn is not None and not hasattr(loss.grad_fn, "next_functions") and loss.grad_fn.parents
+    if torch:
+        y = torch.ones(2, requires_grad=True)
+        assert (y * 2).sum().grad_fn.next_functions
+
+
+def _difference_19(torch):
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        assert _raises(TypeError, lambda: mt.save(mt.nn.Linear(2, 2), Path(folder) / "model.pth"))
+        if torch:
+            torch.save(torch.nn.Linear(2, 2), Path(folder) / "theirs.pth")
+            assert isinstance(torch.load(Path(folder) / "theirs.pth", weights_only=False), torch.nn.Linear)
+
+
 def test_each_row_of_differences_md_holds():
     rows = re.findall(r"^\| (\d+) \|", DIFFERENCES, re.M)
     checks = {name.rsplit("_", 1)[1]: fn for name, fn in globals().items() if name.startswith("_difference_")}
