@@ -319,17 +319,12 @@ class Tensor(Value):
 
     # ----- arithmetic -----
     def _binary(self, fn, other, reverse=False):
-        if not isinstance(other, Tensor):   # an array becomes a Tensor, a NumPy scalar a number (float32 stays so)
-            other = Tensor._make(other) if backend.is_array(other) else other.item() if isinstance(other, np.generic) \
-                else other
-        a, b = (other, self) if reverse else (self, other)
-        if fn is not ops.MatMul:   # (PyTorch's matmul does not promote: it wants one dtype, and so does MatMul)
-            a, b, dtype = promoted(fn, a, b)
+        if not isinstance(other, Tensor) or other.data.dtype != self.data.dtype or self.data.dtype.kind != "f":
+            return promoted_binary(fn, self, other, reverse)   # numbers, arrays, two dtypes: PyTorch's promotion
         try:
-            out = fn.apply(a, b)
+            return fn.apply(other, self) if reverse else fn.apply(self, other)
         except ValueError as e:
             raise _broadcast_error(fn.__name__, self, other, e) from None
-        return out if fn is ops.MatMul or out.dtype == dtype else out.to(dtype=dtype)  # (NumPy: bool ** True is int8)
 
     def __add__(self, other): return self._binary(ops.Add, other)
     def __radd__(self, other): return self._binary(ops.Add, other, reverse=True)
@@ -648,6 +643,22 @@ def _to_array(data, dtype, device):
         data = backend.to_device(data, device)
         xp = backend.xp_of_device(device)
     return xp.array(data, dtype=dtype, copy=True)
+
+
+def promoted_binary(fn, tensor, other, reverse):
+    """tensor (fn) other, or other (fn) tensor where reverse, with PyTorch's promotion deciding the dtype (none for
+    matmul, which wants one dtype, as PyTorch's)."""
+    if not isinstance(other, Tensor):   # an array becomes a Tensor, a NumPy scalar a number (float32 stays so)
+        other = Tensor._make(other) if backend.is_array(other) else other.item() if isinstance(other, np.generic) \
+            else other
+    a, b, dtype = (other, tensor, None) if reverse else (tensor, other, None)
+    if fn is not ops.MatMul:
+        a, b, dtype = promoted(fn, a, b)
+    try:
+        out = fn.apply(a, b)
+    except ValueError as e:
+        raise _broadcast_error(fn.__name__, tensor, other, e) from None
+    return out if dtype is None or out.dtype == dtype else out.to(dtype=dtype)   # (NumPy's bool ** True is int8)
 
 
 def promoted(op, a, b):
