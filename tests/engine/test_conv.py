@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import minitorch as mt
 import minitorch.nn.functional as F
+from conftest import CUPY_STANDIN
 from finite_differences import vjp
 from minitorch import nn
 
@@ -189,3 +190,30 @@ def test_flatten_from_dim_one_and_clear_errors():
     with pytest.raises(ValueError, match="kernel_size"):
         nn.MaxPool2d((2, 2, 2))(x)
     assert F.conv2d(mt.zeros(3, 4, 5), mt.zeros(2, 3, 3, 3)).shape == (2, 2, 3)   # unbatched, as PyTorch
+
+
+def test_the_lenet_step_time_example_prints_a_row_per_batch_size(device, capsys):
+    import runpy
+    from pathlib import Path
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "lenet_step_time.py"))
+    script["main"](["--device", device, "--steps", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("batch")]
+    assert [row.split(":")[0] for row in rows] == ["batch   4", "batch  16", "batch  64"]
+    assert all("ms a step" in row and "images/s" in row for row in rows)
+
+
+@pytest.mark.skipif(not CUPY_STANDIN or not mt.cuda_available(), reason="counts launches and host waits, which only "
+                    "the CuPy stand-in records")
+def test_on_the_gpu_a_conv_step_waits_for_nothing_and_its_launches_do_not_grow_with_the_image():
+    import cupy
+    counts = []
+    for size in (8, 16):
+        model = lenet("cuda")
+        x = mt.randn(2, 1, size, size, device="cuda", requires_grad=True)
+        del cupy._standin.SYNCS[:]
+        with cupy._standin.count_launches() as counted:
+            F.conv2d(F.max_pool2d(model[0](x), 2), model[3].weight).square().sum().backward()
+        assert cupy._standin.SYNCS == [], cupy._standin.SYNCS   # no host wait inside a step
+        counts.append(counted.total)
+    assert counts[0] == counts[1] and counts[0] > 0   # kh * kw slice copies, not one per pixel
+    print(f"\nlaunches for a conv + max_pool + conv forward and backward: {counts[0]}")
