@@ -7,8 +7,9 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .tools.graph_draw import draw_graph
 from .serialization import load, save
 from .promotion import promote_types, result_type
-from .factories import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand,
-                        rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like)
+from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, empty_like, eye, from_numpy,
+                        full, full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
+                        randperm, tensor, zeros, zeros_like)
 from .functions import (abs, add, allclose, amax, argmax, cat, clamp, clip, clone, cos, div, dot, erf, exp, flatten,
                         is_tensor, log, masked_fill, matmul, max, maximum, mean, minimum, mm, mul, neg, numel, permute,
                         pow, relu, reshape, round, rsqrt, sigmoid, sin, sqrt, square, squeeze, stack, sub, sum, t, tanh,

@@ -140,3 +140,22 @@ def randperm(n, generator=None, dtype=None, device=None):
 
 __all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "randn", "rand", "arange", "zeros_like", "ones_like",
            "full_like", "empty", "empty_like", "rand_like", "randn_like", "linspace", "eye", "randint", "randperm"]
+
+
+def _legacy(dtype, name):
+    """PyTorch's legacy constructor torch.{name}: from data (a list, an array) or, given ints, zeros of that shape
+    (PyTorch leaves them uninitialised)."""
+    def make(*args):
+        if args and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            return zeros(*args, dtype=dtype)
+        if len(args) != 1:
+            raise TypeError(f"{name}(): give one sequence of data, or the sizes as ints, got {args!r}")
+        return tensor(args[0], dtype=dtype)
+    make.__name__ = make.__qualname__ = name
+    return make
+
+
+LongTensor = _legacy(np.int64, "LongTensor")
+FloatTensor = _legacy(np.float32, "FloatTensor")
+DoubleTensor = _legacy(np.float64, "DoubleTensor")
+BoolTensor = _legacy(np.bool_, "BoolTensor")

@@ -141,3 +141,11 @@ def test_the_arithmetic_methods_of_the_tensors_tutorial(lib):
 def test_saving_a_whole_model_is_refused_with_the_state_dict_advice(tmp_path):
     with pytest.raises(TypeError, match=r"whole Linear .*state_dict\(\)"):
         mt.save(nn.Linear(2, 2), tmp_path / "model.pth")
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=lambda lib: lib.__name__)
+def test_the_legacy_constructors_of_the_nlp_tutorials(lib):
+    target = lib.LongTensor([1, 0])
+    assert str(target.dtype).endswith("int64") and target.tolist() == [1, 0]
+    assert str(lib.FloatTensor([1, 2]).dtype).endswith("float32") and tuple(lib.FloatTensor(2, 3).shape) == (2, 3)
+    assert str(lib.DoubleTensor([1.5]).dtype).endswith("float64") and str(lib.BoolTensor([1, 0]).dtype).endswith("bool")
