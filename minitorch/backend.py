@@ -58,6 +58,20 @@ def check_device(device):
     return device
 
 
+default_device = "cpu"   # where factories put a tensor that names no device (set_default_device)
+
+
+def set_default_device(device):
+    """Make factories (zeros, randn, tensor, ...) and new layers' weights go to device unless they name one."""
+    global default_device
+    default_device = check_device(device if device is not None else "cpu")
+
+
+def get_default_device():
+    """The device that factories use when they name none ("cpu" unless set_default_device changed it)."""
+    return default_device
+
+
 def xp_of_device(device):
     """The array module (numpy or cupy) for a device name."""
     return _cp if device == "cuda" else np

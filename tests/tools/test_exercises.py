@@ -20,6 +20,7 @@ from minitorch.tools.exercises.harness import state as harness_state
 from minitorch.tools.exercises.__main__ import STUBS, main
 from minitorch.ops import normalize_dims
 from minitorch.ops.dropout import keep_mask
+from minitorch.ops.windows import im2col_array
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = [e.name for e in EXERCISES]
@@ -285,6 +286,36 @@ class LSTMCellFunction(Solution):
         return d_gates if self.mistake == "one gradient" else (d_gates, dc * f)
 
 
+class Conv2d(Solution):
+    def forward(self, x, weight, bias, *, w):
+        cols = im2col_array(x, w)
+        n, c, kh, kw, ho, wo = cols.shape
+        cols2 = cols.reshape(n, c * kh * kw, ho * wo)
+        self.save_for_backward(weight, cols2)
+        self.w, self.x_shape = w, x.shape
+        return (np.einsum("ok,nkl->nol", weight.reshape(len(weight), -1), cols2) + bias[:, None]).reshape(
+            n, len(weight), ho, wo)
+
+    def backward(self, g):
+        weight, cols2 = self.saved_tensors
+        (n, c, h, width), (o, _, kh, kw), w = self.x_shape, weight.shape, self.w
+        ho, wo = g.shape[2:]
+        g2 = g.reshape(n, o, ho * wo)
+        d_weight = np.einsum("nol,nkl->ok", g2, cols2).reshape(weight.shape)
+        d_bias = g.sum(axis=0) if self.mistake == "bias summed over the batch only" else g.sum(axis=(0, 2, 3))
+        d_cols = np.einsum("ok,nol->nkl", weight.reshape(o, -1), g2).reshape(n, c, kh, kw, ho, wo)
+        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw))
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * w.dh, i * w.dh + w.sh * (ho - 1) + 1, w.sh)
+                cols = slice(j * w.dw, j * w.dw + w.sw * (wo - 1) + 1, w.sw)
+                if self.mistake == "col2im assigns":
+                    padded[:, :, rows, cols] = d_cols[:, :, i, j]
+                else:
+                    padded[:, :, rows, cols] += d_cols[:, :, i, j]
+        return padded[:, :, w.ph:w.ph + h, w.pw:w.pw + width], d_weight, d_bias
+
+
 # ----- the exercises on the engine itself: wrong versions of the reference solutions (exercises/reference.py) -----
 
 def topo_no_visited_set(root):
@@ -383,7 +414,8 @@ SOLUTIONS = {"topo_sort": reference.topological_order, "backward": reference.bac
              "unbroadcast": reference.unbroadcast, "no_grad": reference.no_grad,
              "mul": Mul, "div": Div, "sum": Sum, "mean": Mean, "matmul": MatMul, "exp": Exp, "log": Log,
              "softmax": Softmax, "log_softmax": LogSoftmaxUnshifted, "cross_entropy": CrossEntropy,
-             "layer_norm": LayerNorm, "attention": ScaledDotProductAttention, "lstm_cell": LSTMCellFunction}
+             "layer_norm": LayerNorm, "attention": ScaledDotProductAttention, "lstm_cell": LSTMCellFunction,
+             "conv2d": Conv2d}
 GENERIC = r"differs|disagrees|failed"
 BROADCAST = r"wrong-shaped gradient .*sum it over the broadcast axes"
 # mistake -> what the failure must say (its diagnosis where the mistake has a signature)
@@ -421,6 +453,8 @@ MISTAKES = {
                                               r"d = \1",
                   "sign of dk": GENERIC},
     "lstm_cell": {"gc dropped": GENERIC, "one gradient": r"backward returned 1 gradient for the 2 inputs of apply"},
+    "conv2d": {"col2im assigns": r"wrong where windows overlap: col2im must add",
+               "bias summed over the batch only": r"wrong-shaped gradient"},
 }
 OPS = list(MISTAKES)
 
@@ -432,7 +466,8 @@ def with_mistake(name, mistake):
 
 def test_the_sequence_starts_with_the_engine_then_the_ops_of_the_issue_in_order():
     assert NAMES == ["topo_sort", "backward", "unbroadcast", "no_grad", "mul", "div", "sum", "mean", "matmul", "exp",
-                     "log", "softmax", "log_softmax", "cross_entropy", "layer_norm", "attention", "lstm_cell"]
+                     "log", "softmax", "log_softmax", "cross_entropy", "layer_norm", "attention", "lstm_cell",
+                     "conv2d"]
     assert set(SOLUTIONS) == set(MISTAKES) | set(ENGINE_MISTAKES) == set(NAMES)
     assert all(len(m) >= 2 for m in [*MISTAKES.values(), *ENGINE_MISTAKES.values()])
 

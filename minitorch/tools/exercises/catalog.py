@@ -13,6 +13,7 @@ import numpy as np
 from ... import backend, functional as F
 from ...ops.dropout import random_words
 from ...functions import cat
+from ...ops.windows import col2im_array, im2col_array, window
 from . import engine_checks, reference
 from .case import Case
 
@@ -37,6 +38,7 @@ class Exercise:
     terms: Callable = None       # (case, g) -> {input: [(term, what)]}: the terms of the right gradient, by name
     variants: Callable = None    # case -> [(options, meaning)]: the engine's gradient under these options is what a
     #                              backward that leaves out `meaning` returns (label_smoothing=0: the smoothing)
+    signature: Callable = None   # (case, i, got, want) -> a diagnosis of a mistake only this op can make, or ""
 
     def solution(self):
         """The engine's own Function class for this exercise."""
@@ -430,5 +432,48 @@ OP_EXERCISES = [
              _lstm_case, lambda cls, t, o: cls.apply(t[0], t[1]),
              lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1), inputs=("gates", "c_prev")),
 ]
-EXERCISES = ENGINE_EXERCISES + OP_EXERCISES
+
+
+# ----- beyond the Transformer: the convolution of PyTorch's 60-minute blitz -----
+def _conv2d_case(draw, st, hnp):
+    kh, kw = draw(st.integers(2, 3)), draw(st.integers(1, 3))
+    w = window((kh, kw), (draw(st.integers(1, 2)), draw(st.integers(1, 2))),
+               (draw(st.integers(0, 1)), draw(st.integers(0, 1))), (draw(st.integers(1, 2)), 1))
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    h, wide = (draw(st.integers(w.dh * (kh - 1) + 1, w.dh * (kh - 1) + 3)), draw(st.integers(kw, kw + 2)))
+    x, weight, bias = _values(draw, st, (n, c, h, wide)), _values(draw, st, (o, c, kh, kw)), _values(draw, st, (o,))
+    return Case([x, weight, bias], {"w": w}, f"x {x.shape}, weight {weight.shape}, stride ({w.sh}, {w.sw}), "
+                                             f"padding ({w.ph}, {w.pw}), dilation ({w.dh}, {w.dw})")
+
+
+def _conv2d_overlap(case, i, got, want):
+    """dx right where one window reads x and wrong where windows overlap: col2im assigned instead of adding."""
+    if i != 0:
+        return ""
+    x, w = case.arrays[0], case.options["w"]
+    readers = col2im_array(im2col_array(np.ones_like(x), w), w, x.shape)   # how many windows read each place
+    many = readers > 1
+    if many.any() and np.allclose(got[~many], want[~many]) and not np.allclose(got[many], want[many]):
+        return ("\n  diagnosis: dx is right where one window reads x and wrong where windows overlap: col2im must add "
+                "each window's gradient into dx (+=), not assign it (the overlapping windows' gradients sum)")
+    return ""
+
+
+CONV_EXERCISES = [
+    Exercise("conv2d", "Conv2d", "minitorch.ops.conv:Conv2d", "a 2-D convolution as im2col and a product",
+             "convolution-as-im2col-conv2d", (
+                 "Derive first: with cols2 = im2col(x) (N, K, L), out = W2 @ cols2 + bias. What are dW2, dbias and "
+                 "dcols2 (the MatMul exercise)? Then: which places of x did each entry of cols come from?",
+                 "dcols2 = W2^T g; dW2 = sum over n of g[n] cols2[n]^T; dbias = g summed over n, y, z. col2im walks "
+                 "the kernel offsets (i, j) as im2col does and adds dcols[:, :, i, j] into the strided slice of a "
+                 "zero padded dx it was copied from.",
+                 "padded = zeros((N, C, H + 2 ph, W + 2 pw)); for i, j: padded[:, :, i*dh : i*dh + sh*(Ho-1) + 1 : "
+                 "sh, j*dw : j*dw + sw*(Wo-1) + 1 : sw] += dcols[:, :, i, j]; dx = padded[:, :, ph:ph+H, pw:pw+W]."),
+             _conv2d_case, lambda cls, t, o: cls.apply(t[0], t[1], t[2], w=o["w"]),
+             lambda t, o: F.conv2d(t[0], t[1], t[2], (o["w"].sh, o["w"].sw), (o["w"].ph, o["w"].pw),
+                                   (o["w"].dh, o["w"].dw)),
+             inputs=("x", "weight", "bias"), signature=_conv2d_overlap),
+]
+
+EXERCISES = ENGINE_EXERCISES + OP_EXERCISES + CONV_EXERCISES
 BY_NAME = {e.name: e for e in EXERCISES}
