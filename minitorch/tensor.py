@@ -61,6 +61,9 @@ class Tensor(Value):
         return out
 
     # ----- properties -----
+    out_shape = property(lambda self: self.data.shape)   # as a graph node (core/value.py): the walk reads a recorded
+    out_dtype = property(lambda self: self.data.dtype)   # op's shape and a leaf's alike
+
     @property
     def shape(self):
         return self.data.shape   # a tuple already (NumPy's and CuPy's)

@@ -92,7 +92,7 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
     """Call op's backward with g, the gradient of its output, and add what it returns to its parents' gradients."""
     if op.saved is FREED:
         raise RuntimeError(RELEASED)
-    if (op.saved and op._versions != [c.value for c in op._counters]) or (op.is_view and op.parents[0]._superseded):
+    if any(c and c.value != then for c, then in op._versions) or (op.is_view and op.parents[0]._superseded):
         versions.check(op)   # a saved tensor was changed in place, or a tensor that op made a view of
     if create_graph:
         input_grads = backward_recorded(op, g, new)
@@ -104,8 +104,8 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
         _check(op, input_grads)
     for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
         if pg is not None and needs_grad:
-            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
-                pg = unbroadcast(pg, parent.data.shape)
+            if pg.shape != parent.out_shape:  # broadcasting is undone here, for every op
+                pg = unbroadcast(pg, parent.out_shape)
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
         op.saved, op.parents, op.kept = FREED, (), None
@@ -173,10 +173,10 @@ def _run_hooks(node, g, new):
         new_g = hook(g if isinstance(g, Value) else new(g))
         if new_g is None:
             continue
-        if not isinstance(new_g, Value) or new_g.data.shape != node.data.shape:
+        if not isinstance(new_g, Value) or new_g.data.shape != node.out_shape:
             raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned "
                                f"{getattr(new_g, 'shape', type(new_g).__name__)} for a gradient of shape "
-                               f"{tuple(node.data.shape)}: a hook returns None or a Tensor of the gradient's shape")
+                               f"{tuple(node.out_shape)}: a hook returns None or a Tensor of the gradient's shape")
         g = new_g if isinstance(g, Value) else new_g.data
     return g
 

@@ -20,7 +20,7 @@ small `Output` node that sends its gradient to the CtxNode, where they are gathe
 per output.
 """
 from .. import backend
-from .function import Function
+from .function import Constant, Function, stand_in
 from .grad_mode import no_grad, state
 from .value import Value
 
@@ -80,24 +80,24 @@ def apply(cls, *args, **kwargs):
     if not (state.grad_enabled and any(needs)):
         return outputs[0] if single else outputs
     node = CtxNode()
-    node.fn, node.ctx, node.needs_input_grad, node.options = cls, ctx, needs, {}
-    node.parents = tuple(a._op or a if need else a for a, need in zip(args, needs))
+    node.fn, node.ctx, node.needs_input_grad = cls, ctx, needs
+    node.parents = tuple(a._op or a if need else stand_in(a) for a, need in zip(args, needs))
     node.outputs = [(out.data.shape, out.data.dtype) for out in outputs]   # zeros for an output without a gradient
     node.xp = backend.xp_of(outputs[0].data)
     node.single, node.new = single, type(outputs[0])._new   # new(array): a Tensor made as the engine makes them
-    node.data = outputs[0].data if single else Gathered([], len(outputs))
-    node.saved, node._counters, node._versions = (ctx,), [], []   # (released by the walk, as any op's saved)
+    node.out_shape, node.out_dtype = node.outputs[0] if single else (None, None)   # (several: Gathered, below)
+    node.saved = (ctx,)   # (released by the walk, as any op's saved)
     for k, out in enumerate(outputs):
         if id(out) in ctx._non_differentiable:
             continue
         out.requires_grad = True
-        out._op = node if single else _output_node(node, k, out.data)
+        out._op = node if single else _output_node(node, k, out)
     return outputs[0] if single else outputs
 
 
 class Gathered:
     """The gradients of an op's several outputs, one slot each (None where none arrived); the walk adds two of these
-    as it adds any two gradients. Its shape is None, like the CtxNode's `data`, so the walk never unbroadcasts it."""
+    as it adds any two gradients. Its shape is None, like the CtxNode's, so the walk never unbroadcasts it."""
     shape = None
 
     def __init__(self, parts, n):
@@ -124,10 +124,10 @@ class Output(Function):
         return Gathered(parts, self.n)
 
 
-def _output_node(node, k, data):
+def _output_node(node, k, tensor):
     out = Output()
     out.k, out.n, out.parents, out.needs_input_grad = k, len(node.outputs), (node,), (True,)
-    out.options, out.data = {}, data
+    out.out_shape, out.out_dtype = tensor.shape, tensor.dtype
     return out
 
 
@@ -148,7 +148,7 @@ def _backward(node, g):
                            f"{len(node.parents)}, got {len(result)})")
     out = []
     for i, (r, parent) in enumerate(zip(result, node.parents)):
-        if r is not None and not isinstance(parent, (Value, Function)):
+        if r is not None and not isinstance(parent, (Value, Function, Constant)):
             raise RuntimeError(f"function {name}Backward returned a gradient different than None at position "
                                f"{i + 1}, but the corresponding forward input was not a Variable")
         out.append(r if r is None or on_tensors else r.data if isinstance(r, Value) else r)

@@ -47,12 +47,30 @@ class _Freed:
 FREED = _Freed()
 
 
+class Constant:
+    """What a node keeps of a Tensor input that needs no gradient (a mask, a batch): its shape and dtype, for the
+    drawing of the graph, not its array (a graph holds only what its backward passes declared)."""
+    __slots__ = ("out_shape", "out_dtype")
+    requires_grad = _superseded = False
+
+    def __init__(self, t):
+        self.out_shape, self.out_dtype = t.data.shape, t.data.dtype
+
+
+def stand_in(x):
+    """The entry in its op's `parents` of an input that needs no gradient: a Constant for a Tensor, None for an array
+    (a node holds no array it did not save), a Python value as it is."""
+    return Constant(x) if isinstance(x, Value) else None if backend.is_array(x) else x
+
+
 def kernel(op, device):
     """Class decorator: register a subclass of `op` as its implementation on `device` ('cpu' or 'cuda').
 
     A kernel is a drop-in: the same inputs, options, output and gradients as its reference op (tests/engine/
-    test_kernels.py checks each against it); it may save other arrays. Under create_graph=True the engine replays the
-    reference op instead (higher_order.py), so a kernel's backward only ever sees arrays."""
+    test_kernels.py checks each against it). It saves what its reference saves (the same save_for_backward, and the
+    Python attributes the reference's backward reads) and keeps its own extras in `kept`: under create_graph=True the
+    engine runs the reference's backward on the kernel's node (higher_order.py), so a kernel's backward only ever
+    sees arrays."""
     def register(cls):
         if not issubclass(cls, op):
             raise TypeError(f"kernel {cls.__name__} must subclass the op it implements, {op.__name__}")
@@ -106,7 +124,9 @@ class Function:
       backward computes it again from the saved Tensors).
 
     A recorded op is a node of the graph: `parents` holds, per input, the input's node (the op that made it, or the
-    Tensor itself for a leaf) where the input needs a gradient, else the input as given; `data` is its output array.
+    Tensor itself for a leaf) where the input needs a gradient (else its `stand_in`); `out_shape` and `out_dtype`
+    are its output's (a leaf Value has them too). A node holds arrays only through `saved` and `kept`, not its output
+    array (a backward that reads it saves it): a graph holds what its backward passes declared, as PyTorch's does.
     A node never changes: an in-place op on a tensor in the graph records a new op, which becomes the tensor's `_op`.
     """
 
@@ -117,6 +137,10 @@ class Function:
     has_kernels = False  # set by @kernel on an op that has a kernel for some device
     reference = None     # a kernel's reference op (set by @kernel); None for a reference op itself
     saved = ()           # what save_for_backward declared; FREED once backward released it
+    # with saved: the ids of its input arrays and output (what each saved value is: versions.roles), and per input
+    # and output (version counter or None for a number or an array, its value at forward)
+    _ids = _versions = ()
+    made_view = False    # True when a view op's output shares its input's memory (versions.refuse_stale_view)
     kept = None          # an intermediate forward kept so that backward need not compute it again (speed only)
     _hooks = None        # Tensor.register_hook on the output of this op: the hooks of a non-leaf live on its node
     _retained = None     # the output Tensor, when it asked with retain_grad() to keep its .grad
@@ -132,8 +156,7 @@ class Function:
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain numbers or arrays); record it in the graph if a gradient is needed."""
         tensors = [x for x in inputs if isinstance(x, Value)]
-        first = tensors[0] if tensors else _check_inputs(cls, tensors)
-        requires_grad = False
+        first, requires_grad = (tensors[0] if tensors else _check_inputs(cls, tensors)), False
         for t in tensors:   # (a loop, not any(): this runs for every op of every step, and a GPU step waits on it)
             if type(t.data) is not type(first.data) or cls.needs_float and t.data.dtype.kind not in "fc":
                 _check_inputs(cls, tensors)
@@ -148,13 +171,13 @@ class Function:
                                                                                              options)
         out = first._new(result, requires_grad)
         if cls.is_view and versions.same_buffer(result, arrays[0]):
-            out._version_counter = first._version_counter
-        if requires_grad:
-            op.parents = tuple([x._op or x if need else x for x, need in zip(inputs, op.needs_input_grad)])
-            op.options, op.data = options, result
-            if op.saved:  # the versions its saved tensors must still have at backward (versions.check)
-                op._counters = [t._version_counter for t in tensors] + [out._version_counter]
-                op._versions = [c.value for c in op._counters]
+            out._version_counter, op.made_view = first._version_counter, True
+        if requires_grad:   # op becomes out's graph node: it keeps its output's shape and dtype, not its array
+            op.parents = tuple([x._op or x if need else stand_in(x) for x, need in zip(inputs, op.needs_input_grad)])
+            op.out_shape, op.out_dtype = result.shape, result.dtype
+            if op.saved:   # what its saved values are, and the versions they must still have at backward (versions.py)
+                counters = [getattr(x, "_version_counter", None) for x in inputs] + [out._version_counter]
+                op._ids, op._versions = [id(a) for a in arrays] + [id(result)], [(c, c and c.value) for c in counters]
             if state.anomaly:
                 anomaly_mode.record_stack(op)
             out._op = op
@@ -178,4 +201,4 @@ class Function:
         return self.saved
 
 
-__all__ = ["Function", "kernel", "reference_ops", "KERNELS", "FREED"]
+__all__ = ["Function", "Constant", "stand_in", "kernel", "reference_ops", "KERNELS", "FREED"]
