@@ -13,18 +13,20 @@ import numpy as np
 
 from .. import backend
 from .value import Value
-from .versions import OUTPUT, roles
+from .function import Output
+from .versions import roles
 
 HINT = ("to be differentiated twice, a backward is written with operators, Tensor methods and minitorch.ops.array_ops "
         "(exp, log, sigmoid, tanh, erf, where, ...), which take an array or a Tensor, not NumPy functions")
 
 
 def _as_graph_value(i, value, role, op, new):
-    """A saved value as backward sees it under create_graph (see the module's docstring)."""
+    """A saved value as backward sees it under create_graph (see the module's docstring); role: versions.roles'."""
     if not (backend.is_array(value) or isinstance(value, np.generic)) or value.dtype.kind not in "fc":
         return value
-    if role is OUTPUT:
-        return _on_node(new(value, True), op)
+    n_in = len(op.needs_input_grad)
+    if role is not None and role >= n_in:   # an output: op's node, or the Output node of one of several
+        return _on_node(new(value, True), op if op.out_shape is not None else Output.of(op, role - n_in))
     if role is not None:
         parent = op.parents[role]
         if not op.needs_input_grad[role]:   # an input without a gradient is a constant here
@@ -40,16 +42,16 @@ def _on_node(t, node):
     return t
 
 
-def backward_recorded(op, g, new):
-    """op's gradients as Tensors recorded in the graph (create_graph=True). g is a Tensor; new(array, requires_grad)
-    makes a Tensor."""
+def backward_recorded(op, grads_out, new):
+    """op's gradients as Tensors recorded in the graph (create_graph=True). grads_out: Tensors, one per output of op;
+    new(array, requires_grad) makes a Tensor."""
     name = type(op).__name__
     backward = (type(op).reference or type(op)).backward   # a kernel: its reference's formulas, on what it saved
     arrays, kept, op.kept = op.saved, op.kept, None
     what = roles(op) if op._ids else [None] * len(arrays)
     op.saved = tuple(_as_graph_value(i, v, role, op, new) for i, (v, role) in enumerate(zip(arrays, what)))
     try:
-        input_grads = backward(op, g)
+        input_grads = backward(op, *grads_out)
     except Exception as e:  # e.g. a NumPy function handed a Tensor
         raise RuntimeError(f"{name}: create_graph=True: its backward failed on Tensors ({type(e).__name__}: {e}); "
                            f"{HINT}") from e

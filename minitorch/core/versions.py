@@ -31,15 +31,17 @@ def buffer(array):
     return array
 
 
-OUTPUT = "output"   # the role of a saved value that is its op's output
-
-
 def roles(op):
-    """What each value op saved is: an input's position, OUTPUT, or None (a mask, an index, None). Function.apply
-    noted the ids of the op's input arrays and output (op._ids); a saved value is alive, so its id is its own."""
-    where = {i: j for j, i in reversed(list(enumerate(op._ids[:-1])))}   # (x * x: input 0)
-    where[op._ids[-1]] = OUTPUT
+    """What each value op saved is: its position among op's inputs and then outputs (as in op._ids and op._versions,
+    noted by Function.apply), or None (a mask, an index, None). A saved value is alive, so its id is its own."""
+    where = {i: j for j, i in reversed(list(enumerate(op._ids)))}   # (x * x: input 0)
     return [None if v is None else where.get(id(v)) for v in op.saved]
+
+
+def which(op, j):
+    """Position j of roles(op) in words: "input 1", "the output", "output 0"."""
+    n_in = len(op.needs_input_grad)
+    return f"input {j}" if j < n_in else "the output" if len(op._ids) == n_in + 1 else f"output {j - n_in}"
 
 
 def check(op):
@@ -49,14 +51,14 @@ def check(op):
     Add) needs no error."""
     if op.is_view and op.parents[0]._superseded:
         refuse_stale_view(op)
-    for v, role in zip(op.saved, roles(op)):
-        counter, then = op._versions[-1 if role is OUTPUT else role] if role is not None else (None, None)
+    for v, j in zip(op.saved, roles(op)):
+        counter, then = (None, None) if j is None else op._versions[j]
         if counter is None or counter.value == then:
             continue
-        name, which = type(op).__name__, "the output" if role is OUTPUT else f"input {role}"
+        name = type(op).__name__
         raise RuntimeError(
             f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-            f"{which} of {name}, a tensor of shape {tuple(v.shape)} ({v.dtype}), is at version "
+            f"{which(op, j)} of {name}, a tensor of shape {tuple(v.shape)} ({v.dtype}), is at version "
             f"{counter.value}; expected version {then} instead. Hint: an optimizer step or an "
             f"in-place op (add_, mul_, zero_, copy_, ...) ran between {name}'s forward and this backward: call "
             f"backward() before optimizer.step(), or use the out-of-place op (y = y * 2, not y.mul_(2)); with "
@@ -89,7 +91,7 @@ def write_in_place(tensor, result):
         old._superseded = True
     tensor._op, tensor.requires_grad, tensor._cut_by = op, result.requires_grad, result._cut_by
     if op is not None and op._ids:   # a saved output is the tensor's memory now (result's can be freed)
-        op.saved = tuple(tensor.data if role is OUTPUT else v for v, role in zip(op.saved, roles(op)))
+        op.saved = tuple(tensor.data if j == len(op._ids) - 1 else v for v, j in zip(op.saved, roles(op)))
         op._ids[-1], op._versions[-1] = id(tensor.data), (tensor._version_counter, tensor._version_counter.value)
 
 

@@ -12,18 +12,15 @@ class LSTMCellCuda(LSTMCellFunction):
     """Saves the reference's gates and c_prev, and keeps i, f, g, o and tanh(c): five (N, H) arrays more."""
 
     def forward(self, gates, c_prev):
-        xp = backend.xp_of(gates)
         check_shapes(gates, c_prev)
         i, f, g, o, c, tanh_c = self.cell(gates, c_prev)
         self.save_for_backward(gates, c_prev)
         self.kept = i, f, g, o, tanh_c
-        return xp.concatenate([o * tanh_c, c], axis=-1)
+        return o * tanh_c, c
 
-    def backward(self, grad):
+    def backward(self, gh, gc):
         (i, f, g, o, tanh_c), (_, c_prev) = self.kept, self.saved_tensors
-        xp = backend.xp_of(grad)
-        H = c_prev.shape[-1]
-        gh, gc = grad[..., :H], grad[..., H:]
+        xp = backend.xp_of(gh)
         dc = gc + gh * o * (1 - tanh_c * tanh_c)
         d_gates = xp.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
                                   gh * tanh_c * o * (1 - o)], axis=-1)
