@@ -345,7 +345,7 @@ class Tensor(Value):
 
     # comparisons give bool tensors that are not part of the graph
     def _compare(self, other, fn, op):
-        array = other.data if isinstance(other, Tensor) else other
+        array = backend.array_of(other)
         try:
             return self._cut(fn(self.data, array), f"a comparison ({op})", other)
         except ValueError:
@@ -527,7 +527,7 @@ class Tensor(Value):
             raise RuntimeError("t[index] = value: minitorch does not record a value that requires grad written into "
                                "a tensor; build the result out of place, with mt.where(mask, value, t) or mt.cat")
         index = self._index(index, "setitem")
-        value = value.data if isinstance(value, Tensor) else value
+        value = backend.array_of(value)
         self._inplace("setitem", lambda a, v: a.__setitem__(index, v), value, lambda t, v: t._written_at(index, v))
 
     def _written_at(self, index, value):
@@ -544,7 +544,7 @@ class Tensor(Value):
                 raise RuntimeError(f"{name}: an index on {part.device} for a tensor on {self.device}; "
                                    f"move it with .to(device) first")
         if isinstance(index, tuple):
-            index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
+            index = tuple(backend.array_of(i) for i in index)
         elif isinstance(index, Tensor):
             index = index.data
         if isinstance(index, list):

@@ -20,6 +20,7 @@ several outputs as any op's (Output, Gathered: function.py). Its backward hands 
 tensors to the class's backward as Tensors; under create_graph=True they are the graph's Tensors (higher_order.py),
 so a backward written with Tensor ops can be differentiated again.
 """
+from .. import backend
 from .function import Constant, Function
 from .grad_mode import no_grad, state
 from .value import Value
@@ -111,7 +112,7 @@ class CtxNode(Function):
             if r is not None and not isinstance(parent, (Value, Function, Constant)):
                 raise RuntimeError(f"function {type(self).__name__} returned a gradient different than None at "
                                    f"position {i + 1}, but the corresponding forward input was not a Variable")
-        return tuple(r if r is None or on_tensors else r.data if isinstance(r, Value) else r for r in result)
+        return tuple(r if on_tensors else backend.array_of(r) for r in result)
 
 
 Function.ctx_form_apply = apply

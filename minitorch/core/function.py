@@ -19,12 +19,11 @@ Kernels: an op may have faster implementations for a device (a CPU path that wor
 `backend.fuse`), kept apart in minitorch/kernels/ and registered with `@kernel(Op, device)`. `apply` picks one here,
 in one place; `reference_ops()` turns them off, so that every op runs the code of its own class.
 """
-import contextlib
 import inspect
 
 from .. import backend
 from . import anomaly_mode, versions
-from .grad_mode import state
+from .grad_mode import state, using_config
 from .value import Value
 
 # (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
@@ -92,16 +91,10 @@ def _check_inputs(cls, tensors):
                             f"convert with .float() or .double()")
 
 
-@contextlib.contextmanager
 def reference_ops():
     """Inside this block (in this thread) every op runs its reference code: the kernels of minitorch/kernels/ are
     not used. For learners reading an op, and for the tests that compare a kernel with its reference."""
-    previous = state.kernels
-    state.kernels = False
-    try:
-        yield
-    finally:
-        state.kernels = previous
+    return using_config("kernels", False)
 
 
 class Function:
@@ -162,7 +155,7 @@ class Function:
         record = state.grad_enabled and True in needs
         op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()
         op.needs_input_grad = needs if record else (False,) * len(inputs)
-        arrays = [x.data if isinstance(x, Value) else x for x in inputs]
+        arrays = [x.data if isinstance(x, Value) else x for x in inputs]   # (backend.array_of, inlined: every op)
         result = op.forward(*arrays, **options) if not state.op_hook else state.op_hook(op, "forward", arrays, options)
         out = tuple([first._new(r, record) for r in result]) if type(result) is tuple else first._new(result, record)
         if cls.is_view and versions.same_buffer(result, arrays[0]):

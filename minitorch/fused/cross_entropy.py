@@ -111,7 +111,7 @@ def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduct
         raise ValueError(f"cross_entropy: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    t = target.data if isinstance(target, Tensor) else target
+    t = backend.array_of(target)
     if not backend.is_array(t):
         t = np.asarray(t)
     if t.dtype.kind not in "iu":
