@@ -353,3 +353,9 @@ def _row_numbers(n_rows, dtype):
 def _onehot(xp, row, index, n_rows, one):
     """(V, N) one-hot in one's dtype: 1 where row number == index (negative indices counted from the end), else 0."""
     return ((row == index) | (row == index + n_rows)) * one   # (scatter_add's kernel: defined after fuse)
+
+
+def array_of(x):
+    """x's array if x is a Tensor, else x as it is (an array, a number, None): the one way to unwrap either. (A Tensor
+    is known by its version counter: this module lies below the core, which it does not import.)"""
+    return x.data if hasattr(x, "_version_counter") else x

@@ -28,7 +28,7 @@ def mm(input, mat2):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether |input - other| <= atol + rtol |other| everywhere (a Python bool, as torch.allclose)."""
-    a, b = (x.data if isinstance(x, Tensor) else x for x in (input, other))
+    a, b = backend.array_of(input), backend.array_of(other)
     xp = backend.xp_of(a) if backend.is_array(a) else np
     return bool(xp.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 

@@ -62,6 +62,9 @@ class Tensor(Value):
         return out
 
     # ----- properties -----
+    out_shape = property(lambda self: self.data.shape)   # as a graph node (core/value.py): the walk reads a recorded
+    out_dtype = property(lambda self: self.data.dtype)   # op's shape and a leaf's alike
+
     @property
     def shape(self):
         return self.data.shape   # a tuple already (NumPy's and CuPy's)
@@ -345,7 +348,7 @@ class Tensor(Value):
         if isinstance(other, np.generic):
             other = other.item()
         dtype = result_type(self, other)   # compared in the promoted dtype, as PyTorch (int64 < float32 in float32)
-        array = other.data if isinstance(other, Tensor) else other
+        array = backend.array_of(other)
         array = array.astype(dtype) if backend.is_array(array) and array.dtype != dtype else array
         try:
             return self._cut(fn(self.data if self.dtype == dtype else self.data.astype(dtype), array),
@@ -542,7 +545,7 @@ class Tensor(Value):
             raise RuntimeError("t[index] = value: minitorch does not record a value that requires grad written into "
                                "a tensor; build the result out of place, with mt.where(mask, value, t) or mt.cat")
         index = self._index(index, "setitem")
-        value = value.data if isinstance(value, Tensor) else value
+        value = backend.array_of(value)
         self._inplace("setitem", lambda a, v: a.__setitem__(index, v), value, lambda t, v: t._written_at(index, v))
 
     def _written_at(self, index, value):
@@ -559,7 +562,7 @@ class Tensor(Value):
                 raise RuntimeError(f"{name}: an index on {part.device} for a tensor on {self.device}; "
                                    f"move it with .to(device) first")
         if isinstance(index, tuple):
-            index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
+            index = tuple(backend.array_of(i) for i in index)
         elif isinstance(index, Tensor):
             index = index.data
         if isinstance(index, list):

@@ -3,28 +3,21 @@
 Outside the context the engine pays one flag test per op; inside, each recorded op keeps the stack of its forward
 call and each backward's gradients are checked (a read from the device per op: a debugging tool, not for training).
 """
-import contextlib
 import os
 import traceback
 
 import numpy as np
 
 from .. import backend
-from .grad_mode import state
+from .grad_mode import state, using_config
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # minitorch/
 
 
-@contextlib.contextmanager
 def detect_anomaly(check_nan=True):
     """Inside the block a backward that produces nan or inf raises an error naming the op and showing the stack of
     its forward call (torch.autograd.detect_anomaly); check_nan=False only records the stacks (for other errors)."""
-    previous = state.anomaly
-    state.anomaly = "check" if check_nan else "record"
-    try:
-        yield
-    finally:
-        state.anomaly = previous
+    return using_config("anomaly", "check" if check_nan else "record")
 
 
 def is_anomaly_enabled():

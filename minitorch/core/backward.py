@@ -13,7 +13,7 @@ import sys
 
 from .. import backend
 from . import anomaly_mode, versions
-from .function import FREED, Function
+from .function import FREED, Function, Gathered
 from .grad_mode import state
 from .higher_order import backward_recorded
 from .value import Value
@@ -89,23 +89,22 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 
 def _backward(op, g, grads, retain_graph, create_graph, new):
-    """Call op's backward with g, the gradient of its output, and add what it returns to its parents' gradients."""
+    """Call op's backward with g (its output's gradient; its outputs': Gathered), add what it returns to parents'."""
     if op.saved is FREED:
         raise RuntimeError(RELEASED)
-    if (op.saved and op._versions != [c.value for c in op._counters]) or (op.is_view and op.parents[0]._superseded):
+    if any(c and c.value != then for c, then in op._versions) or (op.is_view and op.parents[0]._superseded):
         versions.check(op)   # a saved tensor was changed in place, or a tensor that op made a view of
-    if create_graph:
-        input_grads = backward_recorded(op, g, new)
-    else:
-        input_grads = op.backward(g) if state.op_hook is None else state.op_hook(op, "backward", (g,), {})
+    grads_out = g.grads_for(op) if type(g) is Gathered else (g,)   # (one per output)
+    input_grads = backward_recorded(op, grads_out, new) if create_graph else op.backward(*grads_out) \
+        if not state.op_hook else state.op_hook(op, "backward", grads_out, {})
     if type(input_grads) is not tuple:   # one input: one gradient
         input_grads = (input_grads,)
     if len(input_grads) != len(op.parents) or state.anomaly:
         _check(op, input_grads)
     for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
         if pg is not None and needs_grad:
-            if pg.shape != parent.data.shape:  # broadcasting is undone here, for every op
-                pg = unbroadcast(pg, parent.data.shape)
+            if pg.shape != parent.out_shape:  # broadcasting is undone here, for every op
+                pg = unbroadcast(pg, parent.out_shape)
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
         op.saved, op.parents, op.kept = FREED, (), None
@@ -120,8 +119,7 @@ def _check(op, input_grads):
 
 
 def _topological_order(roots, targets=None):
-    """Graph nodes reachable from the roots, each after every node that uses it (iterative: no recursion limit). With
-    targets (mt.grad), only the nodes from which a target can be reached, and released ones (to report them)."""
+    """Graph nodes reachable from the roots, each after every node that uses it; with targets (mt.grad): _leading_to."""
     order, visited, stack = [], set(), [(root, False) for root in reversed(roots)]
     while stack:
         node, expanded = stack.pop()
@@ -138,7 +136,8 @@ def _topological_order(roots, targets=None):
 
 
 def _leading_to(order, targets):
-    """The nodes of `order` (parents first) from which some target can be reached, roots first."""
+    """The nodes of `order` (parents first) from which some target can be reached, roots first, and released ones (to
+    report them). (The walk is iterative: no recursion limit.)"""
     needed = set(targets)
     for node in order:
         if isinstance(node, Function) and (node.saved is FREED or any(
@@ -148,8 +147,8 @@ def _leading_to(order, targets):
 
 
 def _accumulate(t, g, create_graph):
-    """Add g to the .grad of Tensor t. A first gradient is kept as it is when nothing else holds it (PyTorch's
-    AccumulateGrad steals it too): the three references are run_backward's g, this g and getrefcount's argument."""
+    """Add g to t.grad. A first gradient that nothing else holds is kept as it is, as PyTorch's AccumulateGrad steals it
+    (three references: run_backward's g, this g and getrefcount's argument)."""
     if t.grad is None and not create_graph:
         stolen = sys.getrefcount(g) <= 3 and getattr(g, "base", 0) is None and g.dtype == t.data.dtype
         t.grad = t._new(g if stolen else g.astype(t.data.dtype, copy=True))
@@ -173,10 +172,10 @@ def _run_hooks(node, g, new):
         new_g = hook(g if isinstance(g, Value) else new(g))
         if new_g is None:
             continue
-        if not isinstance(new_g, Value) or new_g.data.shape != node.data.shape:
+        if not isinstance(new_g, Value) or new_g.data.shape != node.out_shape:
             raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned "
                                f"{getattr(new_g, 'shape', type(new_g).__name__)} for a gradient of shape "
-                               f"{tuple(node.data.shape)}: a hook returns None or a Tensor of the gradient's shape")
+                               f"{tuple(node.out_shape)}: a hook returns None or a Tensor of the gradient's shape")
         g = new_g if isinstance(g, Value) else new_g.data
     return g
 

@@ -12,21 +12,18 @@
             return g * y
 
 `Function.__init_subclass__` (function.py) gives such a class this module's `apply` (Function.ctx_form_apply). It
-runs forward on the Tensors with grad recording off, as PyTorch does, and records one ordinary op in the graph, a
-`CtxNode`, whose backward hands the output gradients to the class's backward as Tensors. Under create_graph=True those
-gradients, and the tensors ctx saved (the inputs themselves, connected to the graph), record what backward computes,
-so a backward written with Tensor ops can be differentiated again. An op with several outputs gives each output a
-small `Output` node that sends its gradient to the CtxNode, where they are gathered (`Gathered`) into one gradient
-per output.
+runs forward on the Tensors with grad recording off, as PyTorch does, and then records the call through
+`Function.apply`, the one recording path of every op: as a node of class `<Name>Backward` (PyTorch's name for it)
+whose forward hands back the arrays of the outputs already computed and declares the arrays of what ctx saved. So the
+walk's checks are the class form's: one in-place check (versions.py), one count of gradients (backward.py), and
+several outputs as any op's (Output, Gathered: function.py). Its backward hands the output gradients and the saved
+tensors to the class's backward as Tensors; under create_graph=True they are the graph's Tensors (higher_order.py),
+so a backward written with Tensor ops can be differentiated again.
 """
 from .. import backend
-from .function import Function
+from .function import Constant, Function
 from .grad_mode import no_grad, state
 from .value import Value
-
-INPLACE = ("one of the variables needed for gradient computation has been modified by an inplace operation: "
-           "the tensor {i} that {name}'s ctx.save_for_backward kept is at version {now}; expected version {then} "
-           "instead")
 
 
 class FunctionCtx:
@@ -34,7 +31,7 @@ class FunctionCtx:
 
     def __init__(self, name, needs_input_grad):
         self._name, self.needs_input_grad = name, needs_input_grad
-        self.to_save, self._versions, self._non_differentiable, self.materialize_grads = (), (), set(), True
+        self.to_save, self._non_differentiable, self.materialize_grads, self._saved = (), set(), True, None
 
     def save_for_backward(self, *tensors):
         """Keep tensors (or None) for backward, read back as ctx.saved_tensors; in-place changes since are refused."""
@@ -43,15 +40,11 @@ class FunctionCtx:
                 raise TypeError(f"{self._name}: save_for_backward takes Tensors or None, got {type(t).__name__}; "
                                 f"keep other values as attributes of ctx")
         self.to_save = tensors
-        self._versions = [None if t is None else t._version_counter.value for t in tensors]
 
     @property
     def saved_tensors(self):
-        """What forward saved, as it was then (PyTorch's error if an in-place op changed one since)."""
-        for i, (t, then) in enumerate(zip(self.to_save, self._versions)):
-            if t is not None and t._version_counter.value != then:
-                raise RuntimeError(INPLACE.format(i=i, name=self._name, now=t._version_counter.value, then=then))
-        return self.to_save
+        """What forward saved, as Tensors (in backward: on the node's saved arrays, whose versions the walk checked)."""
+        return self.to_save if self._saved is None else self._saved
 
     def mark_non_differentiable(self, *tensors):
         """Outputs that carry no gradient (an argmax's indices, a mask)."""
@@ -63,96 +56,63 @@ class FunctionCtx:
 
 
 def apply(cls, *args, **kwargs):
-    """cls.forward(ctx, *args, **kwargs) on Tensors, recorded as one CtxNode when an input needs a gradient."""
-    class_name = cls.__name__
+    """cls.forward(ctx, *args, **kwargs) on Tensors, recorded by Function.apply when an input needs a gradient."""
     needs = tuple(isinstance(a, Value) and a.requires_grad for a in args)
-    ctx = FunctionCtx(class_name, needs)
+    ctx = FunctionCtx(cls.__name__, needs)
     with no_grad():
         outputs = cls.forward(ctx, *args, **kwargs)
     single = not isinstance(outputs, tuple)
     outputs = (outputs,) if single else outputs
     for i, out in enumerate(outputs):
         if not isinstance(out, Value):
-            raise TypeError(f"{class_name}.forward must return a Tensor or a tuple of Tensors; output {i} is a "
+            raise TypeError(f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors; output {i} is a "
                             f"{type(out).__name__}")
-    # an input returned as it is becomes a new Tensor on the same memory: the input keeps its own place in the graph
-    outputs = tuple(out._new(out.data) if any(out is a for a in args) else out for out in outputs)
-    if not (state.grad_enabled and any(needs)):
-        return outputs[0] if single else outputs
-    node = CtxNode()
-    node.fn, node.ctx, node.needs_input_grad, node.options = cls, ctx, needs, {}
-    node.parents = tuple(a._op or a if need else a for a, need in zip(args, needs))
-    node.outputs = [(out.data.shape, out.data.dtype) for out in outputs]   # zeros for an output without a gradient
-    node.xp = backend.xp_of(outputs[0].data)
-    node.single, node.new = single, type(outputs[0])._new   # new(array): a Tensor made as the engine makes them
-    node.data = outputs[0].data if single else Gathered([], len(outputs))
-    node.saved, node._counters, node._versions = (ctx,), [], []   # (released by the walk, as any op's saved)
-    for k, out in enumerate(outputs):
-        if id(out) in ctx._non_differentiable:
-            continue
-        out.requires_grad = True
-        out._op = node if single else _output_node(node, k, out.data)
+    if state.grad_enabled and any(needs):
+        recorded = _node_class(cls).apply(*args, ctx=ctx, outputs=outputs, single=single)
+        recorded = (recorded,) if single else recorded
+        for out, mine in zip(outputs, recorded):
+            if id(out) in ctx._non_differentiable:
+                mine.requires_grad, mine._op = False, None
+        outputs = recorded
+    else:   # an input returned as it is becomes a new Tensor on the same memory: the input keeps its own place
+        outputs = tuple(out._new(out.data) if any(out is a for a in args) else out for out in outputs)
     return outputs[0] if single else outputs
 
 
-class Gathered:
-    """The gradients of an op's several outputs, one slot each (None where none arrived); the walk adds two of these
-    as it adds any two gradients. Its shape is None, like the CtxNode's `data`, so the walk never unbroadcasts it."""
-    shape = None
-
-    def __init__(self, parts, n):
-        self.parts = parts or [None] * n
-
-    def __add__(self, other):
-        return Gathered([a if b is None else b if a is None else a + b for a, b in zip(self.parts, other.parts)],
-                        len(self.parts))
+def _node_class(cls):
+    """The class of cls's graph nodes, `<Name>Backward` (made once per class)."""
+    if "_ctx_node" not in cls.__dict__:
+        cls._ctx_node = type(f"{cls.__name__}Backward", (CtxNode,), {"fn": cls, "__module__": cls.__module__})
+    return cls._ctx_node
 
 
 class CtxNode(Function):
     """One call of a Function in PyTorch's form, as a node of the graph."""
+    fn = None   # the class in PyTorch's form
 
-    def backward(self, g):
-        return _backward(self, g)
+    def forward(self, *arrays, ctx, outputs, single):
+        """The outputs forward(ctx, ...) computed, as arrays; what ctx saved, declared as arrays (held by the node)."""
+        self.ctx, self.new = ctx, type(outputs[0])._new   # new(array): a Tensor made as the engine makes them
+        self.save_for_backward(*[None if t is None else t.data for t in ctx.to_save])
+        self.materialize_grads, ctx.to_save = ctx.materialize_grads, ()
+        results = tuple(out.data for out in outputs)
+        return results[0] if single else results
 
-
-class Output(Function):
-    """Output k of a CtxNode with several outputs: its gradient goes to slot k of the node's."""
-
-    def backward(self, g):
-        parts = [None] * self.n
-        parts[self.k] = g
-        return Gathered(parts, self.n)
-
-
-def _output_node(node, k, data):
-    out = Output()
-    out.k, out.n, out.parents, out.needs_input_grad = k, len(node.outputs), (node,), (True,)
-    out.options, out.data = {}, data
-    return out
-
-
-def _backward(node, g):
-    """The class's backward(ctx, *grad_outputs) on Tensors; its results as the walk wants them."""
-    ctx = node.ctx
-    on_tensors = isinstance(g, Value) or (isinstance(g, Gathered) and any(isinstance(p, Value) for p in g.parts))
-    grads = []
-    for part, (shape, dtype) in zip([g] if node.single else g.parts, node.outputs):
-        if part is None and ctx.materialize_grads:   # PyTorch's zeros for an output that got no gradient
-            part = node.xp.zeros(shape, dtype)
-        grads.append(part if part is None or isinstance(part, Value) else node.new(part))
-    result = node.fn.backward(ctx, *grads)
-    result = result if isinstance(result, tuple) else (result,)
-    name = node.fn.__name__
-    if len(result) != len(node.parents):
-        raise RuntimeError(f"function {name}Backward returned an incorrect number of gradients (expected "
-                           f"{len(node.parents)}, got {len(result)})")
-    out = []
-    for i, (r, parent) in enumerate(zip(result, node.parents)):
-        if r is not None and not isinstance(parent, (Value, Function)):
-            raise RuntimeError(f"function {name}Backward returned a gradient different than None at position "
-                               f"{i + 1}, but the corresponding forward input was not a Variable")
-        out.append(r if r is None or on_tensors else r.data if isinstance(r, Value) else r)
-    return tuple(out)
+    def backward(self, *grads):
+        """The class's backward(ctx, *grad_outputs) on Tensors; its results as the walk wants them."""
+        on_tensors = any(isinstance(g, Value) for g in grads)
+        self.ctx._saved = tuple(v if v is None or isinstance(v, Value) else self.new(v) for v in self.saved)
+        try:
+            result = self.fn.backward(self.ctx, *[g if g is None or isinstance(g, Value) else self.new(g)
+                                                  for g in grads])
+        finally:
+            self.ctx._saved = None
+        result = result if isinstance(result, tuple) else (result,)
+        for i, (r, parent) in enumerate(zip(result, self.parents)):
+            if r is not None and not isinstance(parent, (Value, Function, Constant)):
+                raise RuntimeError(f"function {type(self).__name__} returned a gradient different than None at "
+                                   f"position {i + 1}, but the corresponding forward input was not a Variable")
+        return tuple(r if on_tensors else backend.array_of(r) for r in result)
 
 
 Function.ctx_form_apply = apply

@@ -19,19 +19,15 @@ Kernels: an op may have faster implementations for a device (a CPU path that wor
 `backend.fuse`), kept apart in minitorch/kernels/ and registered with `@kernel(Op, device)`. `apply` picks one here,
 in one place; `reference_ops()` turns them off, so that every op runs the code of its own class.
 """
-import contextlib
 import inspect
-
-import numpy as np
 
 from .. import backend
 from . import anomaly_mode, versions
-from .grad_mode import state
+from .grad_mode import state, using_config
 from .value import Value
 
 # (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
 KERNELS = {}
-_ON_HOST = (np.ndarray, np.generic)   # a CPU tensor's data (anything else is a GPU array)
 
 
 class _Freed:
@@ -47,12 +43,30 @@ class _Freed:
 FREED = _Freed()
 
 
+class Constant:
+    """What a node keeps of a Tensor input that needs no gradient (a mask, a batch): its shape and dtype, for the
+    drawing of the graph, not its array (a graph holds only what its backward passes declared)."""
+    __slots__ = ("out_shape", "out_dtype")
+    requires_grad = _superseded = False
+
+    def __init__(self, t):
+        self.out_shape, self.out_dtype = t.data.shape, t.data.dtype
+
+
+def stand_in(x):
+    """The entry in its op's `parents` of an input that needs no gradient: a Constant for a Tensor, None for an array
+    (a node holds no array it did not save), a Python value as it is."""
+    return Constant(x) if isinstance(x, Value) else None if backend.is_array(x) else x
+
+
 def kernel(op, device):
     """Class decorator: register a subclass of `op` as its implementation on `device` ('cpu' or 'cuda').
 
     A kernel is a drop-in: the same inputs, options, output and gradients as its reference op (tests/engine/
-    test_kernels.py checks each against it); it may save other arrays. Under create_graph=True the engine replays the
-    reference op instead (higher_order.py), so a kernel's backward only ever sees arrays."""
+    test_kernels.py checks each against it). It saves what its reference saves (the same save_for_backward, and the
+    Python attributes the reference's backward reads) and keeps its own extras in `kept`: under create_graph=True the
+    engine runs the reference's backward on the kernel's node (higher_order.py), so a kernel's backward only ever
+    sees arrays."""
     def register(cls):
         if not issubclass(cls, op):
             raise TypeError(f"kernel {cls.__name__} must subclass the op it implements, {op.__name__}")
@@ -77,16 +91,10 @@ def _check_inputs(cls, tensors):
                             f"convert with .float() or .double()")
 
 
-@contextlib.contextmanager
 def reference_ops():
     """Inside this block (in this thread) every op runs its reference code: the kernels of minitorch/kernels/ are
     not used. For learners reading an op, and for the tests that compare a kernel with its reference."""
-    previous = state.kernels
-    state.kernels = False
-    try:
-        yield
-    finally:
-        state.kernels = previous
+    return using_config("kernels", False)
 
 
 class Function:
@@ -106,7 +114,9 @@ class Function:
       backward computes it again from the saved Tensors).
 
     A recorded op is a node of the graph: `parents` holds, per input, the input's node (the op that made it, or the
-    Tensor itself for a leaf) where the input needs a gradient, else the input as given; `data` is its output array.
+    Tensor itself for a leaf) where the input needs a gradient (else its `stand_in`); `out_shape` and `out_dtype`
+    are its output's (a leaf Value has them too). A node holds arrays only through `saved` and `kept`, not its output
+    array (a backward that reads it saves it): a graph holds what its backward passes declared, as PyTorch's does.
     A node never changes: an in-place op on a tensor in the graph records a new op, which becomes the tensor's `_op`.
     """
 
@@ -117,10 +127,15 @@ class Function:
     has_kernels = False  # set by @kernel on an op that has a kernel for some device
     reference = None     # a kernel's reference op (set by @kernel); None for a reference op itself
     saved = ()           # what save_for_backward declared; FREED once backward released it
+    # with saved: the ids of its input arrays and output (what each saved value is: versions.roles), and per input
+    # and output (version counter or None for a number or an array, its value at forward)
+    _ids = _versions = ()
+    made_view = False    # True when a view op's output shares its input's memory (versions.refuse_stale_view)
     kept = None          # an intermediate forward kept so that backward need not compute it again (speed only)
     _hooks = None        # Tensor.register_hook on the output of this op: the hooks of a non-leaf live on its node
     _retained = None     # the output Tensor, when it asked with retain_grad() to keep its .grad
     _superseded = False  # True once an in-place op in the graph changed the output (versions.refuse_stale_view)
+    materialize_grads = True   # several outputs: zeros (not None) for an output that got no gradient
     ctx_form_apply = None  # the apply of a Function written in PyTorch's form, set by ctx_form.py (built on this)
 
     def __init_subclass__(cls, **kwargs):
@@ -133,33 +148,22 @@ class Function:
         """Run the op on Tensors (and plain numbers or arrays); record it in the graph if a gradient is needed."""
         tensors = [x for x in inputs if isinstance(x, Value)]
         first = tensors[0] if tensors else _check_inputs(cls, tensors)
-        requires_grad = False
         for t in tensors:   # (a loop, not any(): this runs for every op of every step, and a GPU step waits on it)
             if type(t.data) is not type(first.data) or cls.needs_float and t.data.dtype.kind not in "fc":
                 _check_inputs(cls, tensors)
-            requires_grad = requires_grad or t.requires_grad
-        requires_grad = requires_grad and state.grad_enabled
-        op = (KERNELS.get((cls, "cpu" if isinstance(first.data, _ON_HOST) else "cuda"), cls) if cls.has_kernels
-              and state.kernels else cls)()
-        op.needs_input_grad = tuple([isinstance(x, Value) and x.requires_grad for x in inputs]) if requires_grad \
-            else (False,) * len(inputs)
-        arrays = [x.data if isinstance(x, Value) else x for x in inputs]
-        result = op.forward(*arrays, **options) if state.op_hook is None else state.op_hook(op, "forward", arrays,
-                                                                                             options)
-        out = first._new(result, requires_grad)
+        needs = tuple([isinstance(x, Value) and x.requires_grad for x in inputs])
+        record = state.grad_enabled and True in needs
+        op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()
+        op.needs_input_grad = needs if record else (False,) * len(inputs)
+        arrays = [x.data if isinstance(x, Value) else x for x in inputs]   # (backend.array_of, inlined: every op)
+        result = op.forward(*arrays, **options) if not state.op_hook else state.op_hook(op, "forward", arrays, options)
+        out = tuple([first._new(r, record) for r in result]) if type(result) is tuple else first._new(result, record)
         if cls.is_view and versions.same_buffer(result, arrays[0]):
-            out._version_counter = first._version_counter
-        if requires_grad:
-            op.parents = tuple([x._op or x if need else x for x, need in zip(inputs, op.needs_input_grad)])
-            op.options, op.data = options, result
-            if op.saved:  # the versions its saved tensors must still have at backward (versions.check)
-                op._counters = [t._version_counter for t in tensors] + [out._version_counter]
-                op._versions = [c.value for c in op._counters]
-            if state.anomaly:
-                anomaly_mode.record_stack(op)
-            out._op = op
-        elif state.grad_enabled:  # carry the name of a non-differentiable op that cut the graph, for backward's error
-            out._cut_by = next((t._cut_by for t in tensors if t._cut_by), None)
+            out._version_counter, op.made_view = first._version_counter, True
+        if record:
+            _record(op, inputs, arrays, result, out)
+        elif state.grad_enabled:
+            _carry_cut(out, tensors)
         return out
 
     def forward(self, *arrays, **options):
@@ -178,4 +182,72 @@ class Function:
         return self.saved
 
 
-__all__ = ["Function", "kernel", "reference_ops", "KERNELS", "FREED"]
+def _record(op, inputs, arrays, result, out):
+    """Make op the graph node of out (or of a tuple: _give_outputs), with the ids and versions of what it saved."""
+    op.parents = tuple([x._op or x if need else stand_in(x) for x, need in zip(inputs, op.needs_input_grad)])
+    outs, results = (out, result) if type(out) is tuple else ((out,), (result,))
+    if op.saved:
+        counters = [getattr(x, "_version_counter", None) for x in (*inputs, *outs)]
+        op._ids, op._versions = [id(a) for a in (*arrays, *results)], [(c, c and c.value) for c in counters]
+    if state.anomaly:
+        anomaly_mode.record_stack(op)
+    if len(outs) > 1:
+        return _give_outputs(op, results, outs)
+    op.out_shape, op.out_dtype, out._op = result.shape, result.dtype, op   # its output's shape and dtype, not its array
+
+
+def _give_outputs(op, results, outs):
+    """Several outputs: output k's node is an Output that sends its gradient to slot k of op's (Gathered); op's
+    backward then takes one gradient per output, zeros for one that got none."""
+    op.outputs, op.out_shape, op.out_dtype = [(r.shape, r.dtype) for r in results], None, None
+    for k, t in enumerate(outs):
+        if t.requires_grad:   # (a ctx-form output marked non-differentiable is not)
+            t._op = Output.of(op, k)
+
+
+def _carry_cut(out, tensors):
+    """Carry the name of a non-differentiable op that cut the graph (argmax, a comparison), for backward's error."""
+    cut_by = next((t._cut_by for t in tensors if t._cut_by), None)
+    for t in out if type(out) is tuple else (out,):
+        t._cut_by = cut_by
+
+
+class Gathered:
+    """The gradients of an op's several outputs, one slot each (None where none arrived); the walk adds two of these
+    as it adds any two gradients. Its shape is None, as its op's out_shape, so the walk never unbroadcasts it."""
+    shape = None
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def __add__(self, other):
+        return Gathered([a if b is None else b if a is None else a + b for a, b in zip(self.parts, other.parts)])
+
+    def grads_for(self, op):
+        """One gradient per output of op, as its backward takes them: zeros (a Tensor's under create_graph) for an
+        output that got none, or None where op.materialize_grads is False."""
+        present = next(p for p in self.parts if p is not None)
+        on_tensors = isinstance(present, Value)   # (create_graph; a CuPy array has a .data of its own)
+        xp, new = backend.xp_of(present.data if on_tensors else present), present._new if on_tensors else None
+        zeros = [None if not op.materialize_grads else xp.zeros(shape, dtype) for shape, dtype in op.outputs]
+        return tuple(p if p is not None else z if z is None or new is None else new(z)
+                     for p, z in zip(self.parts, zeros))
+
+
+class Output(Function):
+    """Output k of an op with several outputs, as a node of the graph: its gradient goes to slot k of the op's."""
+
+    @staticmethod
+    def of(op, k):
+        node = Output()
+        node.k, node.n, node.parents, node.needs_input_grad = k, len(op.outputs), (op,), (True,)
+        node.out_shape, node.out_dtype = op.outputs[k]
+        return node
+
+    def backward(self, g):
+        parts = [None] * self.n
+        parts[self.k] = g
+        return Gathered(parts)
+
+
+__all__ = ["Function", "Output", "Gathered", "Constant", "stand_in", "kernel", "reference_ops", "KERNELS", "FREED"]

@@ -21,28 +21,28 @@ def is_grad_enabled():
 
 
 @contextlib.contextmanager
-def no_grad():
-    """Inside this block ops record no graph (inference, optimizer updates)."""
-    previous = state.grad_enabled
-    state.grad_enabled = False
+def using_config(name, value):
+    """Inside the block, in this thread, the engine's switch `name` (a field of `state`) is `value`; the value it had
+    is restored afterwards, in a `finally` (DeZero's using_config). Every mode switch is one: no_grad, enable_grad,
+    reference_ops, detect_anomaly, op_hook."""
+    previous = getattr(state, name)
+    setattr(state, name, value)
     try:
         yield
     finally:
-        state.grad_enabled = previous
+        setattr(state, name, previous)
 
 
-@contextlib.contextmanager
+def no_grad():
+    """Inside this block ops record no graph (inference, optimizer updates); also a decorator, @no_grad()."""
+    return using_config("grad_enabled", False)
+
+
 def enable_grad():
     """Inside this block ops record a graph again, even within no_grad()."""
-    previous = state.grad_enabled
-    state.grad_enabled = True
-    try:
-        yield
-    finally:
-        state.grad_enabled = previous
+    return using_config("grad_enabled", True)
 
 
-@contextlib.contextmanager
 def op_hook(hook):
     """Inside the block every op's forward and backward run by this thread (on arrays; not the create_graph walk)
     goes through hook(op, "forward" | "backward", args, options), which calls op.forward(*args, **options) or
@@ -51,8 +51,4 @@ def op_hook(hook):
     reach the walk through it. One hook at a time."""
     if state.op_hook is not None:
         raise RuntimeError("op_hook: another hook is active (one at a time)")
-    state.op_hook = hook
-    try:
-        yield
-    finally:
-        state.op_hook = None
+    return using_config("op_hook", hook)

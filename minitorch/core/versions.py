@@ -1,5 +1,5 @@
 """In-place safety, as in PyTorch: every Tensor has a version counter that in-place changes bump, and an op checks at
-backward that the tensors it declared with save_for_backward are at the versions its forward saw.
+backward that the inputs and output it declared with save_for_backward are at the versions its forward saw.
 
 A counter may be shared: a view shares its base's (Function.is_view), and `detach()` shares its source's. Writes
 through `.data` are not counted: they are the escape hatch for code that knows what it does (initialisation, loading
@@ -31,43 +31,46 @@ def buffer(array):
     return array
 
 
-def saved_buffers(op):
-    """ids of the buffers behind the arrays op declared with save_for_backward."""
-    return {id(buffer(v)) for v in op.saved if hasattr(v, "shape") and hasattr(v, "dtype")}
+def roles(op):
+    """What each value op saved is: its position among op's inputs and then outputs (as in op._ids and op._versions,
+    noted by Function.apply), or None (a mask, an index, None). A saved value is alive, so its id is its own."""
+    where = {i: j for j, i in reversed(list(enumerate(op._ids)))}   # (x * x: input 0)
+    return [None if v is None else where.get(id(v)) for v in op.saved]
+
+
+def which(op, j):
+    """Position j of roles(op) in words: "input 1", "the output", "output 0"."""
+    n_in = len(op.needs_input_grad)
+    return f"input {j}" if j < n_in else "the output" if len(op._ids) == n_in + 1 else f"output {j - n_in}"
 
 
 def check(op):
     """Raise if op cannot backward: it made a view of a tensor changed in place since (refuse_stale_view), or a tensor
-    whose memory it saved was changed in place since its forward (PyTorch's error).
-    The walk calls this only when one of these may be so: for the last, when some version moved (op._versions,
-    recorded by Function.apply, against the counters' values now); a tensor that was changed but not saved (the
-    input of an Add) needs no error."""
+    it saved was changed in place since its forward (PyTorch's error). The walk calls this only when one of these may
+    be so (op._versions against the counters' values now): a tensor that was changed but not saved (the input of an
+    Add) needs no error."""
     if op.is_view and op.parents[0]._superseded:
         refuse_stale_view(op)
-    saved = saved_buffers(op)
-    # the tensors' arrays, in the order of op._counters: the Tensor inputs (at their position among the op's
-    # arguments, numbers included: 2 / w has w as input 1), then the output
-    positions = [j for j, p in enumerate(op.parents) if isinstance(p, Value) or hasattr(p, "needs_input_grad")]
-    arrays = [op.parents[j].data for j in positions] + [op.data]
-    for i, (array, counter, then) in enumerate(zip(arrays, op._counters, op._versions)):
-        if counter.value != then and id(buffer(array)) in saved:
-            name = type(op).__name__
-            which = "the output" if i == len(positions) else f"input {positions[i]}"
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"{which} of {name}, a tensor of shape {tuple(array.shape)} ({array.dtype}), is at version "
-                f"{counter.value}; expected version {then} instead. Hint: an optimizer step or an in-place op (add_, "
-                f"mul_, zero_, copy_, ...) ran between {name}'s forward and this backward: call backward() before "
-                f"optimizer.step(), or use the out-of-place op (y = y * 2, not y.mul_(2)); with "
-                f"mt.autograd.detect_anomaly() the error also shows where {name}'s forward was called"
-                + anomaly_mode.where(op))
+    for v, j in zip(op.saved, roles(op)):
+        counter, then = (None, None) if j is None else op._versions[j]
+        if counter is None or counter.value == then:
+            continue
+        name = type(op).__name__
+        raise RuntimeError(
+            f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{which(op, j)} of {name}, a tensor of shape {tuple(v.shape)} ({v.dtype}), is at version "
+            f"{counter.value}; expected version {then} instead. Hint: an optimizer step or an "
+            f"in-place op (add_, mul_, zero_, copy_, ...) ran between {name}'s forward and this backward: call "
+            f"backward() before optimizer.step(), or use the out-of-place op (y = y * 2, not y.mul_(2)); with "
+            f"mt.autograd.detect_anomaly() the error also shows where {name}'s forward was called"
+            + anomaly_mode.where(op))
 
 
 def refuse_stale_view(op):
     """Raise when op made a view of a tensor's memory that an in-place op in the graph changed afterwards: the view
     changed with it, so the graph it was recorded in no longer gives its gradient (PyTorch rebuilds a view's graph;
     minitorch does not)."""
-    if same_buffer(op.data, op.parents[0].data):
+    if op.made_view:
         raise RuntimeError(f"a view made by {type(op).__name__} of a tensor that an in-place op changed afterwards is "
                            f"used in this backward: its graph is the one from before the change; make the view after "
                            f"the in-place op, or use the out-of-place form (x = x * 2, not x.mul_(2))")
@@ -87,11 +90,9 @@ def write_in_place(tensor, result):
     if old is not None:
         old._superseded = True
     tensor._op, tensor.requires_grad, tensor._cut_by = op, result.requires_grad, result._cut_by
-    if op is not None:
-        op.data = tensor.data
-        if op.saved:   # (its own saved arrays are its inputs' copies: the output's entry is the tensor's now)
-            op._counters[-1] = tensor._version_counter
-            op._versions[-1] = tensor._version_counter.value
+    if op is not None and op._ids:   # a saved output is the tensor's memory now (result's can be freed)
+        op.saved = tuple(tensor.data if j == len(op._ids) - 1 else v for v, j in zip(op.saved, roles(op)))
+        op._ids[-1], op._versions[-1] = id(tensor.data), (tensor._version_counter, tensor._version_counter.value)
 
 
 def same_buffer(result, array):

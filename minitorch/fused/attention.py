@@ -186,7 +186,7 @@ def _checked(mask, dropout_p, scores_shape, device, who):
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"{who}: dropout_p must be in [0, 1), got {dropout_p}")
     if mask is not None:
-        mask = mask.data if isinstance(mask, Tensor) else mask
+        mask = backend.array_of(mask)
         if not backend.is_array(mask):
             mask = np.asarray(mask)
         if mask.dtype != np.bool_:

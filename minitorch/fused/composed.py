@@ -24,7 +24,7 @@ def log_softmax(x, dim=-1):
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     n_classes = logits.shape[-1]
-    t = target.data if isinstance(target, Tensor) else target
+    t = backend.array_of(target)
     xp = backend.xp_of(logits.data)
     t = backend.to_device(t, logits.device)
     valid = t != ignore_index
@@ -57,7 +57,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0, training=Tru
     """keep: a dropout mask (bool, the weights' shape) to use instead of a fresh draw (the fused op's own)."""
     scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
-        m = mask.data if isinstance(mask, Tensor) else mask
+        m = backend.array_of(mask)
         scores = scores.masked_fill(~m, -1e30 if scores.dtype.itemsize > 4 else -1e9)
         w = softmax(scores, dim=-1)
         # a row with nothing to attend to gives zeros, not a uniform average

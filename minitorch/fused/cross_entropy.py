@@ -29,8 +29,9 @@ class CrossEntropy(Function):
     Backward (docs/backprop.md section 3), with s_r the gradient reaching row r (g, g / n_valid or g_r; 0 on
     ignored rows), p = E / S:
         d loss_r / d x_rc = p_rc - q_rc,   so   dx = E * (s / S) - s e / C - s (1 - e) one_hot(t)
-    Saved: x, the target (ignored rows pointed at class 0) and the bool mask of valid rows; kept: each row's max and
-    S (two numbers a row), so that backward makes E in one pass; E itself is made again (a (M, C) array is not kept).
+    Saved: x and the target (backward points ignored rows at class 0 again, with the bool mask of valid rows); kept:
+    each row's max and S (two numbers a row), so that backward makes E in one pass; E itself is made again (a (M, C)
+    array is not kept).
     Both walk the rows in blocks that stay in the CPU's cache (rows.py; one block on a GPU): the forward makes no
     (M, C) array (z and E of one block at a time, in one buffer), the backward makes E and dx of a block at a time
     (in one buffer, the (1 - e) one_hot(t) term taken at the target entries alone), copied into dx made once.
@@ -41,10 +42,9 @@ class CrossEntropy(Function):
         xp = backend.xp_of(x)
         n_rows, n_classes = x.shape
         e = label_smoothing
-        valid = target != ignore_index
-        t = xp.where(valid, target, 0)  # any class will do for an ignored row; its loss is zeroed
-        self.save_for_backward(x, t, valid)
-        self.e, self.reduction = e, reduction
+        t, valid = self.targets(target, ignore_index)
+        self.save_for_backward(x, target)
+        self.e, self.reduction, self.ignore_index = e, reduction, ignore_index
         row_max = x.max(axis=1, keepdims=True)
         S, z_sum = xp.empty(n_rows, x.dtype), xp.zeros(n_rows, x.dtype)
         blocks = row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x))
@@ -67,8 +67,16 @@ class CrossEntropy(Function):
             return xp.asarray(loss.sum())
         return xp.asarray(loss.sum() / n_valid_of(valid, x.dtype))
 
+    @staticmethod
+    def targets(target, ignore_index):
+        """(t, valid): the target with ignored rows pointed at class 0 (any class will do: their loss is zeroed), and
+        the bool mask of the rows not ignored."""
+        valid = target != ignore_index
+        return backend.xp_of(target).where(valid, target, 0), valid
+
     def backward(self, g):
-        x, t, valid = self.saved_tensors
+        x, target = self.saved_tensors
+        t, valid = self.targets(target, self.ignore_index)
         n_rows, n_classes = x.shape
         if self.reduction == "mean":
             g = g / n_valid_of(valid, x.dtype)
@@ -103,7 +111,7 @@ def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduct
         raise ValueError(f"cross_entropy: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    t = target.data if isinstance(target, Tensor) else target
+    t = backend.array_of(target)
     if not backend.is_array(t):
         t = np.asarray(t)
     if t.dtype.kind not in "iu":

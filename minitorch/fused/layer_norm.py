@@ -34,7 +34,7 @@ class LayerNorm(Function):
 
     def over_n(self, x):
         """(n,) 1 / n, an array of x's dtype on x's device (x an array or a Tensor): a row @ over_n is its mean."""
-        x = x.data if isinstance(x, Tensor) else x
+        x = backend.array_of(x)
         return backend.xp_of(x).full(self.n, 1.0 / self.n, x.dtype)
 
     def forward(self, x, weight, bias, normalized_ndim, eps):

@@ -1,4 +1,4 @@
-"""The LSTM cell's elementwise part as one Function with a hand-written backward."""
+"""The LSTM cell's elementwise part as one Function with a hand-written backward and two outputs, h and c."""
 from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
@@ -18,7 +18,7 @@ def check_shapes(gates, c_prev):
 
 
 class LSTMCellFunction(Function):
-    """(gates (N, 4H), c_prev (N, H)) -> hc (N, 2H) = [h, c], gates ordered i, f, g, o (as in PyTorch).
+    """(gates (N, 4H), c_prev (N, H)) -> (h, c), each (N, H): two outputs; gates ordered i, f, g, o (as in PyTorch).
 
     i, f, o = sigmoid(a_i, a_f, a_o);  g = tanh(a_g);  c = f c_prev + i g;  h = o tanh(c)
     Backward (docs/backprop.md section 6), with gh, gc the gradients of h and c, and dc = gc + gh o (1 - tanh(c)^2):
@@ -41,13 +41,11 @@ class LSTMCellFunction(Function):
         check_shapes(gates, c_prev)
         self.save_for_backward(gates, c_prev)
         i, f, g, o, c, tanh_c = self.cell(gates, c_prev)
-        return join([o * tanh_c, c])
+        return o * tanh_c, c
 
-    def backward(self, grad):
+    def backward(self, gh, gc):
         gates, c_prev = self.saved_tensors
         i, f, g, o, c, tanh_c = self.cell(gates, c_prev)
-        H = c_prev.shape[-1]
-        gh, gc = grad[..., :H], grad[..., H:]
         dc = gc + gh * o * (1 - tanh_c * tanh_c)
         d_gates = join([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
                         gh * tanh_c * o * (1 - o)])
@@ -56,6 +54,4 @@ class LSTMCellFunction(Function):
 
 def lstm_cell(gates, c_prev):
     """One LSTM step after the input and recurrent projections: gates (N, 4H), c_prev (N, H) -> (h, c), each (N, H)."""
-    H = c_prev.shape[-1]
-    hc = LSTMCellFunction.apply(gates, c_prev)
-    return hc[..., :H], hc[..., H:]
+    return LSTMCellFunction.apply(gates, c_prev)

@@ -10,7 +10,6 @@ import operator
 
 
 from .. import backend
-from ..core import Value
 from ..ops import array_ops as A
 from ..functions import cat
 
@@ -49,14 +48,10 @@ def joined_rows(part, blocks, like):
     return parts[0] if len(parts) == 1 else cat(parts)
 
 
-def _array(a):
-    return a.data if isinstance(a, Value) else a
-
-
 def row_sums(a):
     """a (..., n) -> (..., 1) sums along the last axis, as a product with a vector of ones: one BLAS call, several
     times faster than NumPy's sum along a short last axis. a an array or a Tensor."""
-    data = _array(a)
+    data = backend.array_of(a)
     return (a @ backend.xp_of(data).ones(a.shape[-1], data.dtype)).reshape(a.shape[:-1] + (1,))
 
 

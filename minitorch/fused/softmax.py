@@ -7,14 +7,13 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..ops import normalize_dims
-from ..tensor import Tensor
 
 
 def safe_max(x, dim):
     """max(x) along dim (keepdim), an array: the shift of a softmax. A row that is all -inf (fully masked) is shifted
     by 0, not by -inf, which gives nan. A Tensor's is taken from its array (the softmax does not depend on the shift,
     so it carries no gradient); attention's softmax uses it too."""
-    x = x.data if isinstance(x, Tensor) else x
+    x = backend.array_of(x)
     m = x.max(axis=dim, keepdims=True)
     backend.xp_of(m).copyto(m, 0, where=backend.xp_of(m).isneginf(m))
     return m

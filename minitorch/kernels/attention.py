@@ -2,9 +2,10 @@
 dropout after the draw) on C-contiguous copies that the batched matmuls read without copying them again. (The CPU
 runs the reference op, fused/attention.py.)
 
-It saves w (and the bool keep mask), as the reference keeps w (op.kept): one (..., Tq, Tk) array for one matmul
-and a softmax less in backward. A packed input's (qkv, kv) gradient is one array whose parts the matmuls write, where
-stacking would copy them."""
+It saves what the reference saves (q, k, v, the mask and the bool keep mask) and keeps w, as the reference keeps it
+(op.kept): one (..., Tq, Tk) array for one matmul and a softmax less in backward, with its C-contiguous copies of q,
+k and v^T (a copy in backward would be a launch more per call). A packed input's (qkv, kv) gradient is one array
+whose parts the matmuls write, where stacking would copy them."""
 import math
 
 import numpy as np
@@ -63,11 +64,13 @@ class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
     not, transposes included), three make the masked softmax with its scale (row max, sum of exponentials, w written
     over s and w^T beside it), one the dropout after the entry's draw; backward two (<dw, w> = <g, out> row by row,
     then ds with the scale folded in, ds^T beside it, after g is copied C-contiguous where it is not) and one more
-    with dropout (a^T from w^T and the mask). Saves q, k, v^T, w, w^T, keep and the output."""
+    with dropout (a^T from w^T and the mask). Saves the reference's q, k, v, mask and keep; keeps the copies q, k,
+    v^T, and w, w^T and the output."""
 
     def forward(self, q, k, v, mask, words, *, dropout_p):
         xp = backend.xp_of(q)
         self.set_parts(q, k, v)
+        inputs = q, k, v, mask
         q, k, v, k_t, v_t = _contiguous_parts(xp, *_unpacked(q, k, v))
         self.scale, self.dropout_p = 1.0 / math.sqrt(q.shape[-1]), dropout_p
         scale = q.dtype.type(self.scale)
@@ -83,12 +86,14 @@ class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
             self.dropout_scale = q.dtype.type(1.0 / (1.0 - dropout_p))
             a, keep = dropout_kernel(w, words, keep_threshold(dropout_p, xp), self.dropout_scale)
         out = a @ v
-        self.save_for_backward(q, k, v_t, w, w_t, keep, out)
+        self.save_for_backward(*inputs, keep)
+        self.kept = q, k, v_t, w, w_t, out
         return out
 
     def backward(self, g):
         xp = backend.xp_of(g)
-        q, k, v_t, w, w_t, keep, out = self.saved_tensors
+        keep = self.saved_tensors[4]
+        q, k, v_t, w, w_t, out = self.kept
         need_q, need_k, need_v = self.needs_qkv_grad()
         dw_dot_w = _row_dot(g, out)[..., None] if need_q or need_k else None
         g = xp.ascontiguousarray(g)                                          # one copy for its products, if any

@@ -80,8 +80,8 @@ def _ce_grad(xp, g, n_valid, x, row_max, S, columns, target, ignore_index, q_on,
 @kernel(CrossEntropy, "cuda")
 class CrossEntropyCuda(CrossEntropy):
     """Forward: max, then S with sum_c q_c z_c, then the loss's sum (with the count of valid rows for the mean), then
-    the mean's division: one kernel each; backward: one kernel. Saves x, the row max, S, the column ids, the target
-    (and the count)."""
+    the mean's division: one kernel each; backward: one kernel. Saves x and the target, as the reference, and keeps
+    the row max, S, the column ids (and the count)."""
 
     def forward(self, x, target, *, ignore_index, label_smoothing, reduction):
         xp, n_classes, kind = backend.xp_of(x), x.shape[1], x.dtype.type
@@ -90,6 +90,7 @@ class CrossEntropyCuda(CrossEntropy):
         columns = _columns(xp, n_classes)                                 # the class id of each column: q without
         self.q_on, self.q_off = kind(1.0 - e + e / n_classes), kind(e / n_classes)           # a one-hot array
         j = np.result_type(x.dtype, np.complex64).type(1j)               # complex sums at x's precision
+        self.save_for_backward(x, target)
         target = target[:, None]
         row_max = max_of_rows(x)[:, None]
         sums = _exp_and_target_sums(x, row_max, columns, target, self.q_on, self.q_off, j)[:, None]
@@ -104,11 +105,12 @@ class CrossEntropyCuda(CrossEntropy):
             sums = _loss_and_valid_sums(*loss_args, j)
             n_valid = sums.imag                                          # on the device, as on the CPU
             out = _per_valid(sums.real, n_valid)
-        self.save_for_backward(x, row_max, S, columns, target, n_valid)
+        self.kept = row_max, S, columns, n_valid
         return out
 
     def backward(self, g):
-        x, row_max, S, columns, target, n_valid = self.saved_tensors
+        x, target = self.saved_tensors
+        (row_max, S, columns, n_valid), target = self.kept, target[:, None]
         if self.reduction == "none":
             g = g[:, None]
         n_valid = x.dtype.type(1) if n_valid is None else n_valid

@@ -17,23 +17,24 @@ from ..fused.layer_norm import LayerNorm
 
 @kernel(LayerNorm, "cuda")
 class LayerNormCuda(LayerNorm):
-    """Two kernels forward, four backward (two with need_x alone; dw and db are two sums of their own); saves x
-    (M, n), its row moments (M, 1) and w."""
+    """Two kernels forward, four backward (two with need_x alone; dw and db are two sums of their own); saves x and
+    w, as the reference, and keeps x's row moments (M, 1)."""
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
-        n = math.prod(x.shape[x.ndim - normalized_ndim:])
+        self.n = n = math.prod(x.shape[x.ndim - normalized_ndim:])
         self.x_shape, self.w_shape = x.shape, x.shape[x.ndim - normalized_ndim:]
+        self.save_for_backward(x, weight)
         x = x.reshape(-1, n)
         one = x.dtype.type(1)
         self.inv_n, self.eps, self.j = x.dtype.type(1.0 / n), x.dtype.type(eps), _imaginary_unit(x.dtype)
-        moments = _row_moments(x, x[:, :1], self.inv_n, self.j)[:, None]
-        self.save_for_backward(x, moments, weight)
+        self.kept = moments = _row_moments(x, x[:, :1], self.inv_n, self.j)[:, None]
         w = one if weight is None else weight.reshape(n)
         b = 0 * one if bias is None else bias.reshape(n)
         return _normalize(x, x[:, :1], moments, self.eps, w, b).reshape(self.x_shape)
 
     def backward(self, g):
-        x, moments, weight = self.saved_tensors
+        x, weight = self.saved_tensors
+        x, moments = x.reshape(-1, self.n), self.kept
         eps, inv_n, j, shift = self.eps, self.inv_n, self.j, x[:, :1]
         need_x, need_w, need_b = self.needs_input_grad
         g = g.reshape(x.shape)

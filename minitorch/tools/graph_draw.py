@@ -10,7 +10,7 @@ import os
 import shutil
 
 from .. import backend
-from ..core import FREED, Function, unbroadcast
+from ..core import FREED, Constant, Function, unbroadcast
 from ..tensor import Tensor
 from .graph_memory import op_saved_bytes
 
@@ -97,13 +97,13 @@ def _layout_graph(root, order, names, edge_norms):
     """(nodes, edges): nodes as (id, label, kind) with kind "op", "root", "leaf" or "constant"; edges as (from id,
     to id, label or None), from an input to the op that uses it."""
     constants = {id(p): p for node in order if isinstance(node, Function)
-                 for p, needs_grad in zip(node.parents, node.needs_input_grad) if isinstance(p, Tensor)
+                 for p, needs_grad in zip(node.parents, node.needs_input_grad) if isinstance(p, Constant)
                  and not needs_grad}
     everything = order + list(constants.values())
     ids = {id(node): f"n{i}" for i, node in enumerate(everything)}
     nodes = []
     for node in everything:
-        what = f"{tuple(node.data.shape)} {node.data.dtype}"
+        what = f"{tuple(node.out_shape)} {node.out_dtype}"
         if not isinstance(node, Function):  # a leaf: a parameter or an input that requires grad, or a constant
             name = names.get(id(node)) or ("leaf" if node.requires_grad else "constant")
             nodes.append((ids[id(node)], name + "\n" + what, "leaf" if node.requires_grad else "constant"))
@@ -116,7 +116,7 @@ def _layout_graph(root, order, names, edge_norms):
         if not isinstance(node, Function):
             continue
         for k, parent in enumerate(node.parents):
-            if isinstance(parent, (Tensor, Function)) and id(parent) in ids:
+            if isinstance(parent, (Tensor, Function, Constant)) and id(parent) in ids:
                 norm = edge_norms.get((id(node), k))
                 edges.append((ids[id(parent)], ids[id(node)], None if norm is None else f"|g| {norm:.3g}"))
     return nodes, edges
@@ -155,7 +155,7 @@ def _edge_gradient_norms(root, order, grad_output):
                                                           else (input_grads,), node.needs_input_grad)):
             if pg is None or not needs_grad:
                 continue
-            pg = unbroadcast(pg, parent.data.shape)
+            pg = unbroadcast(pg, parent.out_shape)
             norms[(id(node), k)] = float(backend.to_numpy(backend.xp_of(pg).linalg.norm(pg.reshape(-1))))
             grads[id(parent)] = pg if id(parent) not in grads else grads[id(parent)] + pg
     return norms

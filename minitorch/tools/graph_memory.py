@@ -1,10 +1,11 @@
 """How many bytes a graph keeps alive for its backward pass: the arrays its Functions saved.
 
 Each Function instance (a tensor's `_op`, its node in the graph) declares what its backward reads with
-`save_for_backward`, kept as `op.saved`, and may keep intermediates for speed in `op.kept`. `saved_bytes` walks the
-graph from an output and sums the sizes of those arrays, counting each underlying buffer once: a view (a transpose, a
-reshape, a slice) keeps its whole base buffer alive, so it counts as that base. An input counts only where an op
-saved it.
+`save_for_backward`, kept as `op.saved`, and may keep intermediates for speed in `op.kept`; a node holds no other
+array (not its output, not an input that needs no gradient: core/function.py), so this is what the graph holds
+(tests/engine/test_graph_memory.py checks it against tracemalloc). `saved_bytes` walks the graph from an output and
+sums the sizes of those arrays, counting each underlying buffer once: a view (a transpose, a reshape, a slice) keeps
+its whole base buffer alive, so it counts as that base. An input counts only where an op saved it.
 """
 from .. import backend
 from ..core import Function

@@ -88,7 +88,7 @@ def checkpoint(function, *args, use_reentrant=True, preserve_rng_state=True, **k
         return Checkpoint.apply(*args, fn=function, kwargs=kwargs, preserve_rng_state=preserve_rng_state)
     if not is_grad_enabled():   # no backward to save for
         return function(*args, **kwargs)
-    arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+    arrays = [backend.array_of(a) for a in args]
     rng_state = _rng_state(arrays) if preserve_rng_state else None
     inputs = [_tensor_of(a.data, a.requires_grad) if isinstance(a, Tensor) else a for a in args]
     out = function(*inputs, **kwargs)   # recorded once (one block's activations at a time) to find what it uses

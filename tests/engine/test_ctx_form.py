@@ -177,8 +177,8 @@ def test_a_wrong_gradient_count_and_a_gradient_for_a_number_raise_pytorchs_error
             return g, g
 
     a = f64([1.0])
-    with pytest.raises(RuntimeError, match=r"function TooFewBackward returned an incorrect number of gradients "
-                                           r"\(expected 2, got 1\)"):
+    with pytest.raises(RuntimeError, match=r"function TooFewBackward.backward returned an incorrect number of "
+                                           r"gradients \(expected 2, got 1\)"):
         TooFew.apply(a, a).sum().backward()
     with pytest.raises(RuntimeError, match=r"returned a gradient different than None at position 2, but the "
                                            r"corresponding forward input was not a Variable"):

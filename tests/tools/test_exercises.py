@@ -275,11 +275,10 @@ class LSTMCellFunction(Solution):
         c = f * c_prev + i * g
         tanh_c = np.tanh(c)
         self.save_for_backward(i, f, g, o, c_prev, tanh_c)
-        return np.concatenate([o * tanh_c, c], axis=-1)
+        return o * tanh_c, c
 
-    def backward(self, grad):
+    def backward(self, gh, gc):
         i, f, g, o, c_prev, tanh_c = self.saved_tensors
-        gh, gc = np.split(grad, 2, axis=-1)
         dc = gh * o * (1 - tanh_c ** 2) + (0 if self.mistake == "gc dropped" else gc)
         d_gates = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g ** 2),
                                   gh * tanh_c * o * (1 - o)], axis=-1)

@@ -429,7 +429,7 @@ OP_EXERCISES = [
                  "activation's derivative (sigmoid: s (1 - s); tanh: 1 - t^2).",
                  "Save i, f, g, o, c_prev and tanh(c). dc = gc + gh o (1 - tanh(c)^2); di = dc g, df = dc c_prev, "
                  "dg = dc i, do = gh tanh(c), each times its activation's derivative; dc_prev = dc f."),
-             _lstm_case, lambda cls, t, o: cls.apply(t[0], t[1]),
+             _lstm_case, lambda cls, t, o: cat(list(cls.apply(t[0], t[1])), dim=-1),
              lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1), inputs=("gates", "c_prev")),
 ]
 

@@ -18,8 +18,9 @@ def _checked(op, phase, args, options):
     grads = op.backward(*args)
     for i, (grad, parent, needs_grad) in enumerate(zip(grads if isinstance(grads, tuple) else (grads,), op.parents,
                                                        op.needs_input_grad)):
-        if grad is not None and needs_grad and tuple(grad.shape) != tuple(parent.data.shape):
-            _refuse(op, i, tuple(grad.shape), tuple(parent.data.shape))
+        if grad is not None and needs_grad and parent.out_shape is not None and tuple(grad.shape) != tuple(
+                parent.out_shape):   # (None: an op's several outputs' gradients, gathered)
+            _refuse(op, i, tuple(grad.shape), tuple(parent.out_shape))
     return grads
 
 

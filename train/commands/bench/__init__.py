@@ -2,11 +2,12 @@
 
 Train mode times full training steps (forward, loss, backward, clipping, Adam, schedule: what `fit` does each step)
 on a synthetic batch of the preset's shape, after warm-up steps, and prints the median and minimum step time, target
-tokens per second, peak memory, bytes saved for backward, and the fraction of this machine's float32 matrix-product
-peak that the step reaches (the peak measured here, by timing one large matmul). `--profile` then runs more steps
-with every op timed and splits a step into matmul, fused ops, elementwise/shape ops, clipping, the optimizer and
-Python overhead (everything else: autograd bookkeeping, modules, graph walk), so that the next optimisation is chosen
-by measurement.
+tokens per second, peak memory, bytes saved for backward, on the CPU what the graph holds after forward and loss and
+the step's peak memory above the memory before it (tracemalloc, on one more untimed step), and the fraction of this
+machine's float32 matrix-product peak that the step reaches (the peak measured here, by timing one large matmul).
+`--profile` then runs more steps with every op timed and splits a step into matmul, fused ops, elementwise/shape
+ops, clipping, the optimizer and Python overhead (everything else: autograd bookkeeping, modules, graph walk), so that
+the next optimisation is chosen by measurement.
 
 `--distributed`, under `mpirun -n N`, measures data-parallel scaling: rank 0 first times the one-process step on the
 whole batch alone (the other ranks wait, idle), then all N ranks time the data-parallel step of `fit --distributed`,

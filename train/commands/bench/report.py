@@ -39,6 +39,9 @@ def print_result(r):
                 ("achieved GFLOP/s", f"{r['achieved_gflops']:,.1f}"),
                 ("float32 matmul peak", f"{r['matmul_peak_gflops']:,.1f} GFLOP/s"),
                 ("fraction of the peak", f"{r['peak_fraction']:.3g}")]
+        if r.get("traced_step_peak_bytes") is not None:   # the CPU's, traced (tracemalloc) on one more step
+            rows.insert(8, ("graph after forward+loss", _mb(r["traced_graph_bytes"])))
+            rows.insert(9, ("step peak above before it", _mb(r["traced_step_peak_bytes"])))
         if r["device"] == "cuda":
             rows.insert(7, ("GPU memory pool peak", _mb(r["device_pool_peak_bytes"])))
             rows.insert(2, ("host time to issue it", f"{r['host_issue_s_median'] * 1e3:,.0f} ms "

@@ -1,6 +1,8 @@
 """Train mode: full training steps (fit's step) timed on one batch, alone or data-parallel, and profiled by op kind."""
+import gc
 import statistics
 import time
+import tracemalloc
 from collections import defaultdict
 
 import numpy as np
@@ -62,6 +64,20 @@ class BenchStep:
         if not result.applied:
             raise TrainError(f"the loss became {result.loss} during the benchmark")
         return result.loss, marks
+
+
+def traced_step(step):
+    """One more step, untimed, under tracemalloc (NumPy reports its allocations to it) -> (the bytes allocated since
+    the step began that are alive after forward and loss: the graph and what it saved; the step's peak above the
+    memory before it: graph, saved arrays, gradients and the optimizer's temporaries at their largest)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        after_forward = []
+        step(on_mark=lambda: after_forward.append(tracemalloc.get_traced_memory()[0]))
+        return after_forward[0], tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 class TimedSync:
@@ -134,6 +150,7 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         losses.append(loss)
     _, device_peak = backend.device_memory(device)
     step_peak = memory.peak_since_reset() if peak_reset else None
+    graph_bytes, traced_peak = traced_step(step) if device == "cpu" else (None, None)
     process_peak = memory.peak_rss()
     say(f"measuring the float32 matmul peak ({PEAK_N}x{PEAK_N} @ {PEAK_N}x{PEAK_N}, best of {PEAK_REPS})")
     peak = matmul_peak_gflops(device, PEAK_N, PEAK_REPS)
@@ -154,6 +171,7 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         "step_peak_rss_bytes": step_peak, "step_rss_increase_bytes": step_peak - rss_before if step_peak else None,
         "device_pool_peak_bytes": device_peak if device == "cuda" else None,
         "saved_for_backward_bytes": step.saved,
+        "traced_graph_bytes": graph_bytes, "traced_step_peak_bytes": traced_peak,
         "step_matmul_gflop": flops / 1e9, "matmul_peak_gflops": peak, "achieved_gflops": flops / median / 1e9,
         "peak_fraction": flops / median / 1e9 / peak, "blas_threads": blas_threads(),
         # on a GPU the step waits at its one read for what the host issued before: an issue time near the step time
