@@ -17,6 +17,12 @@ class UsageError(TrainError):
 def error_message(command, e):
     """(one-line message, exit status) for an exception a user should see without a traceback; (None, 1) for one
     that is a bug."""
+    message, status = _message(e)
+    # a name read from a file (a key, a folder) may hold a line break: the message stays one line
+    return (None if message is None else message.replace("\r", "\\r").replace("\n", "\\n")), status
+
+
+def _message(e):
     if isinstance(e, TrainError):
         return str(e), e.exit_status
     if isinstance(e, KeyboardInterrupt):
