@@ -56,6 +56,7 @@ class Trainer:
         if self.main and self.stop_file.is_file():   # left by a run that ended before it saw it
             self.stop_file.unlink()
             print(f"removed {self.stop_file}, left from before")
+        # perf_counter is a monotonic clock; a fake one that stands still or goes back counts as no time (elapsed)
         self.started, self.val_seconds = time.perf_counter(), 0.0   # this command's wall time, and validation's
         with StopRequest(quiet=not self.main) as stop:
             self.stop_request = stop
@@ -84,7 +85,7 @@ class Trainer:
                     print(f"reached --max-steps {s.max_steps}; continue with --resume and a larger --max-steps")
                     break
         validation.print_examples(self.examples, self.run_dir, self.s.src)
-        wall = time.perf_counter() - self.started
+        wall = progress.elapsed(self.started, time.perf_counter())
         print(f"done: best validation BLEU {p.best_bleu:.2f}; checkpoints in {self.run_dir}; validation took "
               f"{self.val_seconds:.0f} s of {wall:.0f} s ({100 * self.val_seconds / max(wall, 1e-9):.0f}%)")
         return 0
@@ -135,7 +136,7 @@ class Trainer:
         w["loss"] += result.loss
         w["steps"] += 1
         w["tokens"] += n_tokens
-        w["time"] += (seconds := time.perf_counter() - start)
+        w["time"] += (seconds := progress.elapsed(start, time.perf_counter()))
         self.blas_check.after_step(seconds, n_tokens)
         w["lr"] = lr
         if w["steps"] == self.s.log_every:
@@ -157,11 +158,11 @@ class Trainer:
         """A train record of the steps since the last one (every log_every steps, and at the end of an epoch)."""
         p = self.progress
         w = p.window
+        speed = progress.per_second(w["tokens"], w["time"])   # None (null) when the clock stood still
         self.log({"kind": "train", "step": p.step, "epoch": p.epoch + 1, "loss": w["loss"] / w["steps"],
-                  "lr": w["lr"], "tokens_per_s": w["tokens"] / w["time"], "s_per_step": w["time"] / w["steps"]})
+                  "lr": w["lr"], "tokens_per_s": speed, "s_per_step": w["time"] / w["steps"]})
         p.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": w["loss"] / w["steps"],
-                    "last_steps": w["steps"], "speed": w["tokens"] / w["time"], "step_time": w["time"] / w["steps"],
-                    "lr": w["lr"]}
+                    "last_steps": w["steps"], "speed": speed, "step_time": w["time"] / w["steps"], "lr": w["lr"]}
 
     def postfix(self, n_batches):
         """The progress bar's text (progress.training_postfix) with the steps left in the whole run."""
@@ -180,12 +181,12 @@ class Trainer:
         if validated is None:
             return None
         val, self.examples = validated
-        seconds = time.perf_counter() - start
+        seconds = progress.elapsed(start, time.perf_counter())
         self.val_seconds += seconds
         record = {"kind": "epoch", "epoch": p.epoch + 1, "step": p.step, "partial": partial,
                   "train_loss": p.epoch_loss / max(p.epoch_tokens, 1), "skipped_batches": p.epoch_skipped, **val,
-                  "val_seconds": seconds,
-                  "wall_seconds": time.perf_counter() - self.started}   # since this command started (resume: anew)
+                  "val_seconds": seconds,   # wall_seconds: since this command started (resume: anew)
+                  "wall_seconds": progress.elapsed(self.started, time.perf_counter())}
         self.log(record)
         number = p.epoch + 1
         if val["val_bleu"] > p.best_bleu:
