@@ -77,6 +77,8 @@ def removed(path):
     (replaced(("settings", "decoding", "beam"), 0), "settings.decoding.beam holds 0; expected an integer >= 1"),
     (replaced(("settings", "decoding"), "best"), 'settings.decoding holds "best"; expected an object with some of '
                                                  'checkpoint, beam, length_penalty'),
+    (replaced(("settings", "decoding", "\x85"), 1), 'settings.decoding has the key "\\x85"; expected some of '
+                                                   'checkpoint, beam, length_penalty'),   # a line break, escaped
     (replaced(("model_config", "d_ff"), "32"), "model_config: ModelConfig.d_ff must be an integer >= 1, got '32'"),
     (replaced(("blas_threads",), 4), "blas_threads holds 4; expected an object (or no such key: fit measures "
                                      "again)"),

@@ -49,7 +49,7 @@ def evaluate(args, device, world):
         sources, references = corpus.read_aligned(args.src_file, args.ref_file)
         name = Path(args.src_file).name
     else:
-        data_dir = Path(s.data_dir)
+        data_dir = corpus.recorded_folder(s, args.run_dir, "--src-file and --ref-file")
         if not data_dir.is_dir():
             raise TrainError(f"the run's corpus folder {data_dir} is gone; use --src-file and --ref-file")
         present = corpus.available_splits(data_dir, s.src, s.tgt)

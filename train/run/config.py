@@ -100,12 +100,12 @@ def read_config(run_dir):
         checked = Settings.from_dict(settings, f"{path}: settings.")
     except ValueError as e:
         raise UsageError(str(e)) from None
-    try:
-        registry.model_classes(checked.model)[0].from_dict(config["model_config"])
+    try:   # keys older versions did not write get the values those runs had (the configuration's defaults)
+        model_config = registry.model_classes(checked.model)[0].from_dict(config["model_config"]).to_dict()
     except ValueError as e:
         raise UsageError(f"{path}: model_config: {e}") from None
     blas_threads = config.get("blas_threads")
     if blas_threads is not None and not isinstance(blas_threads, dict):
         raise UsageError(f"{path}: blas_threads holds {shown(blas_threads)}; expected an object (or no such key: "
                          f"fit measures again)")
-    return RunConfig(checked, config["model_config"], blas_threads)
+    return RunConfig(checked, model_config, blas_threads)
