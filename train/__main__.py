@@ -9,6 +9,7 @@ import difflib
 import os
 import sys
 
+from .cli import memory
 from .cli.prog import PROG
 
 # The pipeline's packages come with the nmt extra; without them `python -m train` says how to get them, in one line.
@@ -20,6 +21,10 @@ except ModuleNotFoundError as e:
         raise
     sys.exit(f"{PROG}: error: {e.name} is not installed; the translation pipeline needs the nmt extra: "
              f"pip install '.[nmt]' (in the repository's folder)")
+except Exception as e:   # under `ulimit -v` loading a library can fail anywhere, and say so in odd ways
+    if not memory.starting_out_of_memory(e):
+        raise
+    sys.exit(f"{PROG}: error: {memory.out_of_memory('start-up (loading the libraries)', '', type(e).__name__)}")
 from .cli.errors import TrainError, error_message   # noqa: E402 (after the check above)
 
 COMMANDS = {

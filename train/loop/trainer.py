@@ -14,12 +14,16 @@ import minitorch as mt
 
 from ..cli import parallel, progress
 from ..cli.errors import TrainError
+from ..cli.memory import during
 from ..cli.prog import PROG
 from ..data.batching import token_batches, training_batch
 from ..run import checkpoint
 from . import training_state, validation
 from .stopping import STOP_FILE, StopRequest, diverged_message
 
+# each checkpoint is written whole (a temporary file, then a rename): what was saved before is still there
+RESUMABLE = ("the checkpoints written before are whole: --resume continues from last.npz where the run has one, "
+             "and without one the same command starts afresh")
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 
 
@@ -65,7 +69,8 @@ class Trainer:
                 bar = progress.bar(len(batches), p.batch_pos, f"epoch {p.epoch + 1}/{s.epochs}", "step",
                                    enabled=self.main)
                 while p.batch_pos < len(batches) and not self.out_of_steps():
-                    updated = self.train_step(batches[p.batch_pos])
+                    with during(f"training step {p.step + 1}", "a smaller --batch-tokens needs less"):
+                        updated = self.train_step(batches[p.batch_pos])
                     bar.update(1)
                     bar.set_postfix_str(self.postfix(len(batches)), refresh=False)
                     if self.stopping(stop):
@@ -75,7 +80,8 @@ class Trainer:
                         bar.close()
                         raise TrainError(diverged_message(self.bad_steps, p.step, self.run_dir))
                     if updated and s.save_every and p.step % s.save_every == 0:
-                        training_state.save_last(self)
+                        with during("checkpointing", RESUMABLE):
+                            training_state.save_last(self)
                 bar.close()
                 partial = p.batch_pos < len(batches)
                 record = self.end_of_epoch(partial, stop)
@@ -177,7 +183,8 @@ class Trainer:
         if p.window["steps"]:
             self.log_window()
         start = time.perf_counter()
-        validated = validation.validate(self, stop)
+        with during("validation"):
+            validated = validation.validate(self, stop)
         if validated is None:
             return None
         val, self.examples = validated
@@ -189,11 +196,19 @@ class Trainer:
                   "wall_seconds": progress.elapsed(self.started, time.perf_counter())}
         self.log(record)
         number = p.epoch + 1
-        if val["val_bleu"] > p.best_bleu:
-            p.best_bleu = val["val_bleu"]
+        with during("checkpointing", RESUMABLE):
+            self.save_checkpoints(val["val_bleu"], partial)
+        print(validation.epoch_line(record, number, partial), flush=True)
+        return record
+
+    def save_checkpoints(self, val_bleu, partial):
+        """best (if val_bleu is the best yet), this epoch's snapshot, avg and last, each written whole."""
+        p, number = self.progress, self.progress.epoch + 1
+        if val_bleu > p.best_bleu:
+            p.best_bleu = val_bleu
             if self.main:
                 checkpoint.save_model(checkpoint.checkpoint_path(self.run_dir, "best"), self.model, epoch=number,
-                                      step=p.step, val_bleu=val["val_bleu"])
+                                      step=p.step, val_bleu=val_bleu)
         if self.main:
             checkpoint.save_model(self.run_dir / f"epoch-{number}.npz", self.model, epoch=number, step=p.step)
             kept = checkpoint.keep_last_snapshots(self.run_dir, self.s.avg_last)
@@ -203,11 +218,10 @@ class Trainer:
             p.epoch += 1
             p.batch_pos, p.epoch_loss, p.epoch_tokens, p.epoch_skipped = 0, 0.0, 0, 0
         training_state.save_last(self)
-        print(validation.epoch_line(record, number, partial), flush=True)
-        return record
 
     def stop_here(self, stop):
-        training_state.save_last(self)
+        with during("checkpointing", RESUMABLE):
+            training_state.save_last(self)
         asked = ""
         if self.main and self.stop_file.is_file():
             self.stop_file.unlink()   # so that the resumed run does not stop at once
