@@ -161,10 +161,12 @@ def test_softmax_of_a_0d_tensor_is_one_with_gradient_zero(device):
 
 
 def test_a_maximum_of_no_element_is_pytorchs_error():
-    with pytest.raises(IndexError, match=r"max\(\): dim 1 of the tensor of shape \(2, 0\) is empty"):
+    with pytest.raises(IndexError) as e:
         mt.zeros(2, 0).amax(dim=1)
-    with pytest.raises(RuntimeError, match=r"max\(\): the tensor of shape \(0,\) is empty; give the dim"):
+    assert str(e.value) == "max(): dim 1 of the tensor of shape (2, 0) is empty (size 0); a maximum needs an element"
+    with pytest.raises(RuntimeError) as e:
         mt.zeros(0).max()
+    assert str(e.value) == "max(): the tensor of shape (0,) is empty; give the dim to reduce"
     assert mt.zeros(2, 0).amax(dim=0).shape == (0,)   # reducing a dim of size 2 is fine
     assert np.isnan(mt.zeros(0).mean().item())
 
@@ -208,6 +210,11 @@ def test_an_int_beyond_int64_overflows_unless_a_float_is_asked():
             with pytest.raises(ValueError, match=r"the integer -?\d+ does not fit in int64") as e:
                 mt.tensor(data, dtype=dtype)
             assert isinstance(e.value, RuntimeError)   # PyTorch 1's kind too
+    with pytest.raises(ValueError) as e:
+        mt.tensor(2 ** 70)
+    assert str(e.value) == ("tensor: the integer 1180591620717411303424 does not fit in int64 (-9223372036854775808 to "
+                            "9223372036854775807): Overflow when unpacking long long; give dtype=mt.float32 "
+                            "(or float64) to convert it")
     assert mt.tensor(2 ** 70, dtype=mt.float32).item() == np.float32(2.0 ** 70)
     assert mt.tensor([2 ** 70, 1], dtype=mt.float64).tolist() == [2.0 ** 70, 1.0]
     assert mt.tensor([1.5, 2 ** 70]).dtype == np.float32          # a float in the data makes it float

@@ -100,6 +100,16 @@ def test_keys_no_version_wrote_are_left_out_and_older_keys_migrated(trained, cap
     assert status == 0, err
 
 
+@pytest.mark.parametrize("name, message", [
+    ("evaluate", "settings.data_dir is missing, so the run's corpus folder is not known; give --src-file and "
+                 "--ref-file"),
+    ("plot", "settings.data_dir is missing, so the run's corpus folder is not known; give --sentence")])
+def test_a_run_that_records_no_corpus_folder_says_what_to_give_instead(trained, name, message, capsys):
+    status, out, err = run_edited(trained, name, removed(("settings", "data_dir")), capsys)
+    assert status == 1
+    assert one_line_error(err).endswith(f"config.json: {message}")
+
+
 # ----- random edits: any JSON value anywhere, keys removed and added, values nested -----
 
 JSON_VALUES = st.recursive(
