@@ -35,14 +35,11 @@ def _one_dim(dim, ndim, op):
 
 
 def _along(op, x, dim):
-    """op (Softmax or LogSoftmax) of x along dim. As PyTorch's: a 0-d x is one row of one element (softmax 1,
-    log-softmax 0, each with gradient 0), and an empty x gives an empty output (no row to normalise, where a row's
-    max, here and in the GPU kernels, needs an element)."""
+    """op (Softmax or LogSoftmax) of x along dim; as PyTorch's, a 0-d x is one row of one element (gradient 0) and an
+    empty x gives an empty output (a row's max, here and in the GPU kernels, needs an element)."""
     if x.ndim == 0:
         return op.apply(x.reshape(1), dim=0).reshape(())
-    if 0 in x.shape:
-        return x * 0.0
-    return op.apply(x, dim=dim)
+    return x * 0.0 if x.data.size == 0 else op.apply(x, dim=dim)
 
 
 class Softmax(Function):
