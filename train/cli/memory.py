@@ -130,7 +130,7 @@ def _blas_product():
 def starting_out_of_memory(e):
     """Whether an exception while loading the libraries (NumPy's, SentencePiece's) is for want of memory: one that
     says so, or any under an address-space limit (where a refused allocation surfaces as odd errors)."""
-    return is_memory_error(e) or any(w in str(e) for w in MEMORY_WORDS) or bool(limit_text())
+    return is_memory_error(e) or bool(limit_text())
 
 
 def blas_ready():
