@@ -3,6 +3,7 @@
 This is the only file that imports cupy. Every other file asks here for the array module (`xp`) of a device or of an
 array, so the same op code runs on both.
 """
+import collections
 import importlib
 
 import numpy as np
@@ -21,9 +22,9 @@ def _cuda_problem():
     global _cuda_checked
     if _cuda_checked is None:
         if _cp is None:
-            _cuda_checked = ("CuPy is not installed; install the wheel for your CUDA version (nvidia-smi shows it): "
-                             "`pip install -e '.[gpu]'` (cupy-cuda12x, CUDA 12) or `pip install cupy-cuda13x` "
-                             "(CUDA 13); see the README's GPU section")
+            _cuda_checked = ("CuPy is not installed; install it with its CUDA libraries for the CUDA version that "
+                             "nvidia-smi shows: `pip install -e '.[gpu-cuda12]'` (CUDA 12) or "
+                             "`pip install -e '.[gpu-cuda13]'` (CUDA 13); see the README's GPU section")
         else:
             try:
                 n = _cp.cuda.runtime.getDeviceCount()
@@ -39,17 +40,36 @@ def cuda_available():
 
 
 def check_device(device):
-    """Normalise a device name ('cpu', 'cuda', 'cuda:0') and raise a clear error when it cannot be used."""
-    device = str(device)
-    if device.startswith("cuda"):
-        device = "cuda"
-    if device not in DEVICES:
-        raise ValueError(f"unknown device {device!r}; expected one of {DEVICES}")
+    """Normalise a device name ('cpu', 'cuda', 'cuda:N' for the current GPU N) and raise a clear error when it cannot
+    be used. The engine runs on one GPU, the current one: 'cuda:N' for another is refused, not silently replaced."""
+    given = str(device)
+    device, _, index = given.partition(":")
+    if device not in DEVICES or (index and (device != "cuda" or not index.isdigit())):
+        raise ValueError(f"unknown device {given!r}; expected one of {DEVICES} or 'cuda:N'")
     if device == "cuda":
         problem = _cuda_problem()
         if problem:
             raise RuntimeError(f"device='cuda' is not available: {problem}")
+        current = _cp.cuda.Device().id if index else None
+        if index and int(index) != current:
+            raise ValueError(f"device {given!r}: minitorch runs on one GPU, this process's current one "
+                             f"(cuda:{current}); to use GPU {index}, start the process with "
+                             f"CUDA_VISIBLE_DEVICES={index} and pass 'cuda'")
     return device
+
+
+default_device = "cpu"   # where factories put a tensor that names no device (set_default_device)
+
+
+def set_default_device(device):
+    """Make factories (zeros, randn, tensor, ...) and new layers' weights go to device unless they name one."""
+    global default_device
+    default_device = check_device(device if device is not None else "cpu")
+
+
+def get_default_device():
+    """The device that factories use when they name none ("cpu" unless set_default_device changed it)."""
+    return default_device
 
 
 def xp_of_device(device):
@@ -189,20 +209,37 @@ def fuse(body):
         if _cp is None or not any(isinstance(a, _cp.ndarray) for a in args):
             return body(np, *args)
         if "cuda" not in kernels:
-            def kernel(*a):
-                return body(_cp, *a)
-            kernel.__name__ = kernel.__qualname__ = body.__name__
-            kernels["cuda"] = _cp.fuse(kernel)
+            kernels["cuda"] = _cp.fuse(cuda_body(body, _cp))
         return kernels["cuda"](*args)
 
     call.body = body
-    call.__name__, call.__doc__ = body.__name__, body.__doc__
+    call.__name__, call.__qualname__, call.__module__, call.__doc__ = (
+        body.__name__, body.__qualname__, body.__module__, body.__doc__)
+    FUSED[f"{body.__module__}.{body.__qualname__}"] = call
     return call
+
+
+# Every fuse kernel by "module.qualname": scripts/cuda_sources.py builds each one as CuPy compiles it.
+FUSED = {}
+
+
+def cuda_body(body, cp):
+    """body(xp, *args) as the function of args that cupy.fuse traces, named as body (the kernel's name in CUDA)."""
+    def kernel(*a):
+        return body(cp, *a)
+    kernel.__name__, kernel.__qualname__, kernel.__module__ = body.__name__, body.__qualname__, body.__module__
+    return kernel
 
 
 # Random numbers: one generator per device, reseeded together by manual_seed.
 _generators = {}
 _seed = None
+_handed_out = collections.Counter()   # rng(device) calls: every draw asks for the generator anew
+
+
+def rng_uses(device):
+    """How often rng(device) has handed out the generator: unchanged means nothing was drawn in between."""
+    return _handed_out[device]
 
 
 def manual_seed(seed):
@@ -210,10 +247,12 @@ def manual_seed(seed):
     global _seed
     _seed = int(seed)
     _generators.clear()
+    _handed_out.update(DEVICES)   # new generators: a copy of an old one's state is stale
 
 
 def rng(device="cpu"):
     """The random Generator of a device (numpy.random.Generator or cupy.random.Generator)."""
+    _handed_out[device] += 1
     if device not in _generators:
         _generators[device] = xp_of_device(device).random.default_rng(_seed)
     return _generators[device]

@@ -16,6 +16,8 @@ class IntegerOverflow(ValueError, RuntimeError):
 def tensor(data, dtype=None, requires_grad=False, device=None):
     """A new tensor (copying data). Floats default to float32; bool and integer data keep their kind. A Python int
     beyond int64 is converted where dtype is a float or bool (or the data holds a float), else IntegerOverflow."""
+    if device is None and backend.default_device != "cpu":
+        device = backend.default_device
     if isinstance(data, (int, list, tuple)):
         data = _beyond_int64(data, resolve_dtype(dtype))
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
@@ -58,7 +60,7 @@ def _shape_args(shape):
 
 
 def _factory(fill, shape, dtype, device, requires_grad):
-    device = backend.check_device(device or "cpu")
+    device = backend.check_device(device or backend.default_device)
     t = Tensor._make(fill(backend.xp_of_device(device), _shape_args(shape), resolve_dtype(dtype) or np.float32))
     return t.requires_grad_(True) if requires_grad else t
 
@@ -77,20 +79,20 @@ def full(shape, value, dtype=None, device=None, requires_grad=False):
 
 def randn(*shape, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from the device's seeded generator (see manual_seed)."""
-    dev = backend.check_device(device or "cpu")
+    dev = backend.check_device(device or backend.default_device)
     return _factory(lambda xp, s, d: backend.rng(dev).standard_normal(s, dtype=d), shape, dtype, device,
                     requires_grad)
 
 
 def rand(*shape, dtype=None, device=None, requires_grad=False):
     """Uniform [0, 1) samples from the device's seeded generator."""
-    dev = backend.check_device(device or "cpu")
+    dev = backend.check_device(device or backend.default_device)
     return _factory(lambda xp, s, d: backend.rng(dev).random(s, dtype=d), shape, dtype, device, requires_grad)
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None):
     """Like numpy.arange; integer arguments give int64."""
-    device = backend.check_device(device or "cpu")
+    device = backend.check_device(device or backend.default_device)
     xp = backend.xp_of_device(device)
     return Tensor._make(xp.arange(start, stop, step, dtype=resolve_dtype(dtype)) if stop is not None
                         else xp.arange(start, dtype=resolve_dtype(dtype)))
@@ -159,7 +161,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     if size is None or len(args) not in (1, 2):
         raise TypeError("randint: give (high, size) or (low, high, size), size a tuple")
     low, high = (0, args[0]) if len(args) == 1 else args
-    device = backend.check_device(device or "cpu")
+    device = backend.check_device(device or backend.default_device)
     values = _generator_rng(generator, "cpu").integers(low, high, size=tuple(size))
     t = Tensor._make(backend.to_device(values.astype(resolve_dtype(dtype) or np.int64), device))
     return t.requires_grad_(True) if requires_grad else t
@@ -167,10 +169,29 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
 
 def randperm(n, generator=None, dtype=None, device=None):
     """A random permutation of 0..n-1 (int64), from generator or the host's seeded generator."""
-    device = backend.check_device(device or "cpu")
+    device = backend.check_device(device or backend.default_device)
     values = _generator_rng(generator, "cpu").permutation(n).astype(resolve_dtype(dtype) or np.int64)
     return Tensor._make(backend.to_device(values, device))
 
 
 __all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "randn", "rand", "arange", "zeros_like", "ones_like",
            "full_like", "empty", "empty_like", "rand_like", "randn_like", "linspace", "eye", "randint", "randperm"]
+
+
+def _legacy(dtype, name):
+    """PyTorch's legacy constructor torch.{name}: from data (a list, an array) or, given ints, zeros of that shape
+    (PyTorch leaves them uninitialised)."""
+    def make(*args):
+        if args and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            return zeros(*args, dtype=dtype)
+        if len(args) != 1:
+            raise TypeError(f"{name}(): give one sequence of data, or the sizes as ints, got {args!r}")
+        return tensor(args[0], dtype=dtype)
+    make.__name__ = make.__qualname__ = name
+    return make
+
+
+LongTensor = _legacy(np.int64, "LongTensor")
+FloatTensor = _legacy(np.float32, "FloatTensor")
+DoubleTensor = _legacy(np.float64, "DoubleTensor")
+BoolTensor = _legacy(np.bool_, "BoolTensor")

@@ -12,6 +12,8 @@ from . import backend
 from .fused import (cross_attention, cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention,
                     self_attention, softmax)
 from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf, Linear, random_words
+from .ops.conv import AvgPool2d as AvgPool2dOp, Conv2d as Conv2dOp, MaxPool2d as MaxPool2dOp
+from .ops.windows import window
 from .factories import zeros_like
 from .functions import stack
 from .tensor import Tensor
@@ -167,7 +169,51 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return _reduce(loss, reduction, "nll_loss")
 
 
-__all__ = ["relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
+def _images(name, x, channels=None):
+    """x as (N, C, H, W) (an unbatched (C, H, W) gains N = 1) and whether it did; refuses other shapes clearly."""
+    if not isinstance(x, Tensor) or x.ndim not in (3, 4):
+        raise ValueError(f"{name}: input must be a Tensor (N, C, H, W) or (C, H, W), got "
+                         + (f"shape {x.shape}" if isinstance(x, Tensor) else type(x).__name__))
+    if channels is not None and x.shape[-3] != channels:
+        raise ValueError(f"{name}: input has {x.shape[-3]} channels, the weight expects {channels}")
+    return (x, False) if x.ndim == 4 else (x.unsqueeze(0), True)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """A 2-D convolution (cross-correlation, as torch's): input (N, C, H, W), weight (O, C, kh, kw), bias (O,)
+    -> (N, O, Ho, Wo)."""
+    if groups != 1:
+        raise NotImplementedError(f"conv2d: groups={groups}; minitorch's convolution has groups=1 only")
+    if not isinstance(weight, Tensor) or weight.ndim != 4:
+        raise ValueError("conv2d: weight must be a Tensor (O, C, kh, kw), got "
+                         + (f"shape {weight.shape}" if isinstance(weight, Tensor) else type(weight).__name__))
+    x, unbatched = _images("conv2d", input, weight.shape[1])
+    out = Conv2dOp.apply(x, weight, bias, w=window(weight.shape[2:], stride, padding, dilation))
+    return out.squeeze(0) if unbatched else out
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1):
+    """The largest value of each kernel_size window, (N, C, H, W) -> (N, C, Ho, Wo); stride defaults to the window."""
+    x, unbatched = _images("max_pool2d", input)
+    w = window(kernel_size, kernel_size if stride is None else stride, padding, dilation)
+    if 2 * w.ph > w.kh or 2 * w.pw > w.kw:
+        raise ValueError(f"max_pool2d: padding {padding} must be at most half of kernel_size {kernel_size}")
+    out = MaxPool2dOp.apply(x, w=w)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0):
+    """The mean of each kernel_size window (padding counted as zeros), (N, C, H, W) -> (N, C, Ho, Wo)."""
+    x, unbatched = _images("avg_pool2d", input)
+    w = window(kernel_size, kernel_size if stride is None else stride, padding, 1)
+    if 2 * w.ph > w.kh or 2 * w.pw > w.kw:
+        raise ValueError(f"avg_pool2d: padding {padding} must be at most half of kernel_size {kernel_size}")
+    out = AvgPool2dOp.apply(x, w=w)
+    return out.squeeze(0) if unbatched else out
+
+
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d",
+           "relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
            "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "cross_attention",
            "lstm_cell", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "nll_loss"]

@@ -1,8 +1,12 @@
 """PyTorch's top-level functions (torch.where, torch.cat, torch.exp(x), ...): free forms of what Tensor does."""
+import functools
+
 import numpy as np
 
 from . import backend, ops
-from .tensor import Tensor, where_op
+from .core.grad_mode import is_grad_enabled
+from .promotion import category
+from .tensor import Tensor, promoted, where_op
 
 
 def where(cond, a, b):
@@ -72,8 +76,8 @@ def masked_fill(input, mask, value): return input.masked_fill(mask, value)
 def clip(input, min=None, max=None): return input.clamp(min=min, max=max)             # noqa: A002
 def add(input, other, alpha=1): return input + (other if alpha == 1 else alpha * other)
 def sub(input, other, alpha=1): return input - (other if alpha == 1 else alpha * other)
-def mul(input, other): return _as_tensor(input, other) * other
-def div(input, other): return _as_tensor(input, other) / other
+def mul(input, other): return input * other if isinstance(input, Tensor) else other.__rmul__(input)
+def div(input, other): return input / other if isinstance(input, Tensor) else other.__rtruediv__(input)
 def amax(input, dim=None, keepdim=False): return input.amax(dim=dim, keepdim=keepdim)
 def max(input, dim=None, keepdim=False): return input.max(dim=dim, keepdim=keepdim)   # noqa: A001
 def transpose(input, dim0, dim1): return input.transpose(dim0, dim1)
@@ -84,13 +88,6 @@ def permute(input, dims): return input.permute(*dims)
 def t(input): return input.t()
 def clone(input): return input.clone()
 def numel(input): return input.numel()
-
-
-def _as_tensor(input, like):
-    """input, or a number as a 0-d tensor of like's dtype and device (torch.mul(2, t) is allowed)."""
-    if isinstance(input, Tensor) or not isinstance(like, Tensor):
-        return input
-    return Tensor._make(backend.xp_of(like.data).asarray(input, dtype=like.dtype))
 
 
 def sin(input):
@@ -112,13 +109,13 @@ def maximum(input, other):
     """The larger of two tensors, elementwise with broadcasting; where they are equal each gets half the gradient
     (torch.maximum's)."""
     _both_tensors("maximum", input, other)
-    return ops.Maximum.apply(input, other)
+    return ops.Maximum.apply(*promoted(ops.Maximum, input, other)[:2])
 
 
 def minimum(input, other):
     """The smaller of two tensors, elementwise with broadcasting; ties share the gradient (torch.minimum's)."""
     _both_tensors("minimum", input, other)
-    return ops.Minimum.apply(input, other)
+    return ops.Minimum.apply(*promoted(ops.Minimum, input, other)[:2])
 
 
 def _both_tensors(name, a, b):
@@ -129,16 +126,7 @@ def _both_tensors(name, a, b):
 
 def flatten(input, start_dim=0, end_dim=-1):
     """input with dims start_dim..end_dim merged into one (torch.flatten)."""
-    n = input.ndim
-    if n == 0:
-        return input.reshape(1)
-    start, end = start_dim % n, end_dim % n
-    if start > end:
-        raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
-    merged = 1
-    for d in input.shape[start:end + 1]:
-        merged *= d
-    return input.reshape(input.shape[:start] + (merged,) + input.shape[end + 1:])
+    return input.flatten(start_dim, end_dim)
 
 
 def dot(input, other):
@@ -148,6 +136,32 @@ def dot(input, other):
     return input @ other
 
 
+def _with_out(fn):
+    """fn with PyTorch's out= argument: the result written into the tensor out, in place, and out returned."""
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        return result if out is None else _write_out(fn.__name__, out, result)
+    return call
+
+
+def _write_out(name, out, result):
+    """result's values copied into out, as PyTorch's out=: refused where a gradient would be needed (out= is not
+    recorded), where the shapes differ (PyTorch would resize out) or where the dtype cannot hold the result."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           f"but one of the arguments requires grad (as in PyTorch)")
+    if out.shape != result.shape:
+        raise RuntimeError(f"{name}(): out has shape {out.shape}, the result {result.shape}; minitorch does not "
+                           f"resize out: make it of the result's shape")
+    if category(result.dtype) > category(out.dtype):
+        raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the desired output type "
+                           f"{out.dtype}")
+    return out.copy_(result)
+
+
 ELEMENTWISE = ["sigmoid", "tanh", "relu", "exp", "log", "sqrt", "abs", "erf", "round", "neg", "square",
                "rsqrt", "sin", "cos", "pow", "maximum", "minimum", "masked_fill", "clip", "clamp", "add", "sub", "mul",
                "div", "where"]
@@ -155,3 +169,6 @@ __all__ = ["where", "matmul", "mm", "allclose", "is_tensor", "cat", "stack", "si
            "sum", "mean", "argmax", "clamp", "sqrt", "abs", "erf", "round", "neg", "square", "rsqrt",
            "masked_fill", "clip", "add", "sub", "mul", "div", "amax", "max", "transpose", "reshape", "unsqueeze",
            "squeeze", "permute", "t", "clone", "numel", "sin", "cos", "pow", "maximum", "minimum", "flatten", "dot"]
+# out= for the elementwise functions and the matrix products, as PyTorch's
+for _name in ELEMENTWISE + ["matmul", "mm"]:
+    globals()[_name] = _with_out(globals()[_name])

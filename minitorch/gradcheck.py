@@ -109,4 +109,12 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
                          allow_unused=True)
         return tuple(zeros_like(xs[i]) if g is None else g for i, g in zip(checked, grads))
 
-    return gradcheck(vjp, list(x64) + vs, eps=eps, atol=atol, rtol=rtol, seed=seed)
+    try:
+        return gradcheck(vjp, list(x64) + vs, eps=eps, atol=atol, rtol=rtol, seed=seed)
+    except GradcheckError as failure:
+        where = str(failure).replace("gradcheck failed for ", "", 1)
+        raise GradcheckError(
+            f"gradgradcheck failed at second order (the gradient of backward's result J^T v; inputs {n} and up are "
+            f"the incoming gradients v) for {where}. A backward that reads an array forward computed and saved (not "
+            f"an input, not the output: sigmoid(x) in a SiLU, say) treats it as a constant at second order, as "
+            f"PyTorch does: recompute it in backward from the saved inputs, with Tensor ops") from None

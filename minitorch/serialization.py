@@ -38,6 +38,10 @@ def _encode(obj, arrays, where):
         return obj.item()
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
+    if callable(getattr(obj, "state_dict", None)):   # torch.save(model, path) pickles the code; here no pickle
+        raise TypeError(f"save: cannot store a whole {type(obj).__name__} (that would pickle its code); save its "
+                        f"weights: save({'obj' if not where else where}.state_dict(), path), and load them into a "
+                        f"new {type(obj).__name__} with load_state_dict(load(path, weights_only=True))")
     raise TypeError(f"save: cannot store a {type(obj).__name__} at {where or 'the top'}; "
                     f"use tensors, arrays, dicts, lists, tuples, numbers, strings, None")
 
@@ -84,8 +88,14 @@ def save(obj, path):
         raise
 
 
-def load(path, device="cpu"):
-    """Read what save() wrote; tensors are placed on device. Raises ValueError naming the file if it is damaged."""
+def load(path, device="cpu", *, map_location=None, weights_only=True):
+    """Read what save() wrote; tensors are placed on device (or map_location, PyTorch's name). Raises ValueError
+    naming the file if it is damaged or not minitorch's. The file is only ever read as numbers and text: PyTorch's
+    weights_only=True is the one mode, and weights_only=False (unpickling code) is refused."""
+    if not weights_only:
+        raise ValueError(f"load({os.fspath(path)!r}, weights_only=False): minitorch never unpickles a file (that could "
+                         f"run code from it); its files hold tensors, numbers and text only: use weights_only=True")
+    device = str(map_location) if map_location is not None else device
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {path}")
@@ -95,7 +105,10 @@ def load(path, device="cpu"):
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
         raise ValueError(f"{path}: not a readable minitorch .npz file (truncated or corrupt?): {e}") from None
     if "__structure__" not in arrays:
-        raise ValueError(f"{path}: not a minitorch save file (no __structure__ entry)")
+        pickled = any(k.endswith(".pkl") or k.endswith("/data") for k in arrays)
+        raise ValueError(f"{path}: not a minitorch save file (no __structure__ entry)" + (
+            "; it looks like PyTorch's pickle format, which minitorch does not read: save the state dict with "
+            "minitorch.save, or convert each tensor with .numpy()" if pickled else ""))
     try:
         meta = json.loads(arrays.pop("__structure__").tobytes().decode())
         if meta.get("format") != _FORMAT:

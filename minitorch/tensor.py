@@ -10,6 +10,7 @@ from .core import Value, initial_grad, run_backward
 from .core.versions import write_in_place
 from .core.grad_mode import is_grad_enabled
 from .core.versions import VersionCounter
+from .promotion import result_type, true_division_type
 
 float32, float64 = np.float32, np.float64
 int64, bool_ = np.int64, np.bool_
@@ -318,9 +319,8 @@ class Tensor(Value):
 
     # ----- arithmetic -----
     def _binary(self, fn, other, reverse=False):
-        if not isinstance(other, Tensor):   # an array becomes a Tensor, a NumPy scalar a number (float32 stays so)
-            other = Tensor._make(other) if backend.is_array(other) else other.item() if isinstance(other, np.generic) \
-                else other
+        if not isinstance(other, Tensor) or other.data.dtype != self.data.dtype or self.data.dtype.kind != "f":
+            return promoted_binary(fn, self, other, reverse)   # numbers, arrays, two dtypes: PyTorch's promotion
         try:
             return fn.apply(other, self) if reverse else fn.apply(self, other)
         except ValueError as e:
@@ -342,9 +342,14 @@ class Tensor(Value):
 
     # comparisons give bool tensors that are not part of the graph
     def _compare(self, other, fn, op):
+        if isinstance(other, np.generic):
+            other = other.item()
+        dtype = result_type(self, other)   # compared in the promoted dtype, as PyTorch (int64 < float32 in float32)
         array = other.data if isinstance(other, Tensor) else other
+        array = array.astype(dtype) if backend.is_array(array) and array.dtype != dtype else array
         try:
-            return self._cut(fn(self.data, array), f"a comparison ({op})", other)
+            return self._cut(fn(self.data if self.dtype == dtype else self.data.astype(dtype), array),
+                             f"a comparison ({op})", other)
         except ValueError:
             other_shape = other.shape if isinstance(other, Tensor) else np.shape(other)
             raise ValueError(f"{op}: shapes {self.shape} and {tuple(other_shape)} cannot be broadcast "
@@ -501,6 +506,19 @@ class Tensor(Value):
         """All dims reversed (the matrix transpose for 2-D)."""
         return ops.Permute.apply(self, dims=tuple(range(self.ndim))[::-1])
 
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Dims start_dim..end_dim merged into one (torch.flatten; flatten(1) keeps the batch dim)."""
+        n = self.ndim
+        if n == 0:
+            return self.reshape(1)
+        start, end = start_dim % n, end_dim % n
+        if start > end:
+            raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
+        merged = 1
+        for d in self.shape[start:end + 1]:
+            merged *= d
+        return self.reshape(self.shape[:start] + (merged,) + self.shape[end + 1:])
+
     def unsqueeze(self, dim):
         if not -self.ndim - 1 <= dim <= self.ndim:
             raise IndexError(f"unsqueeze: dim {dim} is out of range for a tensor of shape {self.shape} "
@@ -551,6 +569,11 @@ class Tensor(Value):
 
     # ----- PyTorch's method forms of its everyday functions -----
     def pow(self, exponent): return self ** exponent
+    def matmul(self, other): return self @ other
+    def add(self, other, alpha=1): return self + (other if alpha == 1 else alpha * other)
+    def sub(self, other, alpha=1): return self - (other if alpha == 1 else alpha * other)
+    def mul(self, other): return self * other
+    def div(self, other): return self / other
     def square(self): return self * self
     def sin(self): return ops.Sin.apply(self)
     def cos(self): return ops.Cos.apply(self)
@@ -623,6 +646,40 @@ def _to_array(data, dtype, device):
     return xp.array(data, dtype=dtype, copy=True)
 
 
+def promoted_binary(fn, tensor, other, reverse):
+    """tensor (fn) other, or other (fn) tensor where reverse, with PyTorch's promotion deciding the dtype (none for
+    matmul, which wants one dtype, as PyTorch's)."""
+    if not isinstance(other, Tensor):   # an array becomes a Tensor, a NumPy scalar a number (float32 stays so)
+        other = Tensor._make(other) if backend.is_array(other) else other.item() if isinstance(other, np.generic) \
+            else other
+    a, b, dtype = (other, tensor, None) if reverse else (tensor, other, None)
+    if fn is not ops.MatMul:
+        a, b, dtype = promoted(fn, a, b)
+    try:
+        out = fn.apply(a, b)
+    except ValueError as e:
+        raise _broadcast_error(fn.__name__, tensor, other, e) from None
+    return out if dtype is None or out.dtype == dtype else out.to(dtype=dtype)   # (NumPy's bool ** True is int8)
+
+
+def promoted(op, a, b):
+    """(a, b, dtype): a and b in the dtype op computes in, by PyTorch's promotion (promotion.py); Tensors converted
+    through Cast, so that the gradient flows back to each in its own dtype; numbers stay numbers (NumPy keeps the
+    array's dtype).
+    Subtraction refuses bool operands and pow a bool to a bool tensor's power, as PyTorch does."""
+    a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_tensor and b_tensor and a.dtype == b.dtype and op is not ops.Div and a.dtype != np.bool_:
+        return a, b, a.dtype    # the everyday case, decided without the rule
+    dtype = true_division_type(a, b) if op is ops.Div else result_type(a, b)
+    if dtype == np.bool_ and op is ops.Sub or op is ops.Sub and any(
+            isinstance(x, bool) or isinstance(x, Tensor) and x.dtype == np.bool_ for x in (a, b)):
+        raise TypeError("Subtraction, the `-` operator, with a bool tensor is not supported (as in PyTorch); "
+                        "use the `~` or logical_not() operator instead")
+    if dtype == np.bool_ and op is ops.Pow and b_tensor:
+        raise TypeError("pow: not implemented for a bool base to a bool tensor's power (as in PyTorch)")
+    return (*(x.to(dtype=dtype) if isinstance(x, Tensor) and x.dtype != dtype else x for x in (a, b)), dtype)
+
+
 def where_op(cond, a, b):
     """a where cond else b (cond a bool Tensor or array; a, b Tensors or numbers), broadcasting: the one place that
     checks where's arguments (Tensor.where, clamp and functions.where)."""
@@ -630,6 +687,8 @@ def where_op(cond, a, b):
     if cond.dtype != np.bool_:
         raise TypeError(f"where: cond must be a bool tensor, got dtype {cond.dtype}")
     try:
+        if isinstance(a, Tensor) or isinstance(b, Tensor):
+            a, b, _ = promoted(ops.Where, a, b)
         return ops.Where.apply(cond, a, b)
     except ValueError:
         shapes = [tuple(getattr(x, "shape", ())) for x in (cond, a, b)]

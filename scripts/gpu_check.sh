@@ -2,6 +2,8 @@
 # The project's GPU checks in one run, about 8 minutes on one NVIDIA GPU with CuPy installed:
 #   1. python -m train check-gpu              the device, CuPy and CUDA versions, a few training steps
 #   2. pytest -m gpu                          the GPU tests on the real CuPy (the stand-in is not used with a GPU)
+#   2b. scripts/cuda_sources.py               every fuse kernel's CUDA source as compiled here = as CI builds it
+#   2c. attention's kernels against the CPU's (forward and backward)
 #   3. python -m train bench --device cuda    training and decoding: step time, tokens/s, GPU memory
 #   4. scripts/torch_reference.py             the same training step in PyTorch eager, where torch is installed
 #   4b. host time and step time at two batch sizes (the preset's, and BIG_BATCH sentences, 512), and the host cost at
@@ -26,6 +28,30 @@ python3 -m train check-gpu --preset "$preset" 2>&1 | tee "$out/check_gpu.log" ||
 part "2. GPU tests"
 timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider -o addopts="" 2>&1 | tee "$out/pytest_gpu.log" | tail -n 15
 [ "${PIPESTATUS[0]}" = 0 ] || failed "GPU tests"
+
+part "2b. the kernels as CuPy compiles them here, against the ones CI builds without a GPU"
+# the fused calls of the engine's device tests, recorded on the CuPy stand-in (CPU), then each built twice: as
+# scripts/cuda_sources.py builds it in CI (traced, no device) and as CuPy compiles it on this GPU; the sources must agree
+sources() {
+    MINITORCH_FUSED_CALLS="$PWD/$out/signatures.json" PYTHONPATH="$PWD/tests:$PWD/tests/cupy_standin:$PYTHONPATH"         timeout 300 python3 -m pytest -q -p record_fused_calls -p no:cacheprovider tests/engine -k cuda > "$out/record.log"         || { tail -n 5 "$out/record.log"; return 1; }
+    arch=$(python3 -c "import cupy; print(cupy.cuda.Device().compute_capability)")
+    python3 scripts/cuda_sources.py build "$out/signatures.json" --arch "$arch" --sources "$out/sources_ci" || return 1
+    python3 scripts/cuda_sources.py device "$out/signatures.json" --sources "$out/sources_gpu" || return 1
+    python3 - "$out/sources_ci/index.txt" "$out/sources_gpu/index.txt" <<'PY'
+import sys
+ci, gpu = (set(open(path).read().split("\n")) - {""} for path in sys.argv[1:])
+print(f"{len(ci)} sources built as in CI, {len(gpu)} compiled on the GPU, {len(ci & gpu)} identical")
+for line in sorted(ci ^ gpu):
+    print(("only in CI:  " if line in ci else "only on GPU: ") + line)
+sys.exit(ci != gpu)
+PY
+}
+sources 2>&1 | tee "$out/sources.log" | tail -n 12
+[ "${PIPESTATUS[0]}" = 0 ] || failed "kernel sources"
+part "2c. attention's backward on the GPU against the CPU's"
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/engine/test_kernels.py -k "attention and cuda" 2>&1 \
+    | tee "$out/attention.log" | tail -n 3
+[ "${PIPESTATUS[0]}" = 0 ] || failed "attention on the GPU"
 
 part "3. bench: training and decoding"
 summary() {   # one line of figures from a bench or torch_reference JSON file

@@ -56,7 +56,8 @@ settings.register_profile("minitorch", deadline=None)
 settings.register_profile("ci", deadline=None, database=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI", "").lower() not in ("", "0", "false") else "minitorch")
 
-NO_GPU_REASON = "needs CuPy and a CUDA GPU (install with `pip install -e '.[gpu]'`); none is usable here"
+NO_GPU_REASON = ("needs CuPy and a CUDA GPU (install with `pip install -e '.[gpu-cuda12]'` or '.[gpu-cuda13]'); "
+                 "none is usable here")
 requires_gpu = pytest.mark.skipif(not mt.cuda_available(), reason=NO_GPU_REASON)
 requires_standin = pytest.mark.skipif(not CUPY_STANDIN, reason="counts host synchronisations, which only the CuPy "
                                       "stand-in records (a real GPU is in use)")
@@ -242,3 +243,8 @@ def distinct(shape, gap=0.25):
     size = int(np.prod(shape, dtype=np.int64))
     return st.permutations(range(size)).map(
         lambda p: ((np.asarray(p, dtype=np.float64) - size / 2) * gap).reshape(shape))
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """test_cuda_sources.py runs last: it builds every fused call the session made on the stand-in before it."""
+    items.sort(key=lambda item: item.path.name == "test_cuda_sources.py")

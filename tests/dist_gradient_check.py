@@ -18,7 +18,7 @@ from transformer import ModelConfig, Transformer
 
 
 def batch_loss(model, src_ids, tgt_ids, n_tokens=None):
-    device = backend.device_of(model.parameters()[0].data)
+    device = backend.device_of(next(model.parameters()).data)
     src, tgt_in, tgt_out = (mt.tensor(a, device=device) for a in training_batch(src_ids, tgt_ids))
     logits = model(src, tgt_in)
     if n_tokens is None:

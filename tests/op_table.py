@@ -505,3 +505,75 @@ OPS["dropout"] = Op(dropout_cases(), lambda x, words, p: ops.Dropout.apply(x, ra
 OPS["dropout_add"] = Op(dropout_cases(count=2),
                         lambda x, y, words, p: ops.DropoutAdd.apply(x, y, raw_on(words, x), p=p),
                         lambda x, y, words, p: x + y * np_keep(words, p) / (1.0 - p), ops.DropoutAdd)
+
+
+# ----- convolution and pooling (ops/conv.py), and the window copies they are built on (ops/windows.py) -----
+@st.composite
+def window_cases(draw, pool=False):
+    """An image batch (N, C, H, W) and a window (kernel, stride, padding, dilation) that fits it."""
+    k = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    stride, dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2))), (draw(st.integers(1, 2)), 1)
+    # a pooling window of padding alone has the maximum -inf: with dilation, pooling cases take no padding
+    padding = (draw(st.integers(0, (k[0] // 2 if dilation[0] == 1 else 0) if pool else 1)),
+               draw(st.integers(0, k[1] // 2 if pool else 1)))
+    size = tuple(dilation[i] * (k[i] - 1) + 1 - 2 * padding[i] + draw(st.integers(0, 2)) for i in range(2))
+    assume(min(size) >= 1)
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) + size
+    x = draw(distinct(shape, gap=0.3) if pool else arrays(shape))
+    return x, {"w": ops.windows.window(k, stride, padding, dilation)}
+
+
+def np_windows(x, w, pad_value=0.0):
+    """(N, C, kh, kw, Ho, Wo): each window of x by its definition, an element at a time."""
+    padded = np.pad(x, ((0, 0), (0, 0), (w.ph, w.ph), (w.pw, w.pw)), constant_values=pad_value)
+    ho = (padded.shape[2] - w.dh * (w.kh - 1) - 1) // w.sh + 1
+    wo = (padded.shape[3] - w.dw * (w.kw - 1) - 1) // w.sw + 1
+    out = np.zeros(x.shape[:2] + (w.kh, w.kw, ho, wo))
+    for i, j, y, z in np.ndindex(w.kh, w.kw, ho, wo):
+        out[:, :, i, j, y, z] = padded[:, :, y * w.sh + i * w.dh, z * w.sw + j * w.dw]
+    return out
+
+
+def np_unwindows(cols, w, in_shape):
+    """The adjoint of np_windows: each entry added back to the place it was read from, the padding dropped."""
+    n, c, h, width = in_shape
+    padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw))
+    for i, j, y, z in np.ndindex(cols.shape[2:]):
+        padded[:, :, y * w.sh + i * w.dh, z * w.sw + j * w.dw] += cols[:, :, i, j, y, z]
+    return padded[:, :, w.ph:w.ph + h, w.pw:w.pw + width]
+
+
+@st.composite
+def conv_cases(draw):
+    x, options = draw(window_cases())
+    w = options["w"]
+    n_out = draw(st.integers(1, 2))
+    return (x, draw(arrays((n_out, x.shape[1], w.kh, w.kw))), draw(arrays((n_out,)))), options
+
+
+def np_conv2d(x, weight, bias, w):
+    return np.einsum("nckl...,ockl->no...", np_windows(x, w), weight) + bias[:, None, None]
+
+
+def mt_conv2d(x, weight, bias, w):
+    return F.conv2d(x, weight, bias, (w.sh, w.sw), (w.ph, w.pw), (w.dh, w.dw))
+
+
+@st.composite
+def col2im_cases(draw):
+    x, options = draw(window_cases())
+    cols_shape = np_windows(x, options["w"]).shape
+    return (draw(arrays(cols_shape)),), {**options, "in_shape": x.shape}
+
+
+OPS["conv2d"] = Op(conv_cases(), mt_conv2d, np_conv2d, ops.conv.Conv2d)
+OPS["max_pool2d"] = Op(window_cases(pool=True).map(lambda c: ((c[0],), c[1])),
+                       lambda x, w: F.max_pool2d(x, (w.kh, w.kw), (w.sh, w.sw), (w.ph, w.pw), (w.dh, w.dw)),
+                       lambda x, w: np_windows(x, w, -np.inf).max(axis=(2, 3)), ops.conv.MaxPool2d)
+OPS["avg_pool2d"] = Op(window_cases(pool=True).map(lambda c: ((c[0],), {"w": c[1]["w"]._replace(dh=1, dw=1)})),
+                       lambda x, w: F.avg_pool2d(x, (w.kh, w.kw), (w.sh, w.sw), (w.ph, w.pw)),
+                       lambda x, w: np_windows(x, w).mean(axis=(2, 3)), ops.conv.AvgPool2d)
+OPS["im2col"] = Op(window_cases().map(lambda c: ((c[0],), c[1])), lambda x, w: ops.windows.Im2Col.apply(x, w=w),
+                   np_windows, ops.windows.Im2Col)
+OPS["col2im"] = Op(col2im_cases(), lambda cols, w, in_shape: ops.windows.Col2Im.apply(cols, w=w, in_shape=in_shape),
+                   np_unwindows, ops.windows.Col2Im)

@@ -10,16 +10,23 @@ short names they give the engine's module and classes (`backend.fuse`, `Function
 the names of `from minitorch... import a, b` lines: each is imported and looked up attribute by attribute. URLs and
 placeholders (`<family>`, `{...}`) are not paths; a user's own files (`runs/...`, `~/.cache/...`) lie outside the
 repository's folders and are not looked at.
+The repository is what git tracks, never what the README's own commands leave in the tree (`python -m train fit`
+makes `runs/`, `exercises start` makes `minitorch-exercises/`): those folders are the ones PRODUCED names, each with
+the command that makes it, and paths under them are a user's files.
 """
+import fnmatch
 import importlib
 import re
 import subprocess
 from pathlib import Path
 
+from minitorch.tools.exercises.__main__ import DEFAULT_DIR
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
-FOLDERS = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and p.name not in {".git"} and not p.name.startswith(
-    ("__", ".pytest", ".ruff", ".venv", ".hypothesis")) and not p.name.endswith(".egg-info"))
+# the folders the documented commands make in the tree: a user's files, not the repository's
+PRODUCED = {"runs": "python3 -m train fit writes each run folder under runs/ (train/commands/fit.py)",
+            DEFAULT_DIR: "python3 -m minitorch.tools.exercises start copies the stubs there"}
 ALIASES = {"minitorch": "minitorch", "mt": "minitorch", "F": "minitorch.functional", "nn": "minitorch.nn",
            "optim": "minitorch.optim", "A": "minitorch.ops.array_ops", "transformer": "transformer", "train": "train",
            # the short names the docs give the engine's module and classes (`backend.fuse`, `Function.apply`)
@@ -32,6 +39,17 @@ NOT_NAMES = {
     "train.de": "Multi30k's German training split (docs/experiments.md): a file name",
     "train.fr": "Multi30k's French training split (docs/experiments.md): a file name",
 }
+
+
+def repository_files():
+    """The files git tracks or would track (new files too; never an ignored one such as runs/...)."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.split()
+    return listed or [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file()]
+
+
+FILES = repository_files()
+FOLDERS = sorted({f.split("/")[0] for f in FILES if "/" in f} - set(PRODUCED))
 SOURCE = r"(?:py|sh|ipynb|toml)"   # not .md: a program's output may be one (sweep.md); docs/*.md are under docs/
 URL = re.compile(r"\b[a-z]+://\S+")
 PATH = re.compile(rf"(?<![\w./~$-])((?:{'|'.join(map(re.escape, FOLDERS))})/[\w./<>{{}}*-]*)")
@@ -43,20 +61,12 @@ OWNED = re.compile(r"((?:[\w-]+/)*[\w-]+\.py)(?:`?'s|`?:|`,) `(\w+)(?![\w./])")
 FROM_IMPORT = re.compile(r"^\s*from ((?:minitorch|transformer|train)[\w.]*) import ([\w, ]+)", re.M)
 
 
-def repository_files():
-    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
-    return listed or [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file()]
-
-
-FILES = repository_files()
-
-
 def path_exists(path):
-    """A path in the repository: a file or folder, a module without its .py, or a glob that matches something."""
-    path = path.rstrip(".,;:")
+    """A path in the repository (tracked): a file or folder, a module without its .py, or a glob that matches one."""
+    path = path.rstrip(".,;:").rstrip("/")
     if "*" in path:
-        return any(ROOT.glob(path))
-    return (ROOT / path).exists() or (ROOT / f"{path}.py").exists()
+        return any(fnmatch.fnmatch(f, path) or fnmatch.fnmatch(f, f"{path}/*") for f in FILES)
+    return any(f in (path, f"{path}.py") or f.startswith(f"{path}/") for f in FILES)
 
 
 def name_exists(dotted):
@@ -88,6 +98,8 @@ def missing_in(text, doc="<text>"):
                 found.append(f"{doc}:{number}: path {path}")
         covered = " ".join(PATH.findall(line))
         for path in SHORT_PATH.findall(line):
+            if path.split("/")[0] in PRODUCED:
+                continue   # a user's file
             if path not in covered and not any(f == path or f.endswith(f"/{path}") for f in FILES):
                 found.append(f"{doc}:{number}: path {path} (no file's path ends so)")
         for name in FILE_NAME.findall(line):
@@ -139,6 +151,36 @@ def test_a_wrong_path_or_name_is_reported_with_its_document_and_line():
         "planted.md:5: name backend.fused",
         "planted.md:8: name minitorch.autograd.functional.jacobean (imported)",
     ]
+
+
+def test_what_the_readmes_own_commands_leave_in_the_tree_changes_nothing(tmp_path, monkeypatch):
+    """`python -m train fit` makes runs/ and `exercises start` minitorch-exercises/ in the checkout: neither is a
+    repository folder, the paths under them are not checked, and an ignored file is not a repository file."""
+    assert not set(PRODUCED) & set(FOLDERS)
+    assert all(not f.startswith(tuple(f"{p}/" for p in PRODUCED)) for f in FILES)
+    text = ("`runs/small-de-en/config.json`, runs/experiments/sweep/ and `minitorch-exercises/softmax.py`, "
+            "runs/demo-en-toy/model.py")
+    assert missing_in(text, "planted.md") == []
+    assert "runs/" in (ROOT / ".gitignore").read_text()   # what keeps fit's folders out of FILES
+
+
+# what a user's document must not say: the project's issue numbers mean nothing to a reader, and a "once X lands"
+# turns false the day X lands
+STALE = [re.compile(r"\bissues? #?\d+", re.I), re.compile(r"\bonce\b[^.;:]{0,80}?\blands\b", re.I)]
+USER_DOCS = [*DOCS, *sorted((ROOT / "notebooks").glob("*.ipynb")), *sorted((ROOT / "examples").rglob("*.py"))]
+
+
+def stale_in(text, doc="<text>"):
+    """'doc: what' for each issue number and each 'once ... lands' in the text (across line breaks)."""
+    flat = " ".join(text.replace("\\n", " ").split())   # (a notebook's JSON keeps its line breaks as \n)
+    return [f"{doc}: {m.group(0)!r}" for pattern in STALE for m in pattern.finditer(flat)]
+
+
+def test_no_document_names_an_issue_number_or_what_lands_once_something_else_has():
+    found = [m for doc in USER_DOCS for m in stale_in(doc.read_text(), str(doc.relative_to(ROOT)))]
+    assert not found, "say what is true now, without the project's issue numbers:\n" + "\n".join(found)
+    assert stale_in("it runs once issue\n36's ctx form lands; see Issue #12", "planted.md") == [
+        "planted.md: 'issue 36'", "planted.md: 'Issue #12'", "planted.md: \"once issue 36's ctx form lands\""]
 
 
 def test_the_allow_list_holds_only_what_the_docs_use_and_what_is_not_a_name():

@@ -310,9 +310,12 @@ def _difference_1(torch):
 
 
 def _difference_2(torch):
-    assert (mt.tensor([1, 2]) * 1.5).dtype == mt.float64 and (mt.tensor([1, 2]) / 2).dtype == mt.float64
+    assert (mt.tensor([1, 2]) * 1.5).dtype == mt.float32 and (mt.tensor([1, 2]) / 2).dtype == mt.float32
+    assert (mt.tensor([1, 2], dtype=np.int32) + mt.tensor([1], dtype=np.uint8)).dtype == np.int32
+    assert not any(hasattr(mt, name) for name in ("float16", "bfloat16", "complex64"))
     if torch:
         assert (torch.tensor([1, 2]) * 1.5).dtype == (torch.tensor([1, 2]) / 2).dtype == torch.float32
+        assert (torch.tensor([1.0], dtype=torch.float16) * 2.5).dtype == torch.float16
 
 
 def _difference_3(torch):
@@ -368,10 +371,13 @@ def _difference_6(torch):
             arrays = [stored[k].tolist() for k in stored.files]
         assert [1.0, 2.0] in arrays and all(isinstance(a, list) for a in arrays)   # arrays, no objects
         assert mt.load(path)["w"].numpy().tolist() == [1.0, 2.0]
+        assert mt.load(path, weights_only=True, map_location="cpu")["w"].numpy().tolist() == [1.0, 2.0]
+        assert _raises(ValueError, lambda: mt.load(path, weights_only=False))
         if torch:
             import zipfile
             torch.save({"w": torch.tensor([1.0, 2.0])}, Path(folder) / "state.pt")
             assert any(n.endswith("data.pkl") for n in zipfile.ZipFile(Path(folder) / "state.pt").namelist())
+            assert _raises(ValueError, lambda: mt.load(Path(folder) / "state.pt"))
 
 
 def _difference_7(torch):
@@ -384,6 +390,7 @@ def _difference_7(torch):
 def _difference_8(torch):
     x = mt.tensor([1.0])
     assert x.to("cpu").device == "cpu" and _raises(ValueError, lambda: x.to("mps"))
+    assert mt.backends.mps.is_available() is False and _raises(RuntimeError, lambda: mt.device("mps"))
     if torch:
         assert [torch.device(name).type for name in ("mps", "xpu", "meta")] == ["mps", "xpu", "meta"]
 
@@ -404,11 +411,14 @@ def _difference_9(torch):
 
 
 def _difference_10(torch):
-    x = mt.tensor([2.0, 3.0])
-    assert _raises(TypeError, lambda: x ** mt.tensor([1, 2]))
-    assert (x ** mt.tensor([1.0, 2.0])).tolist() == [2.0, 9.0]
+    assert _raises(NotImplementedError, lambda: mt.nn.Conv2d(4, 4, 3, groups=2))
+    assert _raises(ValueError, lambda: mt.nn.Conv2d(4, 4, 3, padding="same"))
+    assert _raises(TypeError, lambda: mt.nn.MaxPool2d(2, ceil_mode=True))
+    assert not any(hasattr(mt.nn, name) for name in ("Conv1d", "Conv3d", "ConvTranspose2d", "BatchNorm2d"))
     if torch:
-        assert (torch.tensor([2.0, 3.0]) ** torch.tensor([1, 2])).dtype == torch.float32
+        torch.nn.Conv2d(4, 4, 3, groups=2, padding="same")
+        torch.nn.MaxPool2d(2, ceil_mode=True)
+        assert all(hasattr(torch.nn, name) for name in ("Conv1d", "Conv3d", "ConvTranspose2d", "BatchNorm2d"))
 
 
 def _difference_11(torch):
@@ -431,8 +441,11 @@ def _difference_12(torch):
 
 def _difference_13(torch):
     assert mt.device("cuda:0") == "cuda" and isinstance(mt.device("cpu"), str) and mt.zeros(1).device == "cpu"
+    assert mt.device("cuda:0").type == "cuda" and mt.device("cuda:0").index == 0
+    assert not hasattr(mt.zeros(1).device, "type")
     if torch:
         assert torch.device("cuda:0").type == "cuda" and torch.device("cuda:0").index == 0
+        assert torch.zeros(1).device.type == "cpu"
 
 
 def _difference_14(torch):
@@ -458,6 +471,41 @@ def _difference_15(torch):
     assert _raises(TypeError, lambda: mt.nn.LSTM(2, 3, proj_size=1))
     if torch:
         torch.nn.LSTM(2, 3, proj_size=1)
+
+
+def _difference_16(torch):
+    assert _raises(RuntimeError, lambda: mt.exp(mt.zeros(2), out=mt.zeros(3)))
+    out = mt.zeros(2)
+    assert mt.exp(mt.zeros(2), out=out) is out and out.tolist() == [1.0, 1.0]
+    if torch:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert torch.exp(torch.zeros(2), out=torch.zeros(3)).shape == (2,)
+
+
+def _difference_17(torch):
+    assert isinstance(mt.ones(2).data, np.ndarray) and not hasattr(mt.ones(2).data, "sub_")
+    if torch:
+        assert torch.is_tensor(torch.ones(2).data)
+
+
+def _difference_18(torch):
+    x = mt.ones(2, requires_grad=True)
+    loss = (x * 2).sum()
+    assert loss.grad_fn is not None and not hasattr(loss.grad_fn, "next_functions") and loss.grad_fn.parents
+    if torch:
+        y = torch.ones(2, requires_grad=True)
+        assert (y * 2).sum().grad_fn.next_functions
+
+
+def _difference_19(torch):
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        assert _raises(TypeError, lambda: mt.save(mt.nn.Linear(2, 2), Path(folder) / "model.pth"))
+        if torch:
+            torch.save(torch.nn.Linear(2, 2), Path(folder) / "theirs.pth")
+            assert isinstance(torch.load(Path(folder) / "theirs.pth", weights_only=False), torch.nn.Linear)
 
 
 def test_each_row_of_differences_md_holds():

@@ -2,8 +2,8 @@
 Function with its own backward in PyTorch's form (static methods with ctx: PyTorch's "Defining new autograd
 Functions" example).
 
-Runs under `import minitorch as torch` once minitorch's Function accepts PyTorch's ctx form (issue 36, item 1);
-with `import torch` it prints the same losses.
+Runs under `import minitorch as torch`, whose Function accepts PyTorch's ctx form; with `import torch` it prints the
+same losses.
 """
 import math
 

@@ -11,7 +11,7 @@ x = torch.linspace(-math.pi, math.pi, 2000)
 y = torch.sin(x)
 
 # y is a linear function of (x, x^2, x^3): the input is x's powers, (2000, 3)
-p = torch.tensor([1.0, 2.0, 3.0])   # (float: minitorch refuses an int64 exponent for a float base; docs/differences.md)
+p = torch.tensor([1, 2, 3])   # int64 exponents of a float32 base: float32, by PyTorch's promotion
 xx = x.unsqueeze(-1) ** p
 
 model = torch.nn.Sequential(

@@ -61,9 +61,9 @@ def _scores_for(s, mask):
 class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
     """Fuse kernels: one copies q, k, v, k^T and v^T C-contiguous (CuPy copies each batched matmul operand that is
     not, transposes included), three make the masked softmax with its scale (row max, sum of exponentials, w written
-    over s and w^T beside it), one the dropout after the entry's draw; backward two (g copied C-contiguous with
-    <dw, w> = <g, out> row by row, then ds with the scale folded in, ds^T beside it) and one more with dropout (a^T
-    from w^T and the mask). Saves q, k, v^T, w, w^T, keep and the output."""
+    over s and w^T beside it), one the dropout after the entry's draw; backward two (<dw, w> = <g, out> row by row,
+    then ds with the scale folded in, ds^T beside it, after g is copied C-contiguous where it is not) and one more
+    with dropout (a^T from w^T and the mask). Saves q, k, v^T, w, w^T, keep and the output."""
 
     def forward(self, q, k, v, mask, words, *, dropout_p):
         xp = backend.xp_of(q)
@@ -90,12 +90,8 @@ class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
         xp = backend.xp_of(g)
         q, k, v_t, w, w_t, keep, out = self.saved_tensors
         need_q, need_k, need_v = self.needs_qkv_grad()
-        dw_dot_w = None
-        if need_q or need_k:   # g copied C-contiguous for its two products in the kernel that sums <dw, w>
-            g_copy = xp.empty(g.shape, g.dtype)
-            dw_dot_w = _copy_and_row_dot(g, out, g_copy)[..., None]
-            g = g_copy
-        g = xp.ascontiguousarray(g)                                          # (dv alone: a copy, if any)
+        dw_dot_w = _row_dot(g, out)[..., None] if need_q or need_k else None
+        g = xp.ascontiguousarray(g)                                          # one copy for its products, if any
         grads = self.gradient_buffers(g)
         dropout_scale = q.dtype.type(1) if keep is None else self.dropout_scale
         a_t = w_t if keep is None else scale_by_mask(w_t, _swap(keep), dropout_scale)
@@ -184,11 +180,10 @@ def _masked_softmax(xp, s, mask, scale, row_max, total, w_t):
 
 
 @backend.fuse
-def _copy_and_row_dot(xp, g, out, g_copy):
+def _row_dot(xp, g, out):
     """(..., Tq) <dw, w> over the keys, computed as <g, out> over d_k (as FlashAttention's backward does; equal,
-    dropout included: out = a v, a = w * m / (1 - p), dw = (g v^T) * m / (1 - p), so <dw, w> = <g v^T, a> = <g, a v>),
-    with g copied into g_copy: the copy that the products need anyway, and the reduction, in one kernel."""
-    g_copy[...] = g
+    dropout included: out = a v, a = w * m / (1 - p), dw = (g v^T) * m / (1 - p), so <dw, w> = <g v^T, a> = <g, a v>).
+    It cannot also copy g: a reduction's pre-map gets its arguments by value on a GPU, so a write there is lost."""
     return xp.sum(g * out, axis=-1)
 
 

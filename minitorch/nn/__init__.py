@@ -1,6 +1,7 @@
 """minitorch.nn: modules, parameters, layers, losses, initialisers, gradient clipping."""
 from . import functional, init, utils
 from .containers import ModuleList, Sequential
+from .conv import AvgPool2d, Conv2d, MaxPool2d
 from .flatten import Flatten, Unflatten
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
@@ -9,4 +10,5 @@ from .rnn import GRU, LSTM
 
 __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Tanh", "Sigmoid",
            "MSELoss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "ModuleList", "Sequential", "functional",
-           "init", "utils", "Flatten", "Unflatten", "NLLLoss", "LSTM", "GRU", "Softmax", "LogSoftmax"]
+           "init", "utils", "Flatten", "Unflatten", "NLLLoss", "LSTM", "GRU", "Softmax", "LogSoftmax",
+           "Conv2d", "MaxPool2d", "AvgPool2d"]

@@ -82,7 +82,9 @@ class Module:
                     yield (f"{prefix}.{name}" if prefix else name), p
 
     def parameters(self):
-        return [p for _, p in self.named_parameters()]
+        """The parameters, one at a time (a generator, as PyTorch's: next(model.parameters()), list(...))."""
+        for _, p in self.named_parameters():
+            yield p
 
     def named_buffers(self):
         for prefix, m in self.named_modules():

@@ -54,7 +54,7 @@ class Div(Function):
 
 
 class Pow(Function):
-    needs_float = True
+    """a ** b; on integers too (int64 ** int64 is int64, as PyTorch), the operands already promoted to one dtype."""
 
     def forward(self, a, b):
         out = a ** b

@@ -68,7 +68,9 @@ class GetItem(Function):
         self.in_shape, self.index = a.shape, index
         self.advanced = _is_advanced(index)
         try:
-            return a[index]
+            out = a[index]
+            # one element: a 0-d view (a[index, ...]), not NumPy's scalar copy, so that t[i] += 1 changes t
+            return out if backend.is_array(out) else a[(index if isinstance(index, tuple) else (index,)) + (...,)]
         except IndexError as e:
             raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {tuple(a.shape)}: {e}") from None
 

@@ -67,11 +67,11 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(f"{type(self).__name__}: params must be an iterable of tensors or dicts, or a "
                             f"FlatParameters; got a Tensor (wrap it in a list)")
-        groups = [params] if isinstance(params, flat.FlatParameters) else list(params)
-        if not groups:
+        groups = [params] if isinstance(params, flat.FlatParameters) else list(params)   # (read once:
+        if not groups:                                                     # model.parameters() is a generator)
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         if not isinstance(groups[0], dict):
-            groups = [{"params": params}]
+            groups = [{"params": groups[0] if isinstance(params, flat.FlatParameters) else groups}]
         for group in groups:
             self.add_param_group(group)
 

@@ -130,7 +130,20 @@ def _tensor_of(value, requires_grad=False):
 def _rng_state(arrays):
     """(device, state) of the generator of the arguments' device, copied where it lives (no read from a GPU)."""
     device = next((backend.device_of(a) for a in arrays if backend.is_array(a)), "cpu")
-    return device, _get_rng(device)
+    return device, _current_state(device)
+
+
+def _current_state(device):
+    """A copy of device's generator state. A GPU's is large (CuPy's cuRAND states: 12 MiB on an H200), so copies with
+    no draw between them are one copy: blocks without dropout share it, and their replays copy nothing."""
+    kept = _last_state.get(device)
+    if kept is None or kept[0] != backend.rng_uses(device):
+        state = _get_rng(device)
+        kept = _last_state[device] = (backend.rng_uses(device), state)
+    return kept[1]
+
+
+_last_state = {}   # device -> (rng_uses when copied, the copy)
 
 
 def _get_rng(device):
@@ -153,12 +166,16 @@ def _replayed_rng(saved):
         yield
         return
     device, state = saved
-    now = _get_rng(device)
-    _set_rng(device, state)
+    now = _current_state(device)
+    if state is not now:
+        _set_rng(device, state)
+    uses = backend.rng_uses(device)
     try:
         yield
     finally:
-        _set_rng(device, now)
+        if state is not now or backend.rng_uses(device) != uses:
+            _set_rng(device, now)
+            _last_state[device] = (backend.rng_uses(device), now)   # the generator holds `now` again
 
 
 __all__ = ["checkpoint"]

@@ -42,9 +42,21 @@ def test_cuda_available_matches_what_device_creation_does():
 
 
 def test_unknown_device_name():
-    with pytest.raises(ValueError, match="unknown device 'gpu'"):
-        backend.check_device("gpu")
+    for name in ("gpu", "cpu:0", "cuda:x", "cuda:-1"):
+        with pytest.raises(ValueError, match=f"unknown device '{name}'"):
+            backend.check_device(name)
     assert backend.check_device("cpu") == "cpu"
+
+
+@requires_gpu
+def test_cuda_n_is_the_current_gpu_or_refused():
+    """cuda:N used to become the current GPU whatever N was; now N must be the current GPU's index."""
+    current = __import__("cupy").cuda.Device().id
+    assert backend.check_device(f"cuda:{current}") == "cuda" and mt.zeros(1, device=f"cuda:{current}").device == "cuda"
+    with pytest.raises(ValueError, match=f"device 'cuda:{current + 1}': minitorch runs on one GPU, this process's "
+                                         f"current one \\(cuda:{current}\\); to use GPU {current + 1}, start the "
+                                         f"process with CUDA_VISIBLE_DEVICES={current + 1}"):
+        mt.zeros(1, device=f"cuda:{current + 1}")
 
 
 # ----- tensors on two devices in one op -----

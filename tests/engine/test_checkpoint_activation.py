@@ -71,6 +71,30 @@ def test_dropout_inside_is_replayed_so_the_gradient_is_the_blocks(device):
     np.testing.assert_array_equal(mt.rand(3, device=device).numpy(), after_forward)
 
 
+@pytest.mark.parametrize("p, copies", [(0.0, 1), (0.5, 5)])
+def test_the_generator_state_is_copied_only_when_something_was_drawn(device, monkeypatch, p, copies):
+    """A GPU's generator state is 12 MiB (the stand-in's is as large): four checkpointed blocks without dropout share
+    one copy; with dropout each block drew before the next and keeps its own (to replay its masks), and backward
+    copies the state once more, to restore it after the replays."""
+    import minitorch.utils.checkpoint as ckpt
+    taken = []
+    monkeypatch.setattr(ckpt, "_get_rng", lambda dev, get=ckpt._get_rng: taken.append(dev) or get(dev))
+    mt.manual_seed(5)
+    x = mt.tensor(np.linspace(-1, 1, 40).reshape(8, 5), dtype=mt.float64, device=device, requires_grad=True)
+    y = x
+    for _ in range(4):
+        y = checkpoint(lambda v: F.dropout(v.tanh(), p), y)
+    y.sum().backward()
+    assert taken == [device] * copies
+    expected = x.grad.numpy().copy()
+    mt.manual_seed(5)
+    x.grad, y = None, x
+    for _ in range(4):
+        y = F.dropout(y.tanh(), p)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+
 def test_second_order_goes_through_the_block():
     x = mt.tensor([0.3, -0.8], dtype=mt.float64, requires_grad=True)
     (g,) = mt.grad(checkpoint(lambda v: (v * v * v).sum(), x), x, create_graph=True)

@@ -541,6 +541,24 @@ def test_kernels_that_do_not_guard_their_output_refuse_an_overlapping_one(cp, a,
 def test_a_fused_kernel_may_update_an_argument_passed_twice(cp, a):
     cp.fuse(lambda x, y: x.__iadd__(y))(a, a)
     np.testing.assert_array_equal(a.get(), 2 * np.arange(6, dtype=np.float32).reshape(2, 3))
+    cp.fuse(lambda x, y: x.__iadd__(y))(a[:, :2], a[:, :2])   # two views of one layout: thread i owns element i
+    np.testing.assert_array_equal(a.get()[:, :2], 4 * np.arange(6, dtype=np.float32).reshape(2, 3)[:, :2])
+
+
+def copy_then_sum(x, out):
+    out[...] = x
+    return __import__("cupy").sum(x, axis=-1)
+
+
+@requires_standin
+def test_a_write_to_an_argument_in_a_body_that_reduces_is_refused(cp, a):
+    """CuPy makes such a body a ReductionKernel whose pre-map takes its arguments by value: on a GPU the write is
+    silently lost (attention's backward once read uninitialised memory this way), so the stand-in refuses it."""
+    out = cp.empty_like(a)
+    with pytest.raises(ValueError, match="'copy_then_sum' writes its argument 1 in place in a body that ends in a "
+                                         "reduction"):
+        cp.fuse(copy_then_sum)(a, out)
+    np.testing.assert_array_equal(cp.fuse(lambda x: cp.sum(x * 2, axis=-1))(a).get(), a.get().sum(-1) * 2)
 
 
 @pytest.mark.parametrize("call", [

@@ -295,7 +295,7 @@ def test_moving_to_a_device_after_the_optimizer_keeps_training_the_same(device, 
 
 def test_a_buffer_whose_parameters_went_to_several_devices_is_a_clear_error(monkeypatch):
     a, b = nn.Linear(2, 2), nn.Linear(2, 2)
-    fp = FlatParameters(a.parameters() + b.parameters())
+    fp = FlatParameters([*a.parameters(), *b.parameters()])
     a.weight.data = moved = a.weight.data.copy()   # what a move does: a new array (on "cuda", by the patch below)
     monkeypatch.setattr(backend, "device_of", lambda x: "cuda" if x is moved else "cpu")
     with pytest.raises(RuntimeError, match="one flat float32 buffer are now on \\['cpu', 'cuda'\\]"):

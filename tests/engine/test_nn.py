@@ -45,7 +45,7 @@ def test_modules_register_parameters_buffers_and_submodules():
 def test_shared_parameters_are_listed_once():
     model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
     model[1].weight = model[0].weight
-    assert len(model.parameters()) == 3
+    assert len(list(model.parameters())) == 3
 
 
 def test_assigning_before_super_init_is_a_clear_error():
@@ -86,7 +86,7 @@ def test_linear_computes_x_wt_plus_b_and_is_initialised_in_bounds():
     assert y.shape == (2, 5, 3) and y.dtype == np.float32
     np.testing.assert_allclose(y.numpy(), x @ layer.weight.numpy().T + layer.bias.numpy(), rtol=1e-5, atol=1e-6)
     assert nn.Linear(4, 2, bias=False).bias is None
-    assert len(nn.Linear(4, 2, bias=False).parameters()) == 1
+    assert len(list(nn.Linear(4, 2, bias=False).parameters())) == 1
     with pytest.raises(ValueError, match=r"4 features.*\(3, 5\)"):
         nn.Linear(5, 3)(mt.ones(2, 4))
 
@@ -165,7 +165,7 @@ def test_sequential_applies_in_order_and_module_list_indexes():
     blocks = nn.ModuleList()
     blocks.append(double).append(add_one)
     assert len(blocks) == 2 and blocks[1] is add_one and blocks[-1] is add_one and list(blocks) == [double, add_one]
-    assert len(blocks.parameters()) == 4
+    assert len(list(blocks.parameters())) == 4
 
 
 def test_init_helpers():

@@ -242,3 +242,20 @@ def test_an_optimizer_step_on_the_device(device):
     # first step: p (1 - lr wd) - lr * sign(g)
     np.testing.assert_allclose(p.numpy(), np.array([1.0, -2.0]) * (1 - 0.1 * 0.01) - 0.1 * np.array([1.0, -1.0]),
                                rtol=1e-7)
+
+
+@pytest.mark.parametrize("make", [
+    lambda p: optim.SGD(p, lr=0.05), lambda p: optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01),
+    lambda p: optim.Adam(p, lr=0.01), lambda p: optim.AdamW(p, lr=0.01, weight_decay=0.1),
+    lambda p: optim.Adagrad(p, lr=0.1), lambda p: optim.RMSprop(p, lr=0.01),
+    lambda p: optim.RMSprop(p, lr=0.01, momentum=0.9), lambda p: optim.RMSprop(p, lr=0.01, centered=True),
+    lambda p: optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5)],
+    ids=["sgd", "sgd-momentum", "adam", "adamw", "adagrad", "rmsprop", "rmsprop-momentum", "rmsprop-centered",
+         "rmsprop-centered-momentum"])
+def test_each_update_kernel_on_the_device_matches_the_cpu(make, device):
+    """Every optimizer's update (a fuse kernel each on the GPU) gives on the device what it gives on the CPU."""
+    params = make_params()
+    on_cpu = train(make(params), params, steps=4)
+    params = make_params(device)
+    for a, b in zip(train(make(params), params, steps=4), on_cpu):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

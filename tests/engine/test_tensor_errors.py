@@ -51,7 +51,7 @@ def test_other_ops_on_mismatched_shapes_name_the_op_and_both_shapes(make, parts)
 @pytest.mark.parametrize("op, make", [
     ("Exp", lambda i: i.exp()), ("Log", lambda i: i.log()), ("Sqrt", lambda i: i.sqrt()),
     ("Tanh", lambda i: i.tanh()), ("Sigmoid", lambda i: i.sigmoid()), ("Gelu", lambda i: i.gelu()),
-    ("Pow", lambda i: i ** 0.5), ("Dropout", lambda i: F.dropout(i, 0.5)),
+    ("Dropout", lambda i: F.dropout(i, 0.5)),
     ("Softmax", lambda i: F.softmax(i, -1)), ("LogSoftmax", lambda i: F.log_softmax(i, -1)),
     ("LayerNorm", lambda i: F.layer_norm(i, 3)), ("CrossEntropy", lambda i: F.cross_entropy(i, mt.tensor([0, 1]))),
     ("matmul", lambda i: i @ mt.randn(3, 2)), ("matmul", lambda i: mt.randn(4, 2) @ i),

@@ -316,7 +316,7 @@ def test_gradients_of_a_whole_model_in_float64(kind, tie):
     def loss_fn():
         return F.cross_entropy(model(src, tgt_in), tgt_out, ignore_index=PAD, label_smoothing=0.1)
 
-    assert finite_difference_check(model, loss_fn, rng) >= 3 * len(model.parameters()) - 2
+    assert finite_difference_check(model, loss_fn, rng) >= 3 * len(list(model.parameters())) - 2
 
 
 @pytest.mark.parametrize("kind", MODELS)

@@ -20,6 +20,7 @@ from minitorch.tools.exercises.harness import state as harness_state
 from minitorch.tools.exercises.__main__ import STUBS, main
 from minitorch.ops import normalize_dims
 from minitorch.ops.dropout import keep_mask
+from minitorch.ops.windows import im2col_array
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = [e.name for e in EXERCISES]
@@ -106,6 +107,8 @@ class MatMul(Solution):
         a, b = self.saved_tensors
         db = g.swapaxes(-1, -2) @ a if self.mistake == "transposed db" else a.swapaxes(-1, -2) @ g
         da = g @ b.swapaxes(-1, -2)
+        if self.mistake == ".T on batched arrays":
+            da, db = g @ b.T, a.T @ g
         if self.mistake == "no batch sum":
             return da, db
         return _summed_to(da, a.shape), _summed_to(db, b.shape)
@@ -197,7 +200,9 @@ class CrossEntropy(Solution):
     def backward(self, g):
         p, q, valid = self.saved_tensors
         s = g * valid
-        if self.reduction == "mean" and self.mistake != "mean not divided":
+        if self.reduction == "mean" and self.mistake == "mean over all rows":
+            s = s / len(valid)
+        elif self.reduction == "mean" and self.mistake != "mean not divided":
             s = s / self.n_valid
         return (p - q) * s[:, None], None
 
@@ -220,7 +225,9 @@ class LayerNorm(Solution):
         g = g.reshape(xhat.shape)
         gh = g if w is None else g * w.reshape(-1)
         dx = gh if self.mistake == "dropped mean term" else gh - gh.mean(axis=1, keepdims=True)
-        if self.mistake != "dropped xhat term":
+        if self.mistake == "sign of the xhat term":
+            dx = dx + xhat * (gh * xhat).mean(axis=1, keepdims=True)
+        elif self.mistake != "dropped xhat term":
             dx = dx - xhat * (gh * xhat).mean(axis=1, keepdims=True)
         if self.mistake == "dw not summed over rows" and w is not None:
             dw = (g * xhat).reshape(self.shape[:len(self.shape) - len(self.w_shape)] + self.w_shape)
@@ -279,6 +286,36 @@ class LSTMCellFunction(Solution):
         return d_gates if self.mistake == "one gradient" else (d_gates, dc * f)
 
 
+class Conv2d(Solution):
+    def forward(self, x, weight, bias, *, w):
+        cols = im2col_array(x, w)
+        n, c, kh, kw, ho, wo = cols.shape
+        cols2 = cols.reshape(n, c * kh * kw, ho * wo)
+        self.save_for_backward(weight, cols2)
+        self.w, self.x_shape = w, x.shape
+        return (np.einsum("ok,nkl->nol", weight.reshape(len(weight), -1), cols2) + bias[:, None]).reshape(
+            n, len(weight), ho, wo)
+
+    def backward(self, g):
+        weight, cols2 = self.saved_tensors
+        (n, c, h, width), (o, _, kh, kw), w = self.x_shape, weight.shape, self.w
+        ho, wo = g.shape[2:]
+        g2 = g.reshape(n, o, ho * wo)
+        d_weight = np.einsum("nol,nkl->ok", g2, cols2).reshape(weight.shape)
+        d_bias = g.sum(axis=0) if self.mistake == "bias summed over the batch only" else g.sum(axis=(0, 2, 3))
+        d_cols = np.einsum("ok,nol->nkl", weight.reshape(o, -1), g2).reshape(n, c, kh, kw, ho, wo)
+        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw))
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * w.dh, i * w.dh + w.sh * (ho - 1) + 1, w.sh)
+                cols = slice(j * w.dw, j * w.dw + w.sw * (wo - 1) + 1, w.sw)
+                if self.mistake == "col2im assigns":
+                    padded[:, :, rows, cols] = d_cols[:, :, i, j]
+                else:
+                    padded[:, :, rows, cols] += d_cols[:, :, i, j]
+        return padded[:, :, w.ph:w.ph + h, w.pw:w.pw + width], d_weight, d_bias
+
+
 # ----- the exercises on the engine itself: wrong versions of the reference solutions (exercises/reference.py) -----
 
 def topo_no_visited_set(root):
@@ -309,6 +346,17 @@ def backward_assigns(order):
 
 def backward_walks_leaves_first(order):
     reference.backward(order[::-1])
+
+
+def backward_adds_in_place(order):
+    for node in order:
+        if node.grad is None or node.backward_fn is None:
+            continue
+        for parent, g in zip(node.parents, node.backward_fn(node.grad)):
+            if parent.grad is None:
+                parent.grad = g
+            else:
+                parent.grad += g
 
 
 def unbroadcast_no_leading_sum(grad, shape):
@@ -351,10 +399,13 @@ ENGINE_MISTAKES = {
                   "not reversed": (topo_not_reversed, r"does not start with the root|before n\d+, which uses it"),
                   "leaves left out": (topo_without_leaves, r"nodes where \d+ are reachable")},
     "backward": {"assigns": (backward_assigns, r"kept only its last gradient: add the gradients"),
-                 "leaves first": (backward_walks_leaves_first, r"left n\d+\.grad None")},
+                 "leaves first": (backward_walks_leaves_first, r"left n\d+\.grad None .*diagnosis: walk from the root: "
+                                                               r"reverse topological order"),
+                 "in place": (backward_adds_in_place, r"in-place \+= into a gradient array that another node "
+                                                      r"shares")},
     "unbroadcast": {"no leading sum": (unbroadcast_no_leading_sum, r"leading axes that broadcasting added"),
                     "no keepdims": (unbroadcast_no_keepdims, r"without keepdims=True"),
-                    "mean": (unbroadcast_mean, r"constant ratio .*sum, do not average")},
+                    "mean": (unbroadcast_mean, r"the mean over the broadcast axes: sum, do not average")},
     "no_grad": {"restores True": (no_grad_restores_true, r"restore the mode the block found"),
                 "no finally": (no_grad_without_finally, r"restore the mode in a finally")},
 }
@@ -363,34 +414,47 @@ SOLUTIONS = {"topo_sort": reference.topological_order, "backward": reference.bac
              "unbroadcast": reference.unbroadcast, "no_grad": reference.no_grad,
              "mul": Mul, "div": Div, "sum": Sum, "mean": Mean, "matmul": MatMul, "exp": Exp, "log": Log,
              "softmax": Softmax, "log_softmax": LogSoftmaxUnshifted, "cross_entropy": CrossEntropy,
-             "layer_norm": LayerNorm, "attention": ScaledDotProductAttention, "lstm_cell": LSTMCellFunction}
+             "layer_norm": LayerNorm, "attention": ScaledDotProductAttention, "lstm_cell": LSTMCellFunction,
+             "conv2d": Conv2d}
 GENERIC = r"differs|disagrees|failed"
 BROADCAST = r"wrong-shaped gradient .*sum it over the broadcast axes"
 # mistake -> what the failure must say (its diagnosis where the mistake has a signature)
 MISTAKES = {
-    "mul": {"swapped": GENERIC, "no broadcast sum": BROADCAST, "doubled": r"constant ratio 2 .*factor 2 too large"},
+    "mul": {"swapped": r"your dL/da is the right dL/db: the two gradients are swapped", "no broadcast sum": BROADCAST,
+            "doubled": r"constant ratio 2 .*factor 2 too large"},
     "div": {"sign": r"constant ratio -1 .*sign is flipped", "no broadcast sum": BROADCAST},
     "sum": {"no re-broadcast": r"wrong-shaped gradient .*it must have the input's shape",
             "summed dims not put back": GENERIC},
     "mean": {"no 1/count": r"constant ratio (\d+) .*missing division by \1",
              "summed dims not put back": GENERIC},
-    "matmul": {"transposed db": GENERIC, "no batch sum": BROADCAST},
+    "matmul": {"transposed db": r"your dL/db is the right one transposed|dL/db .* shaped like the right one "
+                                r"transposed|shaped like the input transposed",
+               "no batch sum": BROADCAST,
+               ".T on batched arrays": r"\.T reverses every axis .*x\.swapaxes\(-1, -2\)"},
     "exp": {"dropped factor": GENERIC, "two gradients": r"backward returned 2 gradients for the 1 input of apply"},
     "log": {"sign": r"sign is flipped", "dropped factor": GENERIC},
     "softmax": {"dropped term": r"row of dx along dim \d should sum to 0",
                 "no max shift": r"forward overflows .*subtract the max"},
     "log_softmax": {"no row sum": r"row of dx along dim \d should sum to 0",
                     "no max shift": r"forward overflows .*subtract the max"},
-    "cross_entropy": {"smoothing dropped in backward": GENERIC,
-                      "mean not divided": r"constant ratio (\d+) .*missing division by \1"},
-    "layer_norm": {"dropped xhat term": GENERIC, "dropped mean term": r"row of dx along dim \(.*should sum to 0",
+    "cross_entropy": {"smoothing dropped in backward": r"is the right one without label smoothing: backward leaves "
+                                                       r"out the smoothing",
+                      "mean not divided": r"constant ratio (\d+) .*missing division by \1, the number of rows that "
+                                          r"are not ignored",
+                      "mean over all rows": r"constant ratio 0\.\d+ .*(\d+)/(\d+) of the right value: divided by all "
+                                            r"\2 rows where 'mean' divides by the \1 rows that are not ignored"},
+    "layer_norm": {"dropped xhat term": r"dL/dx's xhat term .* is missing",
+                   "sign of the xhat term": r"dL/dx's xhat term .* has its sign flipped",
+                   "dropped mean term": r"dL/dx's mean term .* is missing",
                    "dw not summed over rows": BROADCAST},
-    "attention": {"dropout scale dropped in backward": r"1 - dropout_p: the dropout's scale 1/\(1 - p\) is "
-                                                       r"missing(.|\n)*fails only with dropout on",
-                  "no 1/sqrt(d) in backward": r"sqrt\((\d)\) = 1\.\d+ times too large: a missing 1/sqrt\(d\) with "
+    "attention": {"dropout scale dropped in backward": r"is the right one without dropout: backward leaves out the "
+                                                       r"keep mask(.|\n)*fails only with dropout on",
+                  "no 1/sqrt(d) in backward": r"sqrt\((\d)\) = \d\.\d+ times too large: a missing 1/sqrt\(d\) with "
                                               r"d = \1",
                   "sign of dk": GENERIC},
     "lstm_cell": {"gc dropped": GENERIC, "one gradient": r"backward returned 1 gradient for the 2 inputs of apply"},
+    "conv2d": {"col2im assigns": r"wrong where windows overlap: col2im must add",
+               "bias summed over the batch only": r"wrong-shaped gradient"},
 }
 OPS = list(MISTAKES)
 
@@ -402,7 +466,8 @@ def with_mistake(name, mistake):
 
 def test_the_sequence_starts_with_the_engine_then_the_ops_of_the_issue_in_order():
     assert NAMES == ["topo_sort", "backward", "unbroadcast", "no_grad", "mul", "div", "sum", "mean", "matmul", "exp",
-                     "log", "softmax", "log_softmax", "cross_entropy", "layer_norm", "attention", "lstm_cell"]
+                     "log", "softmax", "log_softmax", "cross_entropy", "layer_norm", "attention", "lstm_cell",
+                     "conv2d"]
     assert set(SOLUTIONS) == set(MISTAKES) | set(ENGINE_MISTAKES) == set(NAMES)
     assert all(len(m) >= 2 for m in [*MISTAKES.values(), *ENGINE_MISTAKES.values()])
 
@@ -445,6 +510,59 @@ def test_a_wrong_engine_part_is_rejected_with_its_diagnosis(name, mistake):
     text = _failure(name, function)
     assert re.search(diagnosis, text, re.S), text
     assert harness_state.grad_enabled   # a wrong no_grad does not leave the tiny engine off for the next check
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_case_has_rows_of_fewer_than_3_elements_or_equal_operands(name):
+    """Each mistake shows on every case: on rows of 2 LayerNorm's xhat is +-1 and its true gradient ~0 (any answer
+    whose rows sum to 0 looks like a scale); with a == b swapped operands pass; an input equal to the incoming
+    gradient (drawn from seed 1) makes A^T G symmetric, so a transposed gradient passes."""
+    from minitorch.tools.exercises.catalog import BY_NAME
+    from minitorch.tools.exercises.drawing import draw_cases
+    exercise = BY_NAME[name]
+    for case in draw_cases(exercise, EXAMPLES):
+        arrays = [a for a in case.arrays if a is not None]
+        for a in arrays:   # a side of 1 is a broadcast input's, stretched over a row of another
+            assert a.ndim >= 1 and a.shape[-1] in (1, *range(3, 100)), (case.text, a.shape)
+            assert not np.allclose(a, np.random.default_rng(1).standard_normal(a.shape)), case.text
+        assert max((a.shape[-1] for a in arrays), default=3) >= 3, case.text   # (no_grad draws no arrays)
+        rows = getattr(exercise, "zero_sum", None)
+        if rows is not None:
+            axes = np.atleast_1d(rows(case))
+            assert np.prod([arrays[0].shape[k] for k in axes]) >= 3, case.text
+        for k, a in enumerate(arrays):
+            for b in arrays[k + 1:]:
+                assert a.shape != b.shape or not np.allclose(a, b), f"equal operands in {case.text}"
+    if hasattr(exercise, "apply"):   # case 1, where a wrong backward shows first: its right gradients are not ~0
+        from minitorch.tools.exercises.grader import _value_and_grads
+        first = next(iter(draw_cases(exercise, 1)))
+        _, grads, _ = _value_and_grads(exercise, lambda t: exercise.reference(t, first.options), first, "engine")
+        for g in grads:
+            assert g is None or np.abs(g).max() > 0.01, (first.text, g)   # (rows of 2 gave LayerNorm 1e-4)
+
+
+def test_a_constant_ratio_is_named_only_where_the_right_gradient_is_not_tiny():
+    """The student's LayerNorm on rows of 2: the right gradient is ~1e-4 everywhere, and a wrong answer whose rows
+    sum to 0 is proportional to it: no 'constant ratio' there; a true scale still is one, tiny entries included."""
+    from minitorch.tools.exercises.diagnose import constant_ratio
+    want = np.array([[1e-4, -1e-4], [-2e-4, 2e-4]])
+    assert constant_ratio(np.array([[0.66, -0.66], [-1.3, 1.3]]), want) is None
+    right = np.array([[0.5, -0.25, 1e-7], [2.0, 1.0, -3.0]])
+    assert constant_ratio(3 * right, right) == pytest.approx(3)
+    assert constant_ratio(3 * right + np.array([[0, 0, 1e-3], [0, 0, 0]]), right) is None
+    assert constant_ratio(np.array([6.0]), np.array([2.0])) is None   # one entry: any answer is a "ratio"
+
+
+def test_the_tiny_engine_reads_as_a_documented_engine_and_its_example_runs():
+    """harness.py's docstring builds a graph, walks it with the reference walk and shows the gradient: it runs as
+    shown (doctest), and the gradient is the engine's."""
+    import doctest
+    from minitorch.tools.exercises import harness
+    result = doctest.testmod(harness, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 6 and result.failed == 0
+    x = Tensor._make(np.array([0.5, -1.0]), requires_grad=True)
+    (x * x + x).tanh().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.19317162, -1.0], rtol=1e-8)
 
 
 def test_a_gradient_summed_over_its_rows_is_shown_as_plain_numbers():
@@ -563,6 +681,7 @@ def test_the_command_starts_grades_and_hints(tmp_path, capsys):
     assert main(["check", "softmax", "--dir", str(folder)]) == 1
     out = capsys.readouterr().out
     assert "FAIL softmax: Softmax: forward is not written yet" in out and "hint softmax" in out
+    assert f"replay: it is case 1 of `python3 -m minitorch.tools.exercises check softmax --dir {folder}`" in out
     # the student's file: the independent solution above, written into the folder
     (folder / "softmax.py").write_text("import numpy as np\nfrom minitorch.autograd import Function\n\n\n"
                                        "def _shifted(x, dim):\n    m = x.max(axis=dim, keepdims=True)\n"

@@ -204,6 +204,24 @@ def test_decoding_reads_the_device_once_per_token_step(search):
 
 
 # ----- the user's GPU check -----
+@pytest.mark.parametrize("error, names", [
+    (RuntimeError("CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared object file"),
+     "CuPy could not load NVRTC, the compiler CuPy builds its kernels with (RuntimeError: CuPy failed to load "
+     "libnvrtc.so.12"),
+    (ImportError("libcublas.so.12: cannot open shared object file"), "CuPy could not load cuBLAS, for matrix products"),
+    (OSError("Failure finding \"libcurand.so.10\""), "CuPy could not load cuRAND, for random numbers (dropout)"),
+    (Exception("catastrophic error: cannot open source file \"cuda_fp16.h\""), "CuPy could not load the CUDA headers"),
+])
+def test_check_gpu_names_the_cuda_library_cupy_could_not_load(capsys, monkeypatch, error, names):
+    def fail(*args):
+        raise error
+    monkeypatch.setattr(backend, "to_device", fail)
+    assert main(["check-gpu", "--preset", "tiny", "--steps", "1", "--warmup-steps", "0"]) == 1
+    err = capsys.readouterr().err
+    assert names in err and "pip install -e '.[gpu-cuda" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
 def test_check_gpu_names_the_device_and_times_a_few_steps(capsys):
     assert main(["check-gpu", "--preset", "tiny", "--steps", "1", "--warmup-steps", "0"]) == 0
     out = capsys.readouterr().out

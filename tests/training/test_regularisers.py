@@ -227,7 +227,7 @@ def test_rdrop_through_a_model_with_dropout_matches_central_differences_in_float
         logits = model(*twice((src, tgt_in))[:2]).numpy()
     assert not np.allclose(logits[:2], logits[2:])   # two different dropout masks: the KL term is not zero
     assert loss_fn().item() == pytest.approx(reference_loss(logits, np.concatenate([tgt, tgt]), 0.1, 3.0), rel=1e-10)
-    assert finite_difference_check(model, loss_fn, rng) >= 3 * len(model.parameters()) - 2
+    assert finite_difference_check(model, loss_fn, rng) >= 3 * len(list(model.parameters())) - 2
 
 
 def test_fit_rdrop_uses_the_rdrop_step_and_records_it(tmp_path, monkeypatch):

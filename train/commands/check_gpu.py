@@ -28,7 +28,7 @@ def main(args):
     print(f"GPU: {info['name']}, {info['memory_bytes'] / 2**30:.1f} GiB, compute capability "
           f"{info['compute_capability']}")
     print(f"CuPy {info['cupy']}, CUDA runtime {info['cuda_runtime']}, driver supports CUDA {info['cuda_driver']}")
-    check_matmul()
+    check_matmul(info["cuda_runtime"].split(".")[0])
     print("matrix product on the GPU: matches NumPy")
     preset = PRESETS[args.preset]
     batch_size = max(preset.batch_tokens // bench.SEQ_LEN, 1)
@@ -42,16 +42,35 @@ def main(args):
     return 0
 
 
-def check_matmul(n=256):
-    """A float32 product on the GPU against NumPy's: CuPy compiles its kernels on first use, so a broken CUDA set-up
-    (e.g. missing CUDA headers, NVRTC errors) shows here."""
+def check_matmul(cuda_major, n=256):
+    """A float32 product and a random draw on the GPU against NumPy: CuPy loads NVRTC (its kernels are compiled on
+    first use), cuBLAS and cuRAND then, so a missing CUDA library shows here, named."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((2, n, n), dtype=np.float32)
     try:
         got = backend.to_numpy(backend.to_device(a, "cuda") @ backend.to_device(b, "cuda") + 1.0)
-    except Exception as e:   # CuPy's compile and runtime errors have no common base class
-        raise TrainError(f"CuPy is installed but could not run a kernel ({type(e).__name__}: {e}); on CUDA 12.2 or "
-                         f"later with a PyPI wheel, pip install 'nvidia-cuda-runtime-cu12==12.X.*' (your CUDA 12.X) "
-                         f"gives CuPy the headers it compiles with") from None
+        backend.rng("cuda").random(4)
+    except Exception as e:   # CuPy's load, compile and runtime errors have no common base class
+        raise TrainError(missing_library(e, cuda_major)) from None
     if not np.allclose(got, a @ b + 1.0, rtol=1e-3, atol=1e-3):
         raise TrainError("the GPU's matrix product differs from NumPy's: the CUDA set-up computes wrong results")
+
+
+# (what CuPy's error names, the library, its PyPI package for CUDA 13 (CUDA 12's adds -cu12)), in the order checked
+_LIBRARIES = [("nvrtc", "NVRTC, the compiler CuPy builds its kernels with", "nvidia-cuda-nvrtc"),
+              ("cublas", "cuBLAS, for matrix products", "nvidia-cublas"),
+              ("curand", "cuRAND, for random numbers (dropout)", "nvidia-curand"),
+              (".h", "the CUDA headers that CuPy compiles with", "nvidia-cuda-runtime"),
+              ("header", "the CUDA headers that CuPy compiles with", "nvidia-cuda-runtime"),
+              ("cudart", "the CUDA runtime", "nvidia-cuda-runtime")]
+
+
+def missing_library(error, cuda_major):
+    """One line for an error CuPy raised on its first kernels: the CUDA library it could not load and what brings it."""
+    text = f"{type(error).__name__}: {error}".splitlines()[0]
+    extra = f"pip install -e '.[gpu-cuda{cuda_major}]' installs CuPy with every CUDA library it loads"
+    for key, library, package in _LIBRARIES:
+        if key in text.lower():
+            wheel = f"{package}-cu12" if cuda_major == "12" else f"{package}=={cuda_major}.*"
+            return f"CuPy could not load {library} ({text}); {extra}, or pip install '{wheel}' adds this one"
+    return f"CuPy is installed but could not run a kernel ({text}); {extra}"

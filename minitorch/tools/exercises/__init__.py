@@ -26,18 +26,18 @@ from .grader import EXAMPLES, ExerciseFailed
 from . import grader
 
 
-def check(name, function=None, max_examples=EXAMPLES, notes=None):
+def check(name, function=None, max_examples=EXAMPLES, notes=None, folder="DIR"):
     """Grade `function` (a Function class, or the function of an engine exercise; default: the engine's solution)
     for the exercise `name`; raise ExerciseFailed when it is wrong, else return the number of drawn cases it passed.
     A student's op is graded in strict-shapes mode (the walk does not sum its gradients over broadcast dims); the
     engine's own ops leave that to the walk by design, so they are not. notes: a list that gets advice that is not
-    a failure."""
+    a failure. folder: where the student's file is, for the replay line."""
     if name not in BY_NAME:
         raise KeyError(f"no exercise {name!r}; the exercises are: {', '.join(BY_NAME)}")
     exercise = BY_NAME[name]
     if function is None:
-        return grader.check(exercise, exercise.solution(), max_examples, strict=False, notes=notes)
-    return grader.check(exercise, function, max_examples, notes=notes)
+        return grader.check(exercise, exercise.solution(), max_examples, strict=False, notes=notes, folder=folder)
+    return grader.check(exercise, function, max_examples, notes=notes, folder=folder)
 
 
 __all__ = ["EXAMPLES", "EXERCISES", "Exercise", "ExerciseFailed", "check"]

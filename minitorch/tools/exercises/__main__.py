@@ -76,7 +76,8 @@ def cmd_check(args):
     for e in chosen:
         try:
             notes = []
-            n = check(e.name, None if args.solution else load(e, args.dir), args.examples, notes)
+            n = check(e.name, None if args.solution else load(e, args.dir), args.examples, notes,
+                      folder=None if args.solution else args.dir)
         except ExerciseFailed as failure:
             failed += 1
             print(f"FAIL {e.name}: {failure}")

@@ -13,6 +13,7 @@ import numpy as np
 from ... import backend, functional as F
 from ...ops.dropout import random_words
 from ...functions import cat
+from ...ops.windows import col2im_array, im2col_array, window
 from . import engine_checks, reference
 from .case import Case
 
@@ -32,6 +33,12 @@ class Exercise:
     reference: Callable          # (tensors, options) -> Tensor: the engine's public op
     inputs: tuple = ("a", "b")   # the names of the differentiable inputs, for a failure's report
     zero_sum: Callable = None    # case -> the axes along which the rows of dx sum to 0 (shift-invariant ops)
+    # the signatures of this op's mistakes, for a diagnosis (diagnose.py), each a function of the case:
+    scales: Callable = None      # case -> [(ratio, meaning)]: the scales of this case (a count, sqrt(d)), tried first
+    terms: Callable = None       # (case, g) -> {input: [(term, what)]}: the terms of the right gradient, by name
+    variants: Callable = None    # case -> [(options, meaning)]: the engine's gradient under these options is what a
+    #                              backward that leaves out `meaning` returns (label_smoothing=0: the smoothing)
+    signature: Callable = None   # (case, i, got, want) -> a diagnosis of a mistake only this op can make, or ""
 
     def solution(self):
         """The engine's own Function class for this exercise."""
@@ -79,14 +86,17 @@ def _values(draw, st, shape, low=None, high=None, scale=1.0):
     return rng.uniform(low, high, shape)
 
 
+ROW = 3   # the fewest elements of a row in any case: on rows of 2 many wrong answers look like a scale (xhat = +-1)
+
+
 def _shapes(draw, hnp, min_dims=1, max_dims=3):
-    return draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=2, max_side=3))
+    return draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=ROW, max_side=ROW + 1))
 
 
 # ----- the primitives -----
 
 def _broadcast_pair(draw, st, hnp, away_from_zero=False):
-    out_shape = _shapes(draw, hnp)  # sides of 2 or 3, so that every broadcast dim (a 1, or a missing dim) is visible
+    out_shape = _shapes(draw, hnp)  # sides of 3 or 4, so that every broadcast dim (a 1, or a missing dim) is visible
     shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, base_shape=out_shape, min_dims=1,
                                                     max_dims=3)).input_shapes
     a = _values(draw, st, shapes[0])
@@ -115,7 +125,7 @@ def _reduction_case(draw, st, hnp):
 
 
 def _matmul_case(draw, st, hnp):
-    n, k, m = (draw(st.integers(2, 3)) for _ in range(3))
+    n, k, m = (draw(st.integers(ROW, ROW + 1)) for _ in range(3))
     batch_a, batch_b = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2,
                                                               max_side=2)).input_shapes
     a, b = _values(draw, st, batch_a + (n, k)), _values(draw, st, batch_b + (k, m))
@@ -124,7 +134,7 @@ def _matmul_case(draw, st, hnp):
 
 def _unary_case(positive=False):
     def draw_case(draw, st, hnp):
-        shape = _shapes(draw, hnp, min_dims=0)
+        shape = _shapes(draw, hnp)
         a = _values(draw, st, shape, 0.2, 3.0) if positive else _values(draw, st, shape, scale=2.0)
         return Case([a], {}, f"a {a.shape}")
     return draw_case
@@ -141,7 +151,7 @@ def _softmax_case(draw, st, hnp):
 
 
 def _cross_entropy_case(draw, st, hnp):
-    n, c = draw(st.integers(2, 5)), draw(st.integers(2, 5))
+    n, c = draw(st.integers(ROW, 5)), draw(st.integers(ROW, 5))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     target = rng.integers(0, c, n)
     target[rng.random(n) < draw(st.sampled_from([0.0, 0.4]))] = -100
@@ -152,13 +162,35 @@ def _cross_entropy_case(draw, st, hnp):
     return Case([x], options, f"x {x.shape}, target {target.tolist()}, label_smoothing={e}, reduction={reduction!r}")
 
 
+def _cross_entropy_scales(case):
+    """A 'mean' divides by the rows that are not ignored: that count is named before any generic factor."""
+    target = case.options["target"]
+    n, valid = len(target), int((target != case.options["ignore_index"]).sum())
+    if case.options["reduction"] != "mean" or valid == 0:
+        return []
+    found = [(float(valid), f"a factor {valid} too large: a missing division by {valid}, the number of rows that are "
+                            f"not ignored ('mean' averages over them)")]
+    if valid < n:
+        found.append((valid / n, f"{valid}/{n} of the right value: divided by all {n} rows where 'mean' divides by the "
+                                 f"{valid} rows that are not ignored (target != ignore_index)"))
+    return found
+
+
+def _cross_entropy_variants(case):
+    if not case.options["label_smoothing"]:
+        return []
+    return [({"label_smoothing": 0.0}, f"without label smoothing: backward leaves out the smoothing (the soft targets "
+                                       f"q = (1 - e) one_hot + e / C, e = {case.options['label_smoothing']:g}, in "
+                                       f"p - q)")]
+
+
 def _cross_entropy_apply(cls, t, o):
     return cls.apply(t[0], o["target"], ignore_index=o["ignore_index"], label_smoothing=o["label_smoothing"],
                      reduction=o["reduction"])
 
 
 def _layer_norm_case(draw, st, hnp):
-    normalized = tuple(draw(st.lists(st.integers(2, 4), min_size=1, max_size=2)))
+    normalized = tuple(draw(st.lists(st.integers(ROW, 4), min_size=1, max_size=2)))
     lead = tuple(draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)))
     affine = draw(st.booleans())
     x = _values(draw, st, lead + normalized, scale=2.0)
@@ -167,12 +199,28 @@ def _layer_norm_case(draw, st, hnp):
                 f"x {x.shape} normalised over its last {len(normalized)} dims, {'with' if affine else 'no'} w and b")
 
 
+def _layer_norm_terms(case, g):
+    """dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) row by row (gh = g w): its mean's term and its variance's."""
+    x, w = case.arrays[0], case.arrays[1]
+    n = int(np.prod(x.shape[x.ndim - case.options["normalized_ndim"]:]))
+    rows = x.reshape(-1, n)
+    centered = rows - rows.mean(axis=1, keepdims=True)
+    rstd = 1 / np.sqrt((centered ** 2).mean(axis=1, keepdims=True) + case.options["eps"])
+    xhat = centered * rstd
+    gh = np.reshape(g, (-1, n)) * (1.0 if w is None else w.reshape(n))
+    mean_term = -rstd * gh.mean(axis=1, keepdims=True) * np.ones(n)
+    variance_term = -rstd * xhat * (gh * xhat).mean(axis=1, keepdims=True)
+    return {0: [(variance_term.reshape(x.shape), "xhat term (the variance's: -rstd xhat mean(gh xhat))"),
+                (mean_term.reshape(x.shape), "mean term (-rstd mean(gh))")]}
+
+
 def _layer_norm_reference(t, o):
     return F.layer_norm(t[0], t[0].shape[t[0].ndim - o["normalized_ndim"]:], t[1], t[2], eps=o["eps"])
 
 
 def _attention_case(draw, st, hnp):
-    tq, tk, d, dv = draw(st.integers(1, 3)), draw(st.integers(2, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    tq, tk = draw(st.integers(1, 3)), draw(st.integers(ROW, 4))
+    d, dv = draw(st.integers(ROW, 5)), draw(st.integers(ROW, 4))
     batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
     q, k, v = (_values(draw, st, batch + shape) for shape in ((tq, d), (tk, d), (tk, dv)))
     mask = None
@@ -197,13 +245,33 @@ def _attention_apply(cls, t, o):
     return cls.apply(q, k, v, o["mask"], words, dropout_p=p)
 
 
+def _attention_scales(case):
+    """The scales of this case: 1/sqrt(d) with its d, and the dropout's 1/(1 - p)."""
+    d, p = case.arrays[0].shape[-1], case.options["dropout_p"]
+    found = [(np.sqrt(d), f"sqrt({d}) = {np.sqrt(d):.3f} times too large: a missing 1/sqrt(d) with d = {d} "
+                          f"(attention's scale)"),
+             (1 / np.sqrt(d), f"1/sqrt({d}) = {1 / np.sqrt(d):.3f} of the right value: the scale 1/sqrt(d) (d = {d}) "
+                              f"applied once too often")]
+    if p:
+        found += [(1 - p, "it is 1 - dropout_p: the dropout's scale 1/(1 - p) is missing"),
+                  (1 / (1 - p), "it is 1/(1 - dropout_p): the dropout's scale is applied once too often")]
+    return found
+
+
+def _attention_variants(case):
+    if not case.options["dropout_p"]:
+        return []
+    return [({"dropout_p": 0.0}, "without dropout: backward leaves out the keep mask and the scale 1/(1 - p) "
+                                 "(dw = (g v^T) * keep / (1 - p))")]
+
+
 def _attention_reference(t, o):
     backend.manual_seed(o["seed"])
     return F.scaled_dot_product_attention(t[0], t[1], t[2], o["mask"], dropout_p=o["dropout_p"], training=True)
 
 
 def _lstm_case(draw, st, hnp):
-    n, h = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    n, h = draw(st.integers(1, 3)), draw(st.integers(ROW, 4))
     gates, c_prev = _values(draw, st, (n, 4 * h), scale=1.5), _values(draw, st, (n, h))
     return Case([gates, c_prev], {}, f"gates {gates.shape}, c_prev {c_prev.shape}")
 
@@ -331,7 +399,7 @@ OP_EXERCISES = [
              _cross_entropy_case, _cross_entropy_apply,
              lambda t, o: F.cross_entropy(t[0], o["target"], ignore_index=o["ignore_index"],
                                           label_smoothing=o["label_smoothing"], reduction=o["reduction"]),
-             inputs=("x",), zero_sum=lambda case: 1),
+             inputs=("x",), zero_sum=lambda case: 1, scales=_cross_entropy_scales, variants=_cross_entropy_variants),
     Exercise("layer_norm", "LayerNorm", "minitorch.fused.layer_norm:LayerNorm", "LayerNorm over the last dims",
              "4-layernorm-layernorm", (
                  "Derive first: on one row of n values, xhat = (x - mean) * rstd. Which of mean and rstd depend on "
@@ -341,7 +409,7 @@ OP_EXERCISES = [
                  "Rows: x.reshape(-1, n). dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) (row means); dw = "
                  "(g * xhat) summed over the rows, db = g summed over the rows, reshaped to w's shape."),
              _layer_norm_case, lambda cls, t, o: cls.apply(t[0], t[1], t[2], **o), _layer_norm_reference,
-             inputs=("x", "w", "b"), zero_sum=_layer_norm_rows),
+             inputs=("x", "w", "b"), zero_sum=_layer_norm_rows, terms=_layer_norm_terms),
     Exercise("attention", "ScaledDotProductAttention", "minitorch.fused.attention:ScaledDotProductAttention",
              "scaled dot-product attention with a mask and dropout", "5-scaled-dot-product-attention-"
              "scaleddotproductattention", (
@@ -352,7 +420,8 @@ OP_EXERCISES = [
                  "Masked scores: np.where(mask, s, -inf); a row with no True is shifted by 0 and divided by 1. "
                  "Backward: dv = a^T g; dw = (g v^T) * keep / (1 - p); ds = w * (dw - (dw * w).sum(-1)); dq = ds k / "
                  "sqrt(d), dk = ds^T q / sqrt(d); return (dq, dk, dv, None, None)."),
-             _attention_case, _attention_apply, _attention_reference, inputs=("q", "k", "v")),
+             _attention_case, _attention_apply, _attention_reference, inputs=("q", "k", "v"),
+             scales=_attention_scales, variants=_attention_variants),
     Exercise("lstm_cell", "LSTMCellFunction", "minitorch.fused.lstm_cell:LSTMCellFunction",
              "the LSTM cell (gates i, f, g, o)", "6-the-lstm-cell-lstmcellfunction", (
                  "Derive first: c = f c_prev + i g and h = o tanh(c). Through how many paths does L depend on c?",
@@ -363,5 +432,48 @@ OP_EXERCISES = [
              _lstm_case, lambda cls, t, o: cls.apply(t[0], t[1]),
              lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1), inputs=("gates", "c_prev")),
 ]
-EXERCISES = ENGINE_EXERCISES + OP_EXERCISES
+
+
+# ----- beyond the Transformer: the convolution of PyTorch's 60-minute blitz -----
+def _conv2d_case(draw, st, hnp):
+    kh, kw = draw(st.integers(2, 3)), draw(st.sampled_from([1, 3]))   # rows of 1 (broadcast-like) or 3 and more
+    w = window((kh, kw), (draw(st.integers(1, 2)), draw(st.integers(1, 2))),
+               (draw(st.integers(0, 1)), draw(st.integers(0, 1))), (draw(st.integers(1, 2)), 1))
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.sampled_from([1, 3]))
+    h, wide = (draw(st.integers(w.dh * (kh - 1) + 1, w.dh * (kh - 1) + 3)), draw(st.integers(3, 5)))
+    x, weight, bias = _values(draw, st, (n, c, h, wide)), _values(draw, st, (o, c, kh, kw)), _values(draw, st, (o,))
+    return Case([x, weight, bias], {"w": w}, f"x {x.shape}, weight {weight.shape}, stride ({w.sh}, {w.sw}), "
+                                             f"padding ({w.ph}, {w.pw}), dilation ({w.dh}, {w.dw})")
+
+
+def _conv2d_overlap(case, i, got, want):
+    """dx right where one window reads x and wrong where windows overlap: col2im assigned instead of adding."""
+    if i != 0:
+        return ""
+    x, w = case.arrays[0], case.options["w"]
+    readers = col2im_array(im2col_array(np.ones_like(x), w), w, x.shape)   # how many windows read each place
+    many = readers > 1
+    if many.any() and np.allclose(got[~many], want[~many]) and not np.allclose(got[many], want[many]):
+        return ("\n  diagnosis: dx is right where one window reads x and wrong where windows overlap: col2im must add "
+                "each window's gradient into dx (+=), not assign it (the overlapping windows' gradients sum)")
+    return ""
+
+
+CONV_EXERCISES = [
+    Exercise("conv2d", "Conv2d", "minitorch.ops.conv:Conv2d", "a 2-D convolution as im2col and a product",
+             "convolution-as-im2col-conv2d", (
+                 "Derive first: with cols2 = im2col(x) (N, K, L), out = W2 @ cols2 + bias. What are dW2, dbias and "
+                 "dcols2 (the MatMul exercise)? Then: which places of x did each entry of cols come from?",
+                 "dcols2 = W2^T g; dW2 = sum over n of g[n] cols2[n]^T; dbias = g summed over n, y, z. col2im walks "
+                 "the kernel offsets (i, j) as im2col does and adds dcols[:, :, i, j] into the strided slice of a "
+                 "zero padded dx it was copied from.",
+                 "padded = zeros((N, C, H + 2 ph, W + 2 pw)); for i, j: padded[:, :, i*dh : i*dh + sh*(Ho-1) + 1 : "
+                 "sh, j*dw : j*dw + sw*(Wo-1) + 1 : sw] += dcols[:, :, i, j]; dx = padded[:, :, ph:ph+H, pw:pw+W]."),
+             _conv2d_case, lambda cls, t, o: cls.apply(t[0], t[1], t[2], w=o["w"]),
+             lambda t, o: F.conv2d(t[0], t[1], t[2], (o["w"].sh, o["w"].sw), (o["w"].ph, o["w"].pw),
+                                   (o["w"].dh, o["w"].dw)),
+             inputs=("x", "weight", "bias"), signature=_conv2d_overlap),
+]
+
+EXERCISES = ENGINE_EXERCISES + OP_EXERCISES + CONV_EXERCISES
 BY_NAME = {e.name: e for e in EXERCISES}

@@ -1,6 +1,8 @@
 """What a failed check prints: the case as plain numbers (input, incoming gradient, both gradients and their
-difference), how to replay it, and the likely mistake read from its signature (a constant ratio: a missing scale;
-rows of dx that do not sum to 0; ...)."""
+difference), how to replay it, and the likely mistake read from its signature: the right gradient of a variant of
+the op (without label smoothing, without dropout), one named term missing or with its sign flipped, the other
+input's gradient (swapped), the right one transposed, a constant ratio over the entries whose right gradient is not
+~0 (the case's own counts first: the rows not ignored, sqrt(d)), rows of dx that do not sum to 0."""
 import numpy as np
 
 COMMAND = "python3 -m minitorch.tools.exercises"
@@ -30,56 +32,88 @@ def show(arrays, names, g=None, got=None, want=None, i=None, source="numerical (
     return "\n".join(lines)
 
 
-def replay(name, number):
-    return (f"  replay: it is case {number} of `{COMMAND} check {name} --dir DIR`; the cases are drawn from a fixed "
+def replay(name, number, folder="DIR"):
+    """How to see the case again: the check command as run (folder None: the engine's own op, --solution)."""
+    where = "--solution" if folder is None else f"--dir {folder}"
+    return (f"  replay: it is case {number} of `{COMMAND} check {name} {where}`; the cases are drawn from a fixed "
             f"seed, the same ones in the same order on every run")
 
 
 def _scales(case):
-    """(ratio, what it means) for the scales a backward commonly misses, most specific first."""
+    """(ratio, what it means) for the scales a backward commonly misses, most specific first; the exercise's own
+    (exercise.scales: counts of this case) are tried before these."""
     found = [(-1.0, "the sign is flipped")]
-    p = case.options.get("dropout_p") or 0.0
-    if p:
-        found += [(1 - p, "it is 1 - dropout_p: the dropout's scale 1/(1 - p) is missing"),
-                  (1 / (1 - p), "it is 1/(1 - dropout_p): the dropout's scale is applied once too often")]
     for k in range(2, 65):
         found.append((float(k), f"a factor {k} too large: a missing division by {k}"
                                 + (" (a mean's 1/n with n = 2, or a term counted twice)" if k == 2 else
                                    f" (a mean divides by the count of elements averaged, here n = {k})")))
         found.append((1 / k, f"1/{k} of the right value: a missing factor {k}"
                              + (" (d x^2 = 2x dx)" if k == 2 else " (a mean's 1/n applied where it should not be)")))
-    for k in range(2, 9):
-        if int(np.sqrt(k)) ** 2 != k:
-            found.append((np.sqrt(k), f"sqrt({k}) = {np.sqrt(k):.3f} times too large: a missing 1/sqrt(d) with "
-                                      f"d = {k} (attention's scale)"))
-            found.append((1 / np.sqrt(k), f"1/sqrt({k}) = {1 / np.sqrt(k):.3f} of the right value: the scale "
-                                          f"1/sqrt(d) (d = {k}) applied once too often"))
     return found
 
 
+TINY = 1e-3   # an entry of the right gradient under TINY times the largest entry of either gradient is ~0
+
+
 def constant_ratio(got, want):
-    """got / want when it is one constant (over the entries where want is not ~0), else None."""
-    got, want = np.asarray(got), np.asarray(want)
-    mask = np.abs(want) > 1e-6 * max(1.0, float(np.abs(want).max(initial=0)))
-    if mask.sum() < 1 or not np.allclose(got[~mask], 0, atol=1e-6):
+    """got / want when it is one constant over the entries where want is not tiny (at least two of them, and the
+    tiny ones agree with it), else None: where the right gradient is ~0 any answer would look like a scale."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    size = max(float(np.abs(got).max(initial=0)), float(np.abs(want).max(initial=0)))
+    mask = np.abs(want) > TINY * size
+    if mask.sum() < 2:
         return None
     ratio = got[mask] / want[mask]
     r = float(np.median(ratio))
     if not np.all(np.isfinite(ratio)) or abs(r - 1) < 1e-6 or not np.allclose(ratio, r, rtol=1e-4):
         return None
-    return r
+    return r if np.allclose(got[~mask], r * want[~mask], rtol=1e-3, atol=1e-6 * size) else None
 
 
-def diagnose(exercise, case, i, got, want):
-    """'\\n  diagnosis: ...' for the mistakes with a signature, or ''."""
-    got, want = np.asarray(got), np.asarray(want)
+def _same(a, b):
+    return a is not None and b is not None and np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=1e-6,
+                                                                                          atol=1e-9)
+
+
+def _transposed(shape):
+    return tuple(shape[:-2]) + tuple(shape[-2:][::-1])
+
+
+def diagnose(exercise, case, i, grads, wants, g=None, variants=()):
+    """'\n  diagnosis: ...' for the mistakes with a signature, or ''. grads, wants: your gradients and the right
+    ones, one per input (i: the input that differs); g: the incoming gradient; variants: (the engine's gradients
+    on this case with other options, what a backward that returns them left out)."""
+    got, want, name = np.asarray(grads[i]), np.asarray(wants[i]), exercise.inputs[i]
     if got.shape != want.shape:
+        if got.ndim >= 2 and got.shape == _transposed(want.shape):
+            return (f"\n  diagnosis: your dL/d{name} {got.shape} is shaped like the right one transposed "
+                    f"{want.shape}: a transpose too many, or the product's factors in the wrong order "
+                    f"((G^T A)^T = A^T G)")
         return f"\n  diagnosis: a wrong-shaped gradient: {got.shape} for an input of shape {want.shape}"
     if not np.isfinite(got).all():
         return "\n  diagnosis: your gradient has inf or nan: an overflow, or a division by zero"
+    own = exercise.signature(case, i, got, want) if getattr(exercise, "signature", None) else ""
+    if own:
+        return own
+    for other, meaning in variants:
+        if _same(got, other[i]) and not _same(want, other[i]):
+            return f"\n  diagnosis: your dL/d{name} is the right one {meaning}"
+    terms = exercise.terms(case, g).get(i, []) if getattr(exercise, "terms", None) and g is not None else []
+    for term, what in terms:
+        for k, how in ((1, "is missing"), (2, "has its sign flipped"), (-1, "is counted twice")):
+            if _same(got, want - k * term):
+                return f"\n  diagnosis: dL/d{name}'s {what} {how}; the other terms are right"
+    for j, other in enumerate(wants):
+        if j != i and _same(got, other) and not _same(want, other):
+            return (f"\n  diagnosis: your dL/d{name} is the right dL/d{exercise.inputs[j]}: the two gradients are "
+                    f"swapped (each input's gradient is built from the other inputs)")
+    if got.ndim >= 2 and got.shape[-1] == got.shape[-2] and _same(got, want.swapaxes(-1, -2)):
+        return (f"\n  diagnosis: your dL/d{name} is the right one transposed: a transpose too many, or the "
+                f"product's factors in the wrong order ((G^T A)^T = A^T G)")
     r = constant_ratio(got, want)
     if r is not None:
-        for value, meaning in _scales(case):
+        own = exercise.scales(case) if getattr(exercise, "scales", None) else []
+        for value, meaning in own + _scales(case):
             if abs(r - value) <= 1e-4 * abs(value):
                 return (f"\n  diagnosis: a constant ratio {r:.6g} between your gradient and the right one: "
                         f"{meaning}")

@@ -4,7 +4,9 @@ them, each a function of a NumPy generator. A learner who installed the engine a
 i of an exercise is drawn from the seed (SEED, i): the same cases in the same order on every run, so a grade never
 flakes and `replay` can name a case by its number. Case 1 is the simplest of each draw (the lowest integer, the first
 option, the fewest dims, no 1 in place of a side), as hypothesis starts: a wrong backward shows on a small, plain
-input first."""
+input first. Case 1's arrays still differ from each other (each array's seed is the next integer), so that a == b
+never hides swapped operands.
+"""
 from types import SimpleNamespace
 
 import numpy as np
@@ -79,9 +81,17 @@ hnp = SimpleNamespace(array_shapes=_array_shapes, mutually_broadcastable_shapes=
 
 
 class _Simplest:
-    """Stands in for a generator and always draws the low end: case 1's source."""
+    """Stands in for a generator and always draws the low end: case 1's source. A seed (a range wider than any
+    size or option) is the next integer from 1000 instead, so that two arrays of case 1 are not the same array, nor
+    the incoming gradient (drawn from seed 1, grader.py)."""
+
+    def __init__(self):
+        self.seeds = 0
 
     def integers(self, low, high=None):
+        if high is not None and high - low >= 2**16:
+            self.seeds += 1
+            return low + 1000 + self.seeds
         return 0 if high is None else low
 
     def random(self):

@@ -12,7 +12,7 @@ from .diagnose import plain, show
 from .grader import ExerciseFailed
 from .harness import Value, build, state
 
-SHAPE = (2,)
+SHAPE = (3,)   # rows of 3: as the op exercises' cases (catalog.ROW)
 
 
 def _values(draw, st, shape):
@@ -94,11 +94,59 @@ def _leaf_grads_engine(case, g):
 
 
 def _overwrite(order):
-    """The walk with the common mistake (a later gradient replaces an earlier one): for the diagnosis."""
+    """The walk with a later gradient replacing an earlier one."""
     for node in order:
         if node.grad is not None and node.backward_fn is not None:
             for parent, g in zip(node.parents, node.backward_fn(node.grad)):
                 parent.grad = g
+
+
+def _in_place(order):
+    """The walk adding in place: add's backward hands the same array g to both parents, so a later += into one
+    parent's .grad changes the other's (and the node's) too."""
+    for node in order:
+        if node.grad is not None and node.backward_fn is not None:
+            for parent, g in zip(node.parents, node.backward_fn(node.grad)):
+                if parent.grad is None:
+                    parent.grad = g
+                else:
+                    parent.grad += g
+
+
+def _leaves_first(order):
+    """The walk in the order of the list reversed: from the leaves, whose .grad is still None."""
+    for node in order[::-1]:
+        if node.grad is not None and node.backward_fn is not None:
+            for parent, g in zip(node.parents, node.backward_fn(node.grad)):
+                parent.grad = g if parent.grad is None else parent.grad + g
+
+
+# the walks with a common mistake, each with what it tells the student: a walk whose gradients are these is that one
+WALK_MISTAKES = [
+    (_leaves_first, "walk from the root: reverse topological order (the order topological_order returns, root "
+                    "first), so that a node's gradient is complete before it is sent to its parents"),
+    (_overwrite, "a node used twice kept only its last gradient: add the gradients that reach a node from each use "
+                 "(grad = g if grad is None else grad + g), do not assign"),
+    (_in_place, "an in-place += into a gradient array that another node shares (add's backward hands the same g "
+                "to both parents): write parent.grad = parent.grad + g, a new array"),
+]
+
+
+def _same_grads(nodes, others):
+    return all((a.grad is None) == (b.grad is None) and (a.grad is None or (
+        np.shape(a.grad) == np.shape(b.grad) and np.allclose(a.grad, b.grad, rtol=1e-9, atol=1e-12)))
+        for a, b in zip(nodes, others))
+
+
+def _walk_mistake(case, g, nodes):
+    """'\n  diagnosis: ...' when the student's gradients are those of a walk with a known mistake, else ''."""
+    for walk, meaning in WALK_MISTAKES:
+        wrong = _mine(case)
+        wrong[-1].grad = g.copy()
+        walk(reference.topological_order(wrong[-1]))
+        if _same_grads(nodes[:len(case.arrays)], wrong[:len(case.arrays)]):
+            return f"\n  diagnosis: {meaning}"
+    return ""
 
 
 def _run_walk(function, case, g):
@@ -125,24 +173,19 @@ def check_backward(function, case, strict=True):
             raise ExerciseFailed(f"backward gave n{k} a gradient on {case.text}, where n{k} is not reachable from "
                                  f"the root")
         if got is None:
-            raise ExerciseFailed(f"backward left n{k}.grad None on {case.text}\n  diagnosis: every node reached "
-                                 f"from the root gets a gradient (the leaves too)")
+            why = _walk_mistake(case, g, nodes) or ("\n  diagnosis: every node reached from the root gets a gradient "
+                                                    "(the leaves too)")
+            raise ExerciseFailed(f"backward left n{k}.grad None on {case.text}{why}")
         if np.shape(got) == w.shape and np.allclose(got, w, rtol=1e-9, atol=1e-12):
             continue
-        mistake = ""
-        wrong = _mine(case)
-        wrong[-1].grad = g.copy()
-        _overwrite(reference.topological_order(wrong[-1]))
-        if np.shape(got) == w.shape and np.allclose(got, wrong[k].grad, rtol=1e-9, atol=1e-12):
-            mistake = ("\n  diagnosis: a node used twice kept only its last gradient: add the gradients that reach "
-                       "a node from each use (grad = g if grad is None else grad + g), do not assign")
-        raise ExerciseFailed(f"backward: dL/dn{k} differs from the engine's on {case.text}{mistake}\n"
+        raise ExerciseFailed(f"backward: dL/dn{k} differs from the engine's on {case.text}"
+                             f"{_walk_mistake(case, g, nodes)}\n"
                              + show(case.arrays, [f"n{i}" for i in range(len(want))], g,
                                     [n.grad for n in nodes], want, k, "engine"))
 
 
 def draw_unbroadcast(draw, st, hnp):
-    out = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=3))
+    out = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=3, max_side=4))
     shape = draw(hnp.mutually_broadcastable_shapes(num_shapes=1, base_shape=out, min_dims=0,
                                                    max_dims=3)).input_shapes[0]
     grad = _values(draw, st, np.broadcast_shapes(out, shape))
@@ -170,9 +213,9 @@ def check_unbroadcast(function, case, strict=True):
         raise ExerciseFailed(f"unbroadcast: a wrong-shaped gradient on {case.text}: shape {got.shape}, expected "
                              f"{tuple(shape)}\n  diagnosis: {why}\n  grad: {plain(grad)}")
     if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
-        from .diagnose import constant_ratio
-        r = constant_ratio(got, want)
-        hint = f"\n  diagnosis: a constant ratio {r:.6g}: sum, do not average" if r is not None else ""
+        averaged = want * (np.prod(shape, dtype=int) / grad.size)   # each sum divided by its count of terms
+        hint = "\n  diagnosis: yours is the mean over the broadcast axes: sum, do not average" if np.allclose(
+            got, averaged, rtol=1e-9, atol=1e-12) else ""
         raise ExerciseFailed(f"unbroadcast differs from the engine's on {case.text}{hint}\n  grad: {plain(grad)}\n"
                              f"  yours: {plain(got)}\n  the engine's: {plain(want)}")
 

@@ -18,19 +18,19 @@ class ExerciseFailed(AssertionError):
     """A graded Function is not finished or is wrong; the message says where and on which input."""
 
 
-def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None):
+def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, folder="DIR"):
     """Grade `function` (a Function class, or a function for an engine exercise) for `exercise`; raise
     ExerciseFailed on the first wrong case, else return the number of cases checked. strict: the walk does not sum
     the student's gradients over broadcast dims (strict_shapes.py); the engine's own ops leave that to
     the walk by design, so they are graded with strict=False. notes: a list that gets advice that is no failure
-    (an array saved for backward that backward never reads)."""
+    (an array saved for backward that backward never reads). folder: the student's, for the replay line."""
     cases = []
     for case in draw_cases(exercise, max_examples):
         cases.append(case)
         try:
             exercise.check_case(function, case, strict)
         except ExerciseFailed as failure:
-            raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases))}") from None
+            raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases), folder)}") from None
     if notes is not None and hasattr(exercise, "apply"):
         notes.extend(unused_saved(exercise, function, cases[0]))
     return len(cases)
@@ -135,9 +135,21 @@ def _value_and_grads(exercise, call, case, who, graded=False):
                                  f"input that gets none (a mask, a target)") from None
         if str(e).startswith("strict shapes:"):
             raise ExerciseFailed(f"{who} wrong-shaped gradient on {case.text}: {e}") from None
-        raise ExerciseFailed(f"{who} {stage} failed on {case.text}: {type(e).__name__}: {e}") from e
+        raise ExerciseFailed(f"{who} {stage} failed on {case.text}: {type(e).__name__}: {e}"
+                             f"{_batched_transpose(case, e)}") from e
     grads = [None if t is None else (np.zeros(t.shape) if t.grad is None else t.grad.numpy()) for t in leaves]
     return out.numpy(), grads, weights
+
+
+def _batched_transpose(case, error):
+    """The diagnosis of `.T` on a batched array: NumPy's error for the shapes it makes, on a case of 3 or more dims."""
+    batched = any(a is not None and a.ndim >= 3 for a in case.arrays)
+    shapes = isinstance(error, ValueError) and re.search(r"core dimension|could not be broadcast|not aligned",
+                                                         str(error))
+    if not (batched and shapes):
+        return ""
+    return ("\n  diagnosis: if you transposed with .T: on a batched array (3 or more dims) .T reverses every axis "
+            "((B, n, k).T is (k, n, B)); transpose the last two with x.swapaxes(-1, -2)")
 
 
 def check_case(exercise, function, case, strict=True):
@@ -208,6 +220,11 @@ def _compare(exercise, function, case, mine, engine, strict):
         raise ExerciseFailed(f"{name}: forward differs from the engine's op on {case.text}: "
                              f"{_difference(out, want)}{overflow}\n{show(case.arrays, exercise.inputs)}")
     numeric = numerical_grads(mine, case, weights)
+    variants = []   # the engine's gradients under the options a backward with a known mistake leaves out
+    for options, meaning in exercise.variants(case) if exercise.variants is not None else []:
+        other = type(case)(case.arrays, {**case.options, **options}, case.text)
+        variants.append((_value_and_grads(exercise, lambda t: exercise.reference(t, other.options), other,
+                                          "the engine's op:")[1], meaning))
     for i, (g, n) in enumerate(zip(grads, numeric)):
         if g is None or n is None:
             continue
@@ -217,12 +234,13 @@ def _compare(exercise, function, case, mine, engine, strict):
         if not np.allclose(g, n, rtol=1e-3, atol=1e-5):
             raise ExerciseFailed(f"{name}: backward disagrees with central finite differences of its forward on "
                                  f"{case.text} (input {i}: {_difference(g, n)})"
-                                 f"{diagnose(exercise, case, i, g, n)}\n"
+                                 f"{diagnose(exercise, case, i, grads, numeric, weights, variants)}\n"
                                  f"{show(case.arrays, exercise.inputs, weights, grads, numeric, i)}")
     for i, (g, w) in enumerate(zip(grads, want_grads)):
         if g is not None and not np.allclose(g, w, rtol=1e-7, atol=1e-10):
             raise ExerciseFailed(f"{name}: the gradient of input {i} differs from the engine's on "
-                                 f"{case.text}: {_difference(g, w)}{diagnose(exercise, case, i, g, w)}\n"
+                                 f"{case.text}: {_difference(g, w)}"
+                                 f"{diagnose(exercise, case, i, grads, want_grads, weights, variants)}\n"
                                  + show(case.arrays, exercise.inputs, weights, grads, want_grads, i,
                                         "engine"))
 

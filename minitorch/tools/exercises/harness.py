@@ -1,6 +1,26 @@
-"""A tiny engine for the exercises on the engine itself (topo_sort, backward, no_grad): a Value holds an array, the
-Values it was computed from and how to send its gradient back to them, as a Tensor does in minitorch/core, in a
-page. The checks build the same random graph here and with the engine's Tensors and compare the two."""
+"""The tiny engine: micrograd's idea on NumPy arrays, in a page, as minitorch's Tensor works in minitorch/core.
+
+A Value holds an array (data), the Values it was computed from (parents: one entry per operand, so x * x lists x
+twice) and backward_fn, which turns the gradient reaching the Value into one gradient per parent: the local
+derivatives of its op, applied. Each op below is its forward and its backward_fn side by side. Nothing here walks the
+graph: the walk (the order, then the chain rule) is what the exercises topo_sort and backward have you write;
+reference.py holds the engine's answers, to read once your checks pass. Used with them, it is a whole engine:
+
+    >>> import numpy as np
+    >>> from minitorch.tools.exercises.harness import Value
+    >>> from minitorch.tools.exercises.reference import backward, topological_order
+    >>> x = Value(np.array([0.5, -1.0]), name="x")
+    >>> y = (x * x + x).tanh()
+    >>> [v.name for v in topological_order(y)]              # the root first, each Value before its parents
+    ['tanh(((x * x) + x))', '((x * x) + x)', '(x * x)', 'x']
+    >>> y.grad = np.ones(2)                                  # dL/dy for L = sum(y)
+    >>> backward(topological_order(y))
+    >>> x.grad                                               # (1 - y^2)(2x + 1): x's three paths added up
+    array([ 1.19317162, -1.        ])
+
+no_grad (the fourth engine exercise) switches recording off through `state`. The exercises' checks build the same
+random graph here and with minitorch's Tensors and compare the two (engine_checks.py).
+"""
 import threading
 
 import numpy as np

@@ -29,8 +29,12 @@ def _refuse(op, i, got, want):
         broadcast = np.broadcast_shapes(want, got) == got
     except ValueError:
         broadcast = False
-    why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
-           else "it must have the input's shape")
+    if len(got) >= 2 and got == want[:-2] + want[-2:][::-1]:
+        why = ("it is shaped like the input transposed: a transpose too many, or the product's factors in the wrong "
+               "order ((G^T A)^T = A^T G)")
+    else:
+        why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
+               else "it must have the input's shape")
     raise RuntimeError(f"strict shapes: {type(op).__name__}.backward returned a gradient of shape {got} for input "
                        f"{i} of shape {want}: {why}")
 

@@ -52,12 +52,25 @@ def _function(name, np_func):
         if host_ok and (_has_host_data(args[0] if args else kwargs.get("a", kwargs.get("obj")))):
             record_memcpy("h2d")  # host data copied to the device: a memcpy, no kernel
             return _wrap(numpy.array(result, copy=True))   # device memory of its own, never the host's
+        if name in ("empty", "empty_like"):
+            _uninitialised(result)
         result = _wrap(result)
         record_call(name, args, kwargs, result)
         return result
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"cupy.{name} (stand-in: numpy.{name} behind CuPy's rules)"
     return f
+
+
+def _uninitialised(a):
+    """What `cupy.empty` holds: memory never written (another kernel's leftovers on a GPU). NaN in floats and a byte
+    pattern in integers, where NumPy's `empty` often hands out zeros, so that reading it before writing it shows."""
+    if a.dtype.kind in "fc":
+        a.fill(numpy.nan)
+    elif a.dtype.kind == "b":
+        a.fill(True)
+    else:
+        a.view(numpy.uint8).fill(0xA5)
 
 
 def _not_modelled(qualname):

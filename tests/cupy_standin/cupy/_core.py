@@ -72,6 +72,7 @@ def allow_synchronize(allow):
 # mask (boolean-mask indexing: cast + scan + gather, counted as 3), fill (a fill kernel), memset / memcpy_d2d (not
 # kernels, but stream operations that cost a host call each, as a kernel does), random, sort (thrust), fused.
 LAUNCHES = collections.Counter()
+FUSED_CALLS = collections.defaultdict(set)  # "module.qualname" of a cupy.fuse body -> its calls' _fusion.signature
 MEMCPYS = collections.Counter()  # h2d / d2h: host<->device copies, counted apart (they are memcpys, not kernels)
 _open_counts = []  # the LaunchCount of each open count_launches() block
 _quiet = threading.local()  # depth > 0 inside a fused body: its operations are part of the one fused launch

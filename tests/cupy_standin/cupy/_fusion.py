@@ -151,9 +151,11 @@ def _ufunc_op(ufunc):
 class _Trace:
     """One fused call being run: the broadcast shape of its array arguments, and whether the reduction happened."""
 
-    def __init__(self, shape):
-        self.shape, self.reduced, self.reduced_shape = shape, False, None
-        self.overlapping = set()   # ids of argument _Vars whose memory overlaps another argument's (not the same array)
+    def __init__(self, name, shape, arguments):
+        self.name, self.shape, self.reduced, self.reduced_shape = name, shape, False, None
+        self.overlapping = set()   # ids of argument _Vars whose memory another argument reads with another layout
+        self.arguments = {id(v): i for i, v in enumerate(arguments) if v is not None}
+        self.written = []          # the positions of the arguments written in place so far
 
     def var(self, x):
         """A body's operand as a _Var: constants become constant scalars; concrete arrays are refused."""
@@ -201,11 +203,12 @@ class _Trace:
         if not all(o._array for o in outs):
             raise TypeError("return arrays must be of ArrayType")
         if any(id(o) in self.overlapping for o in outs):
-            raise ValueError("an argument of the fused kernel is written in place while its memory overlaps another "
-                             "argument's (a different view): the kernel's threads would read and write it in no "
-                             "fixed order")
+            raise ValueError(f"cupy.fuse '{self.name}': an argument is written in place while another argument "
+                             "overlaps its memory with other strides or offset: once each element is its own GPU "
+                             "thread, threads would read and write it in no fixed order")
         for v in ins + outs:
             self.check_stage(v)
+        self.written += [self.arguments[id(o)] for o in outs if id(o) in self.arguments]
         if any(o.ndim < max(v.ndim for v in ins) for o in outs):
             raise ValueError("non-broadcastable output operand")
         in_dtypes, out_dtypes = self.loop(op, ins, outs)
@@ -234,6 +237,12 @@ class _Trace:
             raise NotImplementedError("Reduction for scalar arguments is not supported.")
         if self.reduced:
             raise NotImplementedError("Multiple reduction is not implemented yet" + FALLBACK)
+        if self.written:
+            raise ValueError(
+                f"cupy.fuse '{self.name}' writes its argument {self.written[0]} in place in a body that ends in a "
+                "reduction: CuPy 14.2's first fusion makes such a body a ReductionKernel whose pre-map takes its "
+                "arguments by value (cupy/_core/fusion.pyx, _emit_premap_code), so on a GPU the write never reaches "
+                "memory; write the array in a kernel without a reduction")
         if dtype is not None or out is not None:
             raise NotImplementedError(f"cupy.{name}(dtype=..., out=...) inside cupy.fuse: CuPy 14.2's first fusion "
                                       "drops dtype (the result takes the reduction's own type); cast with astype "
@@ -306,12 +315,11 @@ class Fusion:
             raise TypeError(f"Unsupported type {numpy.ndarray} in cupy.fuse '{self.name}': host arrays cannot be "
                             "kernel arguments; copy them with cupy.asarray first")
         arrays = [a for a in args if isinstance(a, ndarray)]
-        trace = _Trace(numpy.broadcast_shapes(*(a.shape for a in arrays)))
         variables = [None if a is None else _Var(a._a, True, False) if isinstance(a, ndarray)
                      else _Var(a, False, False) for a in args]   # a Python scalar stays weak
+        trace = _Trace(self.name, numpy.broadcast_shapes(*(a.shape for a in arrays)), variables)
         for i, a in enumerate(args):
-            if any(isinstance(b, ndarray) and b is not a and _core.overlaps(a, b) for b in arrays if
-                   isinstance(a, ndarray)):
+            if isinstance(a, ndarray) and any(_core.overlaps(a, b) and not _same_layout(a, b) for b in arrays):
                 trace.overlapping.add(id(variables[i]))
         _core.fusion_state.trace = trace
         try:
@@ -321,6 +329,7 @@ class Fusion:
         finally:
             _core.fusion_state.trace = None
         _core.record_launch("fused")
+        _core.FUSED_CALLS[f"{self.func.__module__}.{self.func.__qualname__}"].add(signature(args))
         return result
 
     def _outputs(self, trace, returned):
@@ -337,6 +346,25 @@ class Fusion:
         out = tuple(_core._wrap(numpy.array(numpy.broadcast_to(numpy.asarray(v._v, v.dtype), shape)))
                     for v in values)
         return out if isinstance(returned, tuple) else out[0]
+
+
+def _same_layout(a, b):
+    """Two views of the same elements in the same order: element i of each is read and written by thread i alone."""
+    return (a is b or (a.shape == b.shape and a.strides == b.strides and
+                       a._a.__array_interface__["data"][0] == b._a.__array_interface__["data"][0]))
+
+
+def signature(args):
+    """What CuPy's kernel source depends on, per argument, as JSON-able lists: ["array", dtype, shape, strides] (strides
+    in bytes), ["numpy", dtype] for a NumPy scalar, ["python", "float"] (int, bool, complex) or ["none"]. Recorded in
+    `_core.FUSED_CALLS` for each call, so that scripts/cuda_sources.py can build each kernel as the real CuPy would."""
+    def one(a):
+        if isinstance(a, ndarray):
+            return ("array", a.dtype.str, tuple(a.shape), tuple(a.strides))
+        if isinstance(a, numpy.generic):
+            return ("numpy", a.dtype.str)
+        return ("none",) if a is None else ("python", type(a).__name__)
+    return tuple(one(a) for a in args)
 
 
 def fuse(*args, **kwargs):

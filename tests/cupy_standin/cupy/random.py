@@ -1,12 +1,19 @@
 """cupy.random's Generator API: default_rng, Generator, XORWOW, with only the methods CuPy 14.2's Generator has.
 
 The bit generator keeps its whole state in the device array `_state`, as CuPy's cuRAND generators do (there it is
-the cuRAND states); here it is 16 bytes, a seed and a counter, and each draw takes NumPy's generator for
-(seed, counter) and moves the counter on. Copying `_state` out and back therefore resumes the stream exactly.
+the cuRAND states, 12.4 MiB on a GPU of 132 multiprocessors); here it is as large, and its first 16 bytes hold a seed
+and a counter: each draw takes NumPy's generator for (seed, counter) and moves the counter on. Copying `_state` out
+and back therefore resumes the stream exactly.
 """
 import numpy
 
 from ._core import NAMES, ndarray, _wrap, record_launch, record_memcpy
+
+
+# CuPy's XORWOW generator keeps one 48-byte curandState for each of 8 * 256 threads per multiprocessor
+# (cupy/random/_bit_generator.pyx, _cuRANDGenerator); the stand-in's GPU has an H100's or H200's 132: 12.4 MiB
+MULTIPROCESSORS = 132
+STATE_BYTES = 48 * 8 * 256 * MULTIPROCESSORS
 
 
 class BitGenerator:
@@ -14,13 +21,13 @@ class BitGenerator:
         if isinstance(seed, ndarray):
             raise TypeError("the stand-in takes host seeds only")
         self._seed_seq = seed if isinstance(seed, numpy.random.SeedSequence) else numpy.random.SeedSequence(seed)
-        state = numpy.zeros(2, dtype=numpy.uint64)
-        state[0] = self._seed_seq.generate_state(1, numpy.uint64)[0]
-        self._state = _wrap(state.view(numpy.int8))
+        state = numpy.zeros(STATE_BYTES, dtype=numpy.int8)   # the first 16 bytes: the seed and the draw counter
+        state[:16].view(numpy.uint64)[0] = self._seed_seq.generate_state(1, numpy.uint64)[0]
+        self._state = _wrap(state)
 
     def _next(self):
         """NumPy's generator for this draw (the device state moves on by one)."""
-        words = self._state._a.view(numpy.uint64)
+        words = self._state._a[:16].view(numpy.uint64)
         rng = numpy.random.default_rng([int(words[0]), int(words[1])])
         words[1] += 1
         return rng

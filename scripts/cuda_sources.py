@@ -1,0 +1,366 @@
+"""Every fuse kernel built as CuPy 14.2 builds it, without a GPU: traced by the real CuPy, linted, compiled by NVRTC.
+
+The CuPy stand-in (tests/cupy_standin) runs a fused body eagerly on NumPy arrays, so it cannot see how CuPy turns the
+body into CUDA. This script asks the real CuPy. It needs `pip install -e '.[gpu-build]'` (CuPy for CUDA 13 and the
+NVRTC and CUDA-runtime wheels: a compiler and headers, no GPU and no driver):
+
+    python3 scripts/cuda_sources.py build SIGNATURES.json [--arch 90 --arch 75] [--sources DIR] [--jobs 2]
+
+SIGNATURES.json maps each kernel ("module.qualname" of its body, as `minitorch.backend.FUSED` names it) to the
+argument signatures it was called with (the stand-in's `cupy._standin.FUSED_CALLS`: dtype, shape and strides of each
+array, the type of each scalar). For each signature:
+1. CuPy's first fusion (`cupy.fuse`, cupy/_core/fusion.pyx) traces the body on arrays that point at no memory into
+   its ElementwiseKernel or ReductionKernel; a body it refuses (it would fall to the experimental second fusion) is a
+   failure.
+2. The kernel's CUDA source is made by CuPy's own code: a ReductionKernel through its `_call` (CuPy's axis, block
+   size and CUB choices), an ElementwiseKernel through `_get_elementwise_kernel` after the few lines of its
+   `__call__` that follow `cudaGetDevice` (broadcast, parameter types, CuPy's dimension merging), done here. The
+   per-device memoised helpers are called unwrapped, and the last step, `_compile_module_with_cache`, is where the
+   source and CuPy's compiler options are taken.
+3. Lint: a pre-map (the part of a reduction before the reduction) takes its arguments by value, so an assignment to
+   one is silently lost (`x[...] = v` in a body that ends in `xp.sum`); such a write is a failure.
+4. Each distinct source is compiled by NVRTC with CuPy's options (`-ftz=true`, `--device-as-default-execution-space`)
+   for each architecture: sm_90 (the H100/H200) and sm_75, the oldest that CUDA 13 compiles for.
+
+It prints one line per failure and a summary, and exits 1 when anything failed (2: CuPy, NVRTC or the CUDA headers
+are missing, with one line saying which). `device SIGNATURES.json --sources DIR` runs each signature on a real GPU
+and writes the sources CuPy compiled there, for scripts/gpu_check.sh to compare with `build --sources`.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import importlib
+import json
+import os
+import re
+import sys
+import time
+
+import numpy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNEL_MODULES = ("minitorch.kernels", "minitorch.optim", "minitorch.nn")   # where fuse kernels live
+OLDEST_ARCH = "75"   # CUDA 13 compiles for Turing (sm_75) and newer
+NVRTC_OPTIONS = ("-ftz=true", "--device-as-default-execution-space")   # cupy/cuda/compiler.py adds these two
+_ARG_NDARRAY, _ARG_INDEXER, _ARG_SCALAR = 1, 2, 3   # cupy/_core/_kernel.pxd, _ArgKind
+
+
+class Captured(Exception):
+    """Raised where CuPy would compile: the source and options are taken, nothing is loaded."""
+
+    def __init__(self, source, options):
+        super().__init__("captured")
+        self.source, self.options = source, tuple(options)
+
+
+def missing():
+    """None when the real CuPy, NVRTC and the CUDA headers are usable here, else a line saying what is missing."""
+    try:
+        import cupy
+    except Exception as e:  # not installed, or a broken install
+        return f"CuPy is not importable ({type(e).__name__}: {e}); install it with pip install -e '.[gpu-build]'"
+    if hasattr(cupy, "_standin"):
+        return "`import cupy` found the CuPy stand-in of tests/cupy_standin, not the real CuPy (PYTHONPATH)"
+    try:
+        from cupy.cuda import nvrtc
+        nvrtc.getVersion()
+    except Exception as e:
+        return f"NVRTC is not usable ({type(e).__name__}: {e}); pip install -e '.[gpu-build]' brings it"
+    try:
+        from cuda.pathfinder import find_nvidia_header_directory
+        headers = find_nvidia_header_directory("cudart")
+    except Exception:
+        headers = None
+    if headers is None and not os.environ.get("CUDA_PATH"):
+        return "no CUDA headers (cuda_runtime.h) were found: pip install -e '.[gpu-build]' or set CUDA_PATH"
+    return None
+
+
+# ----- arrays that point at no memory, so that CuPy can trace and plan without a device -----
+_BASE = 0x10000000
+
+
+def _no_memory(size):
+    from cupy.cuda import memory
+    return memory.MemoryPointer(memory.UnownedMemory(_BASE, max(int(size), 1), None, device_id=0), 0)
+
+
+def _argument(cupy, spec):
+    kind = spec[0]
+    if kind == "array":
+        dtype, shape, strides = numpy.dtype(spec[1]), tuple(spec[2]), tuple(spec[3])
+        span = sum((n - 1) * abs(s) for n, s in zip(shape, strides) if n) + dtype.itemsize
+        return cupy.ndarray(shape, dtype, memptr=_no_memory(span), strides=strides)
+    if kind == "numpy":
+        return numpy.dtype(spec[1]).type(1)
+    if kind == "python":
+        return {"float": 1.0, "int": 1, "bool": True, "complex": 1j}[spec[1]]
+    return None
+
+
+def _patch_cupy():
+    """Let CuPy plan a launch without a device: per-device memoised helpers unwrapped, and compilation captured."""
+    import cupy
+    import cupy.cuda.compiler as compiler
+    from cupy._core import _cub_reduction, _kernel, _reduction
+
+    def capture(source, options=(), **_):
+        raise Captured(source, options)
+
+    cupy.cuda.set_allocator(_no_memory)
+    compiler._compile_module_with_cache = capture
+    for module in (_kernel, _reduction, _cub_reduction):
+        for name, f in list(vars(module).items()):
+            if callable(f) and hasattr(f, "__wrapped__"):   # cupy._util.memoize(for_each_device=...) wrappers
+                setattr(module, name, f.__wrapped__)
+
+
+def _merged_ndim(shape, arrays):
+    """The number of dimensions CuPy's `_reduce_dims` leaves (cupy/_core/_kernel.pyx, _reduced_view_core)."""
+    if len(shape) <= 1 or not arrays:
+        return len(shape)
+    strided = [a for a in arrays if not a._c_contiguous]
+    if strided and len(shape) == 2:
+        return 2
+    if not strided:
+        return 1
+    sizes, axes, last = list(shape), [], -1
+    for ax in range(len(shape)):
+        if sizes[ax] == 1:
+            continue
+        if last < 0:
+            last = ax
+            continue
+        if any(a.strides[ax] * sizes[ax] != a.strides[last] for a in strided):
+            axes.append(last)
+        else:
+            sizes[ax] *= sizes[last]
+        last = ax
+    if last >= 0:
+        axes.append(last)
+    return len(shape) if len(axes) == len(shape) else len(axes)
+
+
+def _elementwise_source(cupy, kernel, args):
+    """ElementwiseKernel.__call__ after cudaGetDevice, in Python, up to `_get_elementwise_kernel` (captured)."""
+    from cupy._core import _carray, _kernel, _scalar
+    shape = numpy.broadcast_shapes(*(a.shape for a in args if isinstance(a, cupy.ndarray)))
+    ins = [cupy.broadcast_to(a, shape) if isinstance(a, cupy.ndarray) else _scalar.CScalar(a) for a in args]
+    in_types, out_types, type_map = kernel._decide_params_type(
+        tuple(a.dtype if isinstance(a, cupy.ndarray) else None for a in ins), ())
+    if 0 in shape:
+        return None   # CuPy launches nothing for an empty array
+    outs = [cupy.ndarray(shape, t) for t in out_types]
+    arrays = [a for a in ins + outs if isinstance(a, cupy.ndarray)]
+    ndim = _merged_ndim(shape, arrays) if kernel.reduce_dims else len(shape)
+    infos = [_kernel._ArgInfo(_ARG_NDARRAY, type(a), a.dtype, ndim, a._c_contiguous, a._index_32_bits)
+             if isinstance(a, cupy.ndarray) else
+             _kernel._ArgInfo(_ARG_SCALAR, _scalar.CScalar, numpy.dtype(t), 0, True, True)
+             for a, t in zip(ins + outs, in_types + out_types)]
+    infos.append(_kernel._ArgInfo(_ARG_INDEXER, _carray.Indexer, None, ndim, True,
+                                  int(numpy.prod(shape)) <= (1 << 31)))
+    kernel._get_elementwise_kernel(0, tuple(infos), type_map)
+
+
+def _reduction_source(cupy, kernel, kwargs, args):
+    """ReductionKernel.__call__ after cudaGetDevice: `_call` plans the launch (axis, block size, CUB) as on a GPU."""
+    from cupy._core import _scalar
+    shape = numpy.broadcast_shapes(*(a.shape for a in args if isinstance(a, cupy.ndarray)))
+    ins = [cupy.broadcast_to(a, shape) if isinstance(a, cupy.ndarray) else _scalar.CScalar(a) for a in args]
+    kernel._call(ins, [], shape, kwargs.get("axis"), None, False, kernel.reduce_dims, 0, None, True, True)
+
+
+def trace(body, signature):
+    """The CUDA sources (with CuPy's options) of one kernel at one signature: [(source, options)], or raises."""
+    import cupy
+    from cupy._core import _reduction
+    from minitorch.backend import cuda_body
+    args = [_argument(cupy, spec) for spec in signature]
+    fused = cupy.fuse(cuda_body(body, cupy))
+    try:
+        fused(*args)
+    except Captured:
+        pass
+    except Exception as e:   # the launch stops at cudaGetDevice, after the kernel was made
+        if fused.new_fusion is not None or not fused._memo:
+            raise RuntimeError("CuPy's first fusion refused the body, so CuPy would hand it to its experimental "
+                               f"second fusion ({type(e).__name__}: {e})") from None
+    if fused.new_fusion is not None:
+        raise RuntimeError("CuPy's first fusion refused the body (it falls to the experimental second fusion)")
+    (kernel, kwargs), = fused._memo.values()
+    given = [a for a in args if a is not None]
+    try:
+        if isinstance(kernel, _reduction.ReductionKernel):
+            _reduction_source(cupy, kernel, kwargs, given)
+        else:
+            _elementwise_source(cupy, kernel, given)
+    except Captured as c:
+        return [(c.source, c.options)]
+    return []   # nothing launched (an empty array)
+
+
+PREMAP = re.compile(r"__device__ \S+ _pre_map\(([^)]*)\) \{(.*?)\n\s*return ", re.S)
+
+
+def premap_writes(source):
+    """The parameters that a reduction's pre-map assigns: CuPy passes them by value, so the writes are lost."""
+    found = PREMAP.search(source)
+    if not found:
+        return []
+    params = [p.split()[-1] for p in found.group(1).split(",") if p.strip()]
+    return [p for p in params if re.search(rf"^\s*{p}\s*([-+*/%&|^]|<<|>>)?=[^=]", found.group(2), re.M)]
+
+
+def compile_source(item):
+    """NVRTC on one source for one architecture, with CuPy's options: None, or the compiler's log."""
+    source, options, arch, name = item
+    from cupy.cuda import compiler
+    try:
+        compiler._NVRTCProgram(source, f"{name}.cu", method="cubin").compile(
+            options + NVRTC_OPTIONS + (f"-arch=sm_{arch}",))
+    except compiler.CompileException as e:
+        return e.get_message()
+    return None
+
+
+def load_kernels(modules=()):
+    """Every fuse kernel of the project (and of any extra modules named), by name."""
+    sys.path.insert(0, ROOT)
+    import pkgutil
+    importlib.import_module("minitorch")
+    for package in KERNEL_MODULES:
+        mod = importlib.import_module(package)
+        for info in pkgutil.walk_packages(mod.__path__, package + "."):
+            importlib.import_module(info.name)
+    for extra in modules:
+        importlib.import_module(extra)
+    from minitorch import backend
+    return backend.FUSED
+
+
+def build(signatures, archs, jobs, sources_dir=None, modules=(), partial=False):
+    """Trace, lint and compile every signature; print failures and a summary; return the number of failures."""
+    start = time.perf_counter()
+    _patch_cupy()
+    kernels = load_kernels(modules)
+    failures, distinct, calls = [], {}, 0
+    for name in sorted(signatures):
+        if name not in kernels:
+            failures.append(f"{name}: recorded, but no such fuse kernel is defined")
+            continue
+        for signature in signatures[name]:
+            calls += 1
+            try:
+                traced = trace(kernels[name].body, [tuple(s) for s in signature])
+            except Exception as e:
+                failures.append(f"{name} {_short(signature)}: {e}")
+                continue
+            for source, options in traced:
+                for param in premap_writes(source):
+                    failures.append(f"{name} {_short(signature)}: the pre-map assigns its parameter {param}, which "
+                                    "CuPy passes by value: the write never reaches memory (write the array in a "
+                                    "kernel without a reduction)")
+                distinct.setdefault((source, options), name)
+    unused = sorted(set(kernels) - set(signatures)) if not partial else []
+    failures += [f"{name}: never called by the recorded run, so not built" for name in unused]
+    traced_at = time.perf_counter()
+    work = [(src, opts, arch, name.rsplit(".", 1)[-1]) for (src, opts), name in distinct.items() for arch in archs]
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+        logs = list(pool.map(compile_source, work, chunksize=4))
+    for (src, _, arch, name), log in zip(work, logs):
+        if log is not None:
+            first = next((line for line in log.splitlines() if "error" in line), log.strip()[:300])
+            failures.append(f"{distinct[(src, _)]} (sm_{arch}): NVRTC: {first}")
+    if sources_dir:
+        write_sources(sources_dir, {src: name for (src, _), name in distinct.items()})
+    for line in failures:
+        print("FAIL", line)
+    print(f"{len(kernels)} kernels, {calls} signatures, {len(distinct)} distinct CUDA sources, compiled for "
+          f"{', '.join('sm_' + a for a in archs)}: {len(failures)} failures (traced in "
+          f"{traced_at - start:.1f} s, compiled in {time.perf_counter() - traced_at:.1f} s with {jobs} processes)")
+    return len(failures)
+
+
+def _short(signature):
+    return "(" + ", ".join(s[1] + str(list(s[2])) if s[0] == "array" else s[-1] for s in signature) + ")"
+
+
+def write_sources(folder, sources):
+    """Each source as SHA256.cu, and index.txt: its hash and kernel a line (what gpu_check.sh compares)."""
+    os.makedirs(folder, exist_ok=True)
+    lines = []
+    for src, name in sources.items():
+        digest = hashlib.sha256(src.encode()).hexdigest()
+        with open(os.path.join(folder, digest + ".cu"), "w") as f:
+            f.write(src)
+        lines.append(f"{digest} {name}")
+    with open(os.path.join(folder, "index.txt"), "w") as f:
+        f.write("\n".join(sorted(lines)) + "\n")
+
+
+def device_sources(signatures, folder):
+    """On a real GPU: run each signature on device arrays and keep every source CuPy compiled (compare with build)."""
+    import cupy
+    import cupy.cuda.compiler as compiler
+    from minitorch.backend import cuda_body
+    kernels, seen, compile_module = load_kernels(), {}, compiler._compile_module_with_cache
+    os.environ["CUPY_CACHE_IN_MEMORY"] = "1"   # compile every source in this process, not load it from ~/.cupy
+    for name, calls in sorted(signatures.items()):
+        def keep(source, options=(), **kw):
+            seen[source] = name
+            return compile_module(source, options, **kw)
+        compiler._compile_module_with_cache = keep
+        fused = cupy.fuse(cuda_body(kernels[name].body, cupy))
+        for signature in calls:
+            fused(*[_device_argument(cupy, spec) for spec in signature])
+    cupy.cuda.Device().synchronize()
+    write_sources(folder, seen)
+    print(f"{len(seen)} distinct CUDA sources compiled on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+
+
+def _device_argument(cupy, spec):
+    """A signature's argument on the GPU: an array of its dtype, shape and strides (zeros), or the scalar."""
+    if spec[0] != "array":
+        return _argument(cupy, spec)
+    dtype, shape, strides = numpy.dtype(spec[1]), tuple(spec[2]), tuple(spec[3])
+    span = sum((n - 1) * s for n, s in zip(shape, strides) if n) + dtype.itemsize
+    return cupy.lib.stride_tricks.as_strided(cupy.zeros(span // dtype.itemsize + 1, dtype), shape, strides)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="trace, lint and compile every recorded signature (no GPU needed)")
+    b.add_argument("signatures", help="JSON: kernel name -> list of argument signatures")
+    b.add_argument("--arch", action="append", help="compute capability, e.g. 90 (default: 90 and 75)")
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compiler processes")
+    b.add_argument("--sources", help="folder to write each distinct source to (SHA256.cu and index.txt)")
+    b.add_argument("--module", action="append", default=[], help="a further module whose fuse kernels to build")
+    b.add_argument("--partial", action="store_true", help="build what is recorded, without requiring every kernel")
+    sub.add_parser("check", help="whether CuPy, NVRTC and the CUDA headers are usable here (exit 2 and why if not)")
+    d = sub.add_parser("device", help="on a real GPU: the sources CuPy compiles for each recorded signature")
+    d.add_argument("signatures")
+    d.add_argument("--sources", required=True)
+    args = parser.parse_args(argv)
+    problem = missing()
+    if problem:
+        print(f"cuda_sources: {problem}")
+        return 2
+    if args.command == "check":
+        print("cuda_sources: CuPy, NVRTC and the CUDA headers are usable")
+        return 0
+    try:
+        with open(args.signatures) as f:
+            signatures = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"cuda_sources: cannot read {args.signatures}: {e}")
+        return 2
+    if args.command == "device":
+        device_sources(signatures, args.sources)
+        return 0
+    return 1 if build(signatures, args.arch or ["90", OLDEST_ARCH], max(1, args.jobs), args.sources,
+                      args.module, args.partial) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
