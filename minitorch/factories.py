@@ -6,11 +6,47 @@ from . import backend
 from .tensor import Tensor, resolve_dtype
 
 
+INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+class IntegerOverflow(ValueError, RuntimeError):
+    """A Python int that no int64 holds: PyTorch's error (a ValueError in PyTorch 2, a RuntimeError before)."""
+
+
 def tensor(data, dtype=None, requires_grad=False, device=None):
-    """A new tensor (copying data). Floats default to float32; bool and integer data keep their kind."""
+    """A new tensor (copying data). Floats default to float32; bool and integer data keep their kind. A Python int
+    beyond int64 is converted where dtype is a float or bool (or the data holds a float), else IntegerOverflow."""
     if device is None and backend.default_device != "cpu":
         device = backend.default_device
+    if isinstance(data, (int, list, tuple)):
+        data = _beyond_int64(data, resolve_dtype(dtype))
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+
+def _beyond_int64(data, dtype):
+    """data with its Python ints beyond int64 made floats (or bools) as PyTorch converts them; else data as an
+    array (NumPy makes an object or uint64 array of such ints)."""
+    array = np.asarray(data)
+    if array.dtype not in (np.dtype(object), np.dtype(np.uint64)):   # the usual case: nothing to walk
+        return array
+    flat = []
+
+    def walk(x):
+        return [walk(v) for v in x] if isinstance(x, (list, tuple)) else flat.append(x) or x
+    walk(data)
+    huge = [v for v in flat if isinstance(v, int) and not isinstance(v, bool) and not INT64[0] <= v <= INT64[1]]
+    if not huge:
+        return array
+    as_float = dtype.kind in "fc" if dtype is not None else any(isinstance(v, float) for v in flat)
+    if not as_float and (dtype is None or dtype.kind != "b"):
+        raise IntegerOverflow(f"tensor: the integer {huge[0]} does not fit in int64 ({INT64[0]} to {INT64[1]}): "
+                              f"Overflow when unpacking long long; give dtype=mt.float32 (or float64) to convert it")
+    convert = float if as_float else bool   # float(10**400) raises OverflowError, as PyTorch
+
+    def converted(x):
+        return [converted(v) for v in x] if isinstance(x, (list, tuple)) else (
+            convert(x) if isinstance(x, int) and not isinstance(x, bool) else x)
+    return converted(data)
 
 
 def from_numpy(array, requires_grad=False):

@@ -465,6 +465,7 @@ class Tensor(Value):
             raise TypeError(f"argmax: dim must be an int or None, got {dim!r}")
         if dim is not None and not -max(self.ndim, 1) <= dim < max(self.ndim, 1):
             raise IndexError(f"argmax: dim {dim} is out of range for a tensor of shape {self.shape}")
+        ops.check_not_empty("argmax", self.shape, dim, ops.normalize_dims(dim, self.ndim), whole=IndexError)
         return self._cut(self.data.argmax(axis=dim, keepdims=keepdim), "argmax")
 
     # ----- shape -----

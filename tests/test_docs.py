@@ -548,3 +548,35 @@ def test_backprop_mds_op_in_both_forms_runs_and_both_forms_agree_to_second_order
     x = mt.tensor([0.3, -0.8, 1.1], dtype=mt.float64, requires_grad=True)
     for cls in (namespace["Exp"], namespace["ExpCtx"]):
         assert mt.gradcheck(cls.apply, [x]) and mt.gradgradcheck(cls.apply, [x])
+
+
+def failure_rows():
+    """(message cell, [(test file, test name)]) of each row of docs/design.md's failure table."""
+    design = (ROOT / "docs" / "design.md").read_text()
+    section = design[design.index("### Failures: one line each"):]
+    section = section[:section.index("\n## ")]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "`tests/" in line]
+    return [(cells[1], [tuple(t.strip("` ").split("::")) for t in cells[-1].strip(" |").split(", ")]) for cells in rows]
+
+
+def joined_literals(source):
+    """Python source with string literals split over lines ("abc "\n "def") joined, as Python joins them."""
+    return re.sub(r"([\"'])\s*\n\s*\(?f?\1", "", source)
+
+
+def test_each_message_of_the_failure_table_is_the_one_its_test_asserts():
+    rows = failure_rows()
+    assert len(rows) >= 15
+    for message, tests in rows:
+        bodies = []
+        for test_file, test_name in tests:
+            source = joined_literals((ROOT / test_file).read_text())
+            assert re.search(rf"^def {test_name}\(", source, re.M), f"{test_file} has no test {test_name}"
+            at = source.index(f"def {test_name}(")   # the test with its decorators (a parametrize's messages)
+            end = source.find("\n\n\n", at)
+            bodies.append(source[source.rfind("\n\n\n", 0, at):None if end < 0 else end])
+        spans = re.findall(r"`([^`]+)`", message)
+        # the first span is the message; one with a placeholder (PHASE, N) or an escape is shown, not asserted
+        if spans and not re.search(r"\bPHASE\b|^\\", spans[0]):
+            text = spans[0].removeprefix("RUN/config.json: ")
+            assert any(text in body for body in bodies), f"{tests} do not assert {text!r}"

@@ -9,17 +9,34 @@ import difflib
 import os
 import sys
 
+from .cli import memory
 from .cli.prog import PROG
 
 # The pipeline's packages come with the nmt extra; without them `python -m train` says how to get them, in one line.
 NMT_PACKAGES = ("sentencepiece", "sacrebleu", "tqdm", "matplotlib", "threadpoolctl")
+STARTING = "start-up (loading the libraries)"
+
+
+def load_commands():
+    """Import the commands and the libraries they load (NumPy, SentencePiece, ...); nothing to return."""
+    from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate  # noqa: F401
+
+
 try:
+    if memory.limit_text():   # under ulimit -v, OpenBLAS exits the process where NumPy loads it: a child tries first
+        memory.in_child(STARTING, "", load_commands)
     from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate
+except memory.OutOfMemory as e:
+    sys.exit(f"{PROG}: error: {e}")
 except ModuleNotFoundError as e:
     if (e.name or "").split(".")[0] not in NMT_PACKAGES:
         raise
     sys.exit(f"{PROG}: error: {e.name} is not installed; the translation pipeline needs the nmt extra: "
              f"pip install '.[nmt]' (in the repository's folder)")
+except Exception as e:   # under `ulimit -v` loading a library can fail anywhere, and say so in odd ways
+    if not memory.starting_out_of_memory(e):
+        raise
+    sys.exit(f"{PROG}: error: {memory.out_of_memory(STARTING, '', type(e).__name__)}")
 from .cli.errors import TrainError, error_message   # noqa: E402 (after the check above)
 
 COMMANDS = {

@@ -29,7 +29,16 @@ def _row_sums(e, dim):
 def _one_dim(dim, ndim, op):
     if not isinstance(dim, int):
         raise TypeError(f"{op}: dim must be an int, got {dim!r}")
-    return dim % ndim if -ndim <= dim < ndim else normalize_dims(dim, ndim)[0]   # (which raises the error)
+    n = max(ndim, 1)   # a 0-d tensor takes dim 0 or -1, as PyTorch's
+    return dim % n if -n <= dim < n else normalize_dims(dim, ndim)[0]   # (which raises the IndexError)
+
+
+def _along(op, x, dim):
+    """op (Softmax or LogSoftmax) of x along dim; as PyTorch's, a 0-d x is one row of one element (gradient 0) and an
+    empty x gives an empty output (a row's max, here and in the GPU kernels, needs an element)."""
+    if x.ndim == 0:
+        return op.apply(x.reshape(1), dim=0).reshape(())
+    return x * 0.0 if x.data.size == 0 else op.apply(x, dim=dim)
 
 
 class Softmax(Function):
@@ -86,9 +95,9 @@ class LogSoftmax(Function):
 
 def softmax(x, dim=-1):
     """Softmax of x (any shape) along dim; the same shape. Stable for large logits."""
-    return Softmax.apply(x, dim=_one_dim(dim, x.ndim, "softmax"))
+    return _along(Softmax, x, _one_dim(dim, x.ndim, "softmax"))
 
 
 def log_softmax(x, dim=-1):
     """Log-softmax of x (any shape) along dim; the same shape. Stable for large logits."""
-    return LogSoftmax.apply(x, dim=_one_dim(dim, x.ndim, "log_softmax"))
+    return _along(LogSoftmax, x, _one_dim(dim, x.ndim, "log_softmax"))

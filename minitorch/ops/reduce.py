@@ -1,4 +1,6 @@
 """Reductions over one or more dims: sum, mean, max."""
+import math
+
 from ..core import Function
 from . import array_ops as A
 from .array_ops import normalize_dims
@@ -9,6 +11,20 @@ def expand_back(g, in_shape, dims, keepdim):
     if not keepdim:
         g = g.reshape([1 if i in dims else n for i, n in enumerate(in_shape)])
     return A.broadcast_to(g, in_shape)
+
+
+def check_not_empty(op, shape, dim, dims, whole=RuntimeError):
+    """PyTorch's errors for a maximum (or its index) of no element: IndexError naming an empty reduced dim, `whole`
+    (max's RuntimeError, argmax's IndexError) for all dims (dim None) of an empty tensor; NumPy's would say
+    "zero-size array"."""
+    if 0 not in shape:
+        return
+    if dim is None:
+        raise whole(f"{op}(): the tensor of shape {tuple(shape)} is empty; give the dim to reduce")
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(f"{op}(): dim {d} of the tensor of shape {tuple(shape)} is empty (size 0); a maximum "
+                             f"needs an element")
 
 
 class Sum(Function):
@@ -28,10 +44,12 @@ class Mean(Function):
         self.count = 1
         for d in self.dims:
             self.count *= a.shape[d]
+        if self.count == 0:   # the mean of no element: nan, as PyTorch's (NumPy's would warn)
+            return a.sum(axis=self.dims, keepdims=keepdim) * math.nan   # (a sum of nothing is 0)
         return a.mean(axis=self.dims, keepdims=keepdim)
 
-    def backward(self, g):  # each element contributes 1/count
-        return expand_back(g / self.count, self.in_shape, self.dims, self.keepdim)
+    def backward(self, g):  # each element contributes 1/count (none when count is 0: the gradient is empty)
+        return expand_back(g / max(self.count, 1), self.in_shape, self.dims, self.keepdim)
 
 
 class Max(Function):
@@ -40,6 +58,7 @@ class Max(Function):
     def forward(self, a, dim=None, keepdim=False):
         self.in_shape, self.keepdim = a.shape, keepdim
         self.dims = normalize_dims(dim, a.ndim)
+        check_not_empty("max", a.shape, dim, self.dims)
         out = a.max(axis=self.dims, keepdims=True)
         is_max = a == out                                            # bool, and the tie count an integer:
         self.save_for_backward(is_max, is_max.sum(axis=self.dims, keepdims=True))  # constants under create_graph

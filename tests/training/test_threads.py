@@ -78,7 +78,8 @@ def test_a_recorded_choice_is_kept_only_where_it_fits(no_thread_variables, monke
     timer = stub_timer({1: 1.0, 2: 2.0})
     for unusable in ({"threads": 4, "processes": 1},   # made on a bigger machine
                      {"threads": 2, "processes": 2},   # made for a job of two processes
-                     {"chosen_by": "?"}, "2", None):   # damaged or missing (a run from before threads were recorded)
+                     {"chosen_by": "?"}, "2", None,    # damaged or missing (a run from before threads were recorded)
+                     {"threads": 2, "processes": 1}, {"threads": 2, "chosen_by": 5, "processes": 1}):   # no reason
         assert threads.choose("tiny", timer=timer, recorded=unusable)[:2] == (
             1, "measured on a training step's matrix products of the tiny preset (median of 5)"), unusable
 

@@ -17,6 +17,16 @@ class UsageError(TrainError):
 def error_message(command, e):
     """(one-line message, exit status) for an exception a user should see without a traceback; (None, 1) for one
     that is a bug."""
+    message, status = _message(e)
+    # a name read from a file (a key, a folder) may hold a line break: the message stays one line
+    return (None if message is None else message.translate(ESCAPED_BREAKS)), status
+
+
+# the characters that end a line (str.splitlines's), each written as its escape: "\n", "\x85", ...
+ESCAPED_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def _message(e):
     if isinstance(e, TrainError):
         return str(e), e.exit_status
     if isinstance(e, KeyboardInterrupt):

@@ -26,7 +26,9 @@ class Lines:
 
     def update(self, n=1):
         self.n += n
-        if self.clock() - self.last >= self.every:
+        now = self.clock()
+        self.last = min(self.last, now)   # a clock set back: the interval counts from there, not from the future
+        if now - self.last >= self.every:
             self.write()
 
     def set_postfix_str(self, text, refresh=True):
@@ -74,16 +76,29 @@ def _is_terminal(file):
         return False
 
 
+def elapsed(start, now):
+    """Seconds from one reading of a clock to a later one; 0.0 when the clock stood still or went back (a frozen
+    fake time, a clock set back), so that no speed or time left is negative."""
+    return max(0.0, now - start)
+
+
+def per_second(amount, seconds):
+    """amount / seconds; None (unknown) when no time has passed."""
+    return amount / seconds if seconds > 0 else None
+
+
 def training_postfix(window, steps_left):
     """The recent loss (the mean of the steps since the last train record; the epoch line gives the epoch's mean),
-    learning rate, speed and the time left for the whole run (steps_left of them; the bar shows the epoch's).
+    learning rate, speed and the time left for the whole run (steps_left of them; the bar shows the epoch's); "?"
+    for a speed or time left when no time has passed.
     window: the trainer's sums since the last record, with the last record's figures when it holds no step yet."""
     w = window
     loss = w["loss"] / w["steps"] if w["steps"] else w.get("last", float("nan"))
     recent = w["steps"] or w.get("last_steps", 0)
-    speed = w["tokens"] / w["time"] if w["steps"] else w.get("speed", 0.0)
-    seconds = steps_left * (w["time"] / w["steps"] if w["steps"] else w.get("step_time", float("nan")))
+    speed = per_second(w["tokens"], w["time"]) if w["steps"] else w.get("speed")
+    step_time = w["time"] / w["steps"] if w["steps"] else w.get("step_time")
+    seconds = steps_left * step_time if step_time else (0.0 if steps_left == 0 else None)
     eta = f"{int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}" \
-        if math.isfinite(seconds) else "?"
+        if seconds is not None and math.isfinite(seconds) else "?"
     return (f"label-smoothed loss {loss:.3f} (last {recent} step{'s' if recent != 1 else ''}), lr "
-            f"{w.get('lr', 0):.2e}, {speed:,.0f} tok/s, run ETA {eta}")
+            f"{w.get('lr', 0):.2e}, {'?' if speed is None else f'{speed:,.0f}'} tok/s, run ETA {eta}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..data import corpus
 from ..evaluation import ensemble, metrics
-from ..cli import parallel
+from ..cli import parallel, progress
 from ..cli.arguments import check_device
 from ..run import run_folder, threads
 from ..run.config import read_config
@@ -49,7 +49,7 @@ def evaluate(args, device, world):
         sources, references = corpus.read_aligned(args.src_file, args.ref_file)
         name = Path(args.src_file).name
     else:
-        data_dir = Path(s.data_dir)
+        data_dir = corpus.recorded_folder(s, args.run_dir, "--src-file and --ref-file")
         if not data_dir.is_dir():
             raise TrainError(f"the run's corpus folder {data_dir} is gone; use --src-file and --ref-file")
         present = corpus.available_splits(data_dir, s.src, s.tgt)
@@ -69,7 +69,7 @@ def evaluate(args, device, world):
     hypotheses = translate_lines(model, tokenizer, sources, beam=beam, length_penalty=length_penalty,
                                  batch_tokens=args.batch_tokens, device=device, progress=world.is_main,
                                  world=world)
-    seconds = time.perf_counter() - start
+    seconds = progress.elapsed(start, time.perf_counter())
     if not world.is_main:
         return 0
     together = f".ensemble{len(members)}" if len(members) > 1 else ""

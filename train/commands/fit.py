@@ -21,7 +21,7 @@ from pathlib import Path
 from minitorch import distributed
 from transformer import registry
 
-from ..cli import parallel
+from ..cli import memory, parallel
 from ..cli.errors import UsageError
 from ..cli.arguments import (add_device_argument, add_threads_argument, check_device, non_negative_float,
                              non_negative_int, positive_float, positive_int, probability)
@@ -110,6 +110,7 @@ def build_trainer(args, device, world=None, lock=None):
     settings, model_kw, resumed, state = resolve_settings(args, run_dir, device)
     if lock is not None:
         lock.take(run_dir, make=True)   # a new run's folder, made once its settings have passed their checks
+    memory.blas_ready()   # OpenBLAS's buffers now, while little is in use: where it cannot, one line, not its exit
     blas, line = threads.setup(settings.preset, args.threads, world, recorded=resumed.blas_threads if resumed else None)
     print(line)
     ranks = world or distributed.World()   # one process: its barriers wait for no one

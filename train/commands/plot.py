@@ -19,7 +19,7 @@ from ..run.config import read_config
 from ..evaluation.arguments import CHECKPOINT_HELP, decoding
 from ..data.batching import pad, source_batch
 from ..run.checkpoint import CHECKPOINTS
-from ..data.corpus import read_parallel
+from ..data.corpus import read_parallel, recorded_folder
 from ..evaluation.decode import translate_ids
 from ..cli.errors import TrainError, UsageError
 from ..cli.prog import PROG
@@ -47,7 +47,7 @@ def main(args):
     sentence = args.sentence
     if sentence is None:
         s = config.settings
-        sentence = read_parallel(s.data_dir, "val", s.src, s.tgt)[0][0]
+        sentence = read_parallel(recorded_folder(s, run_dir, "--sentence"), "val", s.src, s.tgt)[0][0]
     kind = config.settings.model
     if hasattr(model, "cross_attention"):
         written.append(plot_attention(model, tokenizer, sentence, run_dir / "attention.png"))

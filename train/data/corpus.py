@@ -128,6 +128,15 @@ def read_aligned(src_path, tgt_path):
     return src_lines, tgt_lines
 
 
+def recorded_folder(settings, run_dir, instead):
+    """The corpus folder the run in run_dir recorded (config.json's settings.data_dir); TrainError saying what to
+    give `instead` when it records none."""
+    if settings.data_dir is None:
+        raise TrainError(f"{Path(run_dir) / 'config.json'}: settings.data_dir is missing, so the run's corpus folder "
+                         f"is not known; give {instead}")
+    return Path(settings.data_dir)
+
+
 def prepare_corpus(settings, run_dir, data_dir):
     """The corpus folder: --data-dir, the generated demo corpus (inside the run folder), or Multi30k."""
     if settings.data_dir is not None:  # a resumed run reads what it read before

@@ -14,6 +14,7 @@ import sentencepiece as spm
 
 from transformer.registry import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
+from ..cli import memory
 from ..cli.errors import TrainError
 from ..cli.prog import PROG
 
@@ -95,13 +96,9 @@ def train_tokenizer(lines, path, vocab_size, tags=()):
     vocab_size is an upper bound: a small corpus may not support it, and then the vocabulary is capped at what the
     corpus gives (the note says so); a vocab_size too small for the corpus's characters raises TrainError.
     """
-    model = io.BytesIO()
     try:
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(lines), model_writer=model, vocab_size=vocab_size, hard_vocab_limit=False,
-            model_type="bpe", character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
-            input_sentence_size=1_000_000, shuffle_input_sentence=True, num_threads=2, minloglevel=2,
-            control_symbols=[tag_piece(lang) for lang in tags])
+        with memory.during(PHASE, HINT):   # SentencePiece aborts the process where it runs out: a child's
+            model = memory.isolated(PHASE, HINT, _trained_model, lines, vocab_size, tags)
     except RuntimeError as e:
         need = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(e))
         if need:
@@ -110,13 +107,27 @@ def train_tokenizer(lines, path, vocab_size, tags=()):
         raise TrainError(f"SentencePiece training failed: {e}") from None
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(model.getvalue())
+    tmp.write_bytes(model)
     os.replace(tmp, path)
     tok = Tokenizer(path)
     note = None
     if tok.vocab_size < vocab_size:
         note = f"vocabulary capped at {tok.vocab_size} (asked for {vocab_size}; the training text supports no more)"
     return tok, note
+
+
+PHASE, HINT = "tokenizer training", "a smaller --vocab-size needs less"
+
+
+def _trained_model(lines, vocab_size, tags):
+    """The bytes of a SentencePiece model trained on lines (train_tokenizer's)."""
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=model, vocab_size=vocab_size, hard_vocab_limit=False,
+        model_type="bpe", character_coverage=1.0, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
+        input_sentence_size=1_000_000, shuffle_input_sentence=True, num_threads=2, minloglevel=2,
+        control_symbols=[tag_piece(lang) for lang in tags])
+    return model.getvalue()
 
 
 def run_tokenizer(run_dir, settings, parts, world, resumed):

@@ -11,8 +11,10 @@ from minitorch import distributed
 from transformer import registry
 
 from ..cli.errors import TrainError
+from ..cli.memory import during
 from ..data.held_back import HELD_BACK_FILE, held_back_summary, write_held_back
 from ..data.pairs import read_pairs
+from ..data import tokenizer
 from ..data.tokenizer import Tokenizer, run_tokenizer
 from ..data.training_pairs import TrainingPairs
 from ..run import threads
@@ -82,7 +84,8 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, state=None, worl
         raise TrainError(f"--run-dir {run_dir}: cannot make the folder ({e.strerror})") from None
     metrics_path = run_dir / "metrics.jsonl"
     src, tgt, extra = settings.src, settings.tgt, settings.extra_source
-    parts, held, (val_src, val_tgt) = read_pairs(data_dir, src, tgt, extra, settings.held_back)
+    with during("reading the corpus"):
+        parts, held, (val_src, val_tgt) = read_pairs(data_dir, src, tgt, extra, settings.held_back)
     print(f"corpus {data_dir} ({src}->{tgt}): {len(parts[0][1])} training and {len(val_src)} validation "
           f"pairs" + (f", and {len(parts[1][1])} {extra}->{tgt} training pairs (source tags <{src}>, <{extra}>)"
                       if extra else ""))
@@ -90,7 +93,8 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, state=None, worl
         print(held_back_summary(held, run_dir / HELD_BACK_FILE))
         if main and not resumed:
             write_held_back(run_dir / HELD_BACK_FILE, held)
-    tok = run_tokenizer(run_dir, settings, parts, world, resumed)
+    with during(tokenizer.PHASE, tokenizer.HINT):
+        tok = run_tokenizer(run_dir, settings, parts, world, resumed)
     model_config = resumed.model_config if resumed else \
         registry.model_config(settings.model, tok.vocab_size, model_kw).to_dict()
     config = RunConfig(settings, model_config, blas_threads or (resumed.blas_threads if resumed else None))
@@ -100,20 +104,23 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, state=None, worl
 
     blas_check = threads.StepCheck(config, run_dir, world, device)   # more threads than one: faster?
     max_len = config.model_config["max_len"]
-    training_pairs = TrainingPairs(tok, parts, src, tgt, max_len, settings, world)
-    val = validation.prepare(tok, val_src, val_tgt, held, training_pairs.src, settings, max_len, data_dir)
+    with during("data encoding", "a shorter --max-len needs less"):
+        training_pairs = TrainingPairs(tok, parts, src, tgt, max_len, settings, world)
+        val = validation.prepare(tok, val_src, val_tgt, held, training_pairs.src, settings, max_len, data_dir)
 
     mt.manual_seed(settings.seed)
-    model = config.build_model().to(device)
-    model.train()
-    distributed.broadcast_parameters(model.parameters(), world)   # the same start on every rank
-    if world.rank:   # dropout: each rank its own masks (rank 0 keeps the stream a one-process run has)
-        mt.manual_seed(training_state.rank_seed(settings.seed, world.rank))
-    update = make_update(model, settings, config.model_config.get("d_model", 1), device, world)
+    with during("model build", "a smaller model (--d-model, --d-ff, --layers) needs less"):
+        model = config.build_model().to(device)
+        model.train()
+        distributed.broadcast_parameters(model.parameters(), world)   # the same start on every rank
+        if world.rank:   # dropout: each rank its own masks (rank 0 keeps the stream a one-process run has)
+            mt.manual_seed(training_state.rank_seed(settings.seed, world.rank))
+        update = make_update(model, settings, config.model_config.get("d_model", 1), device, world)
     run_parts = RunParts(settings, config, run_dir, device, world, tok, training_pairs, val, model, update.optimizer,
                          update.schedule, update.step_fn, blas_check, metrics_path)
     if resumed:
-        progress = training_state.load_state(run_parts, state, metrics_path)
+        with during("loading last.npz"):
+            progress = training_state.load_state(run_parts, state, metrics_path)
     else:
         progress = training_state.Progress()
         if main:

@@ -14,12 +14,16 @@ import minitorch as mt
 
 from ..cli import parallel, progress
 from ..cli.errors import TrainError
+from ..cli.memory import during
 from ..cli.prog import PROG
 from ..data.batching import token_batches, training_batch
 from ..run import checkpoint
 from . import training_state, validation
 from .stopping import STOP_FILE, StopRequest, diverged_message
 
+# each checkpoint is written whole (a temporary file, then a rename): what was saved before is still there
+RESUMABLE = ("the checkpoints written before are whole: --resume continues from last.npz where the run has one, "
+             "and without one the same command starts afresh")
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 
 
@@ -56,6 +60,7 @@ class Trainer:
         if self.main and self.stop_file.is_file():   # left by a run that ended before it saw it
             self.stop_file.unlink()
             print(f"removed {self.stop_file}, left from before")
+        # perf_counter is a monotonic clock; a fake one that stands still or goes back counts as no time (elapsed)
         self.started, self.val_seconds = time.perf_counter(), 0.0   # this command's wall time, and validation's
         with StopRequest(quiet=not self.main) as stop:
             self.stop_request = stop
@@ -64,7 +69,8 @@ class Trainer:
                 bar = progress.bar(len(batches), p.batch_pos, f"epoch {p.epoch + 1}/{s.epochs}", "step",
                                    enabled=self.main)
                 while p.batch_pos < len(batches) and not self.out_of_steps():
-                    updated = self.train_step(batches[p.batch_pos])
+                    with during(f"training step {p.step + 1}", "a smaller --batch-tokens needs less"):
+                        updated = self.train_step(batches[p.batch_pos])
                     bar.update(1)
                     bar.set_postfix_str(self.postfix(len(batches)), refresh=False)
                     if self.stopping(stop):
@@ -74,7 +80,8 @@ class Trainer:
                         bar.close()
                         raise TrainError(diverged_message(self.bad_steps, p.step, self.run_dir))
                     if updated and s.save_every and p.step % s.save_every == 0:
-                        training_state.save_last(self)
+                        with during("checkpointing", RESUMABLE):
+                            training_state.save_last(self)
                 bar.close()
                 partial = p.batch_pos < len(batches)
                 record = self.end_of_epoch(partial, stop)
@@ -84,7 +91,7 @@ class Trainer:
                     print(f"reached --max-steps {s.max_steps}; continue with --resume and a larger --max-steps")
                     break
         validation.print_examples(self.examples, self.run_dir, self.s.src)
-        wall = time.perf_counter() - self.started
+        wall = progress.elapsed(self.started, time.perf_counter())
         print(f"done: best validation BLEU {p.best_bleu:.2f}; checkpoints in {self.run_dir}; validation took "
               f"{self.val_seconds:.0f} s of {wall:.0f} s ({100 * self.val_seconds / max(wall, 1e-9):.0f}%)")
         return 0
@@ -135,7 +142,7 @@ class Trainer:
         w["loss"] += result.loss
         w["steps"] += 1
         w["tokens"] += n_tokens
-        w["time"] += (seconds := time.perf_counter() - start)
+        w["time"] += (seconds := progress.elapsed(start, time.perf_counter()))
         self.blas_check.after_step(seconds, n_tokens)
         w["lr"] = lr
         if w["steps"] == self.s.log_every:
@@ -157,11 +164,11 @@ class Trainer:
         """A train record of the steps since the last one (every log_every steps, and at the end of an epoch)."""
         p = self.progress
         w = p.window
+        speed = progress.per_second(w["tokens"], w["time"])   # None (null) when the clock stood still
         self.log({"kind": "train", "step": p.step, "epoch": p.epoch + 1, "loss": w["loss"] / w["steps"],
-                  "lr": w["lr"], "tokens_per_s": w["tokens"] / w["time"], "s_per_step": w["time"] / w["steps"]})
+                  "lr": w["lr"], "tokens_per_s": speed, "s_per_step": w["time"] / w["steps"]})
         p.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": w["loss"] / w["steps"],
-                    "last_steps": w["steps"], "speed": w["tokens"] / w["time"], "step_time": w["time"] / w["steps"],
-                    "lr": w["lr"]}
+                    "last_steps": w["steps"], "speed": speed, "step_time": w["time"] / w["steps"], "lr": w["lr"]}
 
     def postfix(self, n_batches):
         """The progress bar's text (progress.training_postfix) with the steps left in the whole run."""
@@ -176,23 +183,32 @@ class Trainer:
         if p.window["steps"]:
             self.log_window()
         start = time.perf_counter()
-        validated = validation.validate(self, stop)
+        with during("validation"):
+            validated = validation.validate(self, stop)
         if validated is None:
             return None
         val, self.examples = validated
-        seconds = time.perf_counter() - start
+        seconds = progress.elapsed(start, time.perf_counter())
         self.val_seconds += seconds
         record = {"kind": "epoch", "epoch": p.epoch + 1, "step": p.step, "partial": partial,
                   "train_loss": p.epoch_loss / max(p.epoch_tokens, 1), "skipped_batches": p.epoch_skipped, **val,
-                  "val_seconds": seconds,
-                  "wall_seconds": time.perf_counter() - self.started}   # since this command started (resume: anew)
+                  "val_seconds": seconds,   # wall_seconds: since this command started (resume: anew)
+                  "wall_seconds": progress.elapsed(self.started, time.perf_counter())}
         self.log(record)
         number = p.epoch + 1
-        if val["val_bleu"] > p.best_bleu:
-            p.best_bleu = val["val_bleu"]
+        with during("checkpointing", RESUMABLE):
+            self.save_checkpoints(val["val_bleu"], partial)
+        print(validation.epoch_line(record, number, partial), flush=True)
+        return record
+
+    def save_checkpoints(self, val_bleu, partial):
+        """best (if val_bleu is the best yet), this epoch's snapshot, avg and last, each written whole."""
+        p, number = self.progress, self.progress.epoch + 1
+        if val_bleu > p.best_bleu:
+            p.best_bleu = val_bleu
             if self.main:
                 checkpoint.save_model(checkpoint.checkpoint_path(self.run_dir, "best"), self.model, epoch=number,
-                                      step=p.step, val_bleu=val["val_bleu"])
+                                      step=p.step, val_bleu=val_bleu)
         if self.main:
             checkpoint.save_model(self.run_dir / f"epoch-{number}.npz", self.model, epoch=number, step=p.step)
             kept = checkpoint.keep_last_snapshots(self.run_dir, self.s.avg_last)
@@ -202,11 +218,10 @@ class Trainer:
             p.epoch += 1
             p.batch_pos, p.epoch_loss, p.epoch_tokens, p.epoch_skipped = 0, 0.0, 0, 0
         training_state.save_last(self)
-        print(validation.epoch_line(record, number, partial), flush=True)
-        return record
 
     def stop_here(self, stop):
-        training_state.save_last(self)
+        with during("checkpointing", RESUMABLE):
+            training_state.save_last(self)
         asked = ""
         if self.main and self.stop_file.is_file():
             self.stop_file.unlink()   # so that the resumed run does not stop at once

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from transformer import registry
 
-from ..cli.errors import TrainError
+from ..cli.errors import TrainError, UsageError
 from ..cli.prog import PROG
-from .settings import Settings
+from .settings import Settings, shown
 
 
 @dataclass
@@ -95,4 +95,17 @@ def read_config(run_dir):
     if missing:
         raise TrainError(f"{path}: not a run configuration written by `{PROG} fit` (no "
                          f"{', '.join(missing)})")
-    return RunConfig(Settings.from_dict(settings), config["model_config"], config.get("blas_threads"))
+    # a value of the wrong type or range (config.json edited by hand): exit status 2, as a bad flag's
+    try:
+        checked = Settings.from_dict(settings, f"{path}: settings.")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    try:   # keys older versions did not write get the values those runs had (the configuration's defaults)
+        model_config = registry.model_classes(checked.model)[0].from_dict(config["model_config"]).to_dict()
+    except ValueError as e:
+        raise UsageError(f"{path}: model_config: {e}") from None
+    blas_threads = config.get("blas_threads")
+    if blas_threads is not None and not isinstance(blas_threads, dict):
+        raise UsageError(f"{path}: blas_threads holds {shown(blas_threads)}; expected an object (or no such key: "
+                         f"fit measures again)")
+    return RunConfig(checked, model_config, blas_threads)

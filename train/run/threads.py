@@ -139,7 +139,8 @@ def usable_record(recorded, processes, share):
     if not isinstance(recorded, dict) or recorded.get("processes", 1) != processes:
         return None
     n = recorded.get("threads")
-    return recorded if isinstance(n, int) and 0 < n <= share else None
+    # (a record edited by hand without its reason is measured again: the line that keeps it names the reason)
+    return recorded if isinstance(n, int) and 0 < n <= share and isinstance(recorded.get("chosen_by"), str) else None
 
 
 def choose(preset, requested=None, world=None, environ=None, timer=None, recorded=None):

@@ -121,7 +121,7 @@ def training_time(records):
         if r["kind"] == "train":
             n = r["step"] - step
             seconds += r["s_per_step"] * n
-            tokens += r["tokens_per_s"] * r["s_per_step"] * n
+            tokens += (r["tokens_per_s"] or 0.0) * r["s_per_step"] * n   # null: no time measured (s_per_step 0)
             step = r["step"]
             out.append((step, seconds, tokens))
     return out
