@@ -356,6 +356,5 @@ def _onehot(xp, row, index, n_rows, one):
 
 
 def array_of(x):
-    """x's array if x is a Tensor, else x as it is (an array, a number, None): the one way to unwrap either. (A Tensor
-    is known by its version counter: this module lies below the core, which it does not import.)"""
+    """x's array if x is a Tensor (known by its version counter: this module is below the core), else x as it is."""
     return x.data if hasattr(x, "_version_counter") else x

@@ -10,9 +10,8 @@ from ..ops import normalize_dims
 
 
 def safe_max(x, dim):
-    """max(x) along dim (keepdim), an array: the shift of a softmax. A row that is all -inf (fully masked) is shifted
-    by 0, not by -inf, which gives nan. A Tensor's is taken from its array (the softmax does not depend on the shift,
-    so it carries no gradient); attention's softmax uses it too."""
+    """max(x) along dim (keepdim), an array: the shift of a softmax (attention's too), 0 for an all -inf (fully masked)
+    row, whose -inf would give nan. A Tensor's is its array's: softmax does not depend on the shift (no gradient)."""
     x = backend.array_of(x)
     m = x.max(axis=dim, keepdims=True)
     backend.xp_of(m).copyto(m, 0, where=backend.xp_of(m).isneginf(m))
@@ -26,19 +25,20 @@ def _row_sums(e, dim):
     return total
 
 
-def _one_dim(dim, ndim, op):
-    if not isinstance(dim, int):
-        raise TypeError(f"{op}: dim must be an int, got {dim!r}")
-    n = max(ndim, 1)   # a 0-d tensor takes dim 0 or -1, as PyTorch's
-    return dim % n if -n <= dim < n else normalize_dims(dim, ndim)[0]   # (which raises the IndexError)
-
-
-def _along(op, x, dim):
-    """op (Softmax or LogSoftmax) of x along dim; as PyTorch's, a 0-d x is one row of one element (gradient 0) and an
-    empty x gives an empty output (a row's max, here and in the GPU kernels, needs an element)."""
+def _along(op, x, dim, name):
+    """op (Softmax or LogSoftmax) of x along dim; a 0-d x is one row (gradient 0), an empty x an empty output."""
+    n = max(x.ndim, 1)   # a 0-d x takes dim 0 or -1, as PyTorch's
+    if not isinstance(dim, int) or not -n <= dim < n:
+        _refuse_dim(dim, x.ndim, name)
     if x.ndim == 0:
         return op.apply(x.reshape(1), dim=0).reshape(())
-    return x * 0.0 if x.data.size == 0 else op.apply(x, dim=dim)
+    return x * 0.0 if x.data.size == 0 else op.apply(x, dim=dim % n)   # (a row's max needs an element)
+
+
+def _refuse_dim(dim, ndim, name):
+    if not isinstance(dim, int):
+        raise TypeError(f"{name}: dim must be an int, got {dim!r}")
+    normalize_dims(dim, ndim)   # raises its IndexError for a dim out of range
 
 
 class Softmax(Function):
@@ -95,9 +95,9 @@ class LogSoftmax(Function):
 
 def softmax(x, dim=-1):
     """Softmax of x (any shape) along dim; the same shape. Stable for large logits."""
-    return _along(Softmax, x, _one_dim(dim, x.ndim, "softmax"))
+    return _along(Softmax, x, dim, "softmax")
 
 
 def log_softmax(x, dim=-1):
     """Log-softmax of x (any shape) along dim; the same shape. Stable for large logits."""
-    return _along(LogSoftmax, x, _one_dim(dim, x.ndim, "log_softmax"))
+    return _along(LogSoftmax, x, dim, "log_softmax")
