@@ -5,6 +5,7 @@ import numpy as np
 from . import backend
 
 from .core import enable_grad, grad, no_grad
+from .core.higher_order import SavedIntermediateError
 from .factories import zeros_like
 from .tensor import Tensor
 
@@ -115,6 +116,11 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
         where = str(failure).replace("gradcheck failed for ", "", 1)
         raise GradcheckError(
             f"gradgradcheck failed at second order (the gradient of backward's result J^T v; inputs {n} and up are "
-            f"the incoming gradients v) for {where}. A backward that reads an array forward computed and saved (not "
-            f"an input, not the output: sigmoid(x) in a SiLU, say) treats it as a constant at second order, as "
-            f"PyTorch does: recompute it in backward from the saved inputs, with Tensor ops") from None
+            f"the incoming gradients v) for {where}. The second derivative differentiates your backward: each of "
+            f"its terms must be written with Tensor ops on what forward saved") from None
+    except SavedIntermediateError as refused:
+        raise GradcheckError(
+            f"gradgradcheck failed at second order: {refused}. An array forward computed and saved (not an input, "
+            f"not the output: sigmoid(x) in a SiLU, say) is a constant to the second derivative, which would then "
+            f"be wrong (PyTorch gives that wrong number without a word): recompute it in backward from the saved "
+            f"inputs, with Tensor ops") from None

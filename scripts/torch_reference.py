@@ -425,6 +425,24 @@ def peak_memory(device):
     return (kib if sys.platform == "darwin" else kib * 1024), "peak RSS of the process"
 
 
+def graph_saved_bytes(step, batch):
+    """Bytes of the distinct storages that forward + loss saves for backward (parameters excluded), seen by
+    saved_tensors_hooks on one more untimed step: what `train bench` reports as the graph after forward and loss."""
+    params = {p.untyped_storage().data_ptr() for p in step.params}
+    seen = {}
+
+    def pack(t):
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in params:
+            seen[storage.data_ptr()] = storage.nbytes()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = loss_of(step.model, batch, step.preset.label_smoothing, step.device)
+    loss.backward()
+    step.optimizer.zero_grad(set_to_none=True)
+    return sum(seen.values())
+
+
 def bench(preset, device, batch_size, seq_len, steps, warmup_steps, seed, kernels=False):
     src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
     batch = training_batch(src_ids, tgt_ids)   # the bench's exact arrays: padded, bos/eos added
@@ -442,6 +460,7 @@ def bench(preset, device, batch_size, seq_len, steps, warmup_steps, seed, kernel
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
     memory, memory_kind = peak_memory(device)
+    saved = graph_saved_bytes(step, batch)
     # ours counted after the timing, so that building it does not add to the peak RSS above
     ours = sum(p.numel() for p in build_model(preset, "cpu", seed).parameters())
     target_tokens = int((batch[2] != PAD_ID).sum())
@@ -455,7 +474,7 @@ def bench(preset, device, batch_size, seq_len, steps, warmup_steps, seed, kernel
                   "vocab_size": preset.vocab_size, "seed": seed},
         "warmup_steps": warmup_steps, "steps": steps, "step_s": times, "losses": losses,
         "step_s_median": median, "step_s_min": min(times), "tokens_per_s": target_tokens / median,
-        "peak_memory_bytes": memory, "peak_memory": memory_kind,
+        "peak_memory_bytes": memory, "peak_memory": memory_kind, "graph_saved_bytes": saved,
     } | ({"kernel_launches": count_kernels(step, batch)} if kernels else {})
 
 
@@ -470,7 +489,8 @@ def print_result(r):
     for name, value in [("step time, median", f"{r['step_s_median'] * 1e3:,.0f} ms"),
                         ("step time, min", f"{r['step_s_min'] * 1e3:,.0f} ms"),
                         ("target tokens/s", f"{r['tokens_per_s']:,.0f}"),
-                        (r["peak_memory"], f"{r['peak_memory_bytes'] / 2**20:,.0f} MB")]:
+                        (r["peak_memory"], f"{r['peak_memory_bytes'] / 2**20:,.0f} MB"),
+                        ("graph after forward+loss (saved)", f"{r['graph_saved_bytes'] / 2**20:,.0f} MB")]:
         print(f"  {name:<34} {value:>12}")
     if "kernel_launches" in r:
         n, u = r["kernel_launches"], r["kernel_launches"]["update"]

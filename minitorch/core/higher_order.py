@@ -32,9 +32,14 @@ def _as_graph_value(i, value, role, op, new):
         if not op.needs_input_grad[role]:   # an input without a gradient is a constant here
             return value
         return parent if isinstance(parent, Value) else _on_node(new(value, True), parent)
-    raise RuntimeError(f"{type(op).__name__}: create_graph=True cannot differentiate its backward: save_for_backward's "
-                       f"value {i} is a float array computed from its inputs; save the inputs (or the output) and "
-                       f"compute it again in backward")
+    raise SavedIntermediateError(
+        f"{type(op).__name__}: create_graph=True cannot differentiate its backward: save_for_backward's value {i} is a "
+        f"float array computed from its inputs; save the inputs (or the output) and compute it again in backward")
+
+
+class SavedIntermediateError(RuntimeError):
+    """A backward to differentiate reads an array forward computed: PyTorch would take it as a constant and give a
+    wrong second derivative without a word; minitorch refuses."""
 
 
 def _on_node(t, node):

@@ -1,5 +1,6 @@
-"""gradgradcheck's failure says it is the second order that differs, and what a saved intermediate does there: a
-backward that reads an array forward computed and saved treats it as a constant at second order (as PyTorch does)."""
+"""gradgradcheck's failure says it is the second order that differs, and what a saved intermediate does there: an
+array forward computed and saved would be a constant to the second derivative, which would then be wrong (PyTorch
+gives that wrong number without a word); minitorch refuses it and says to recompute it in backward."""
 import numpy as np
 import pytest
 
@@ -25,8 +26,13 @@ class SiLURecomputes(SiLUSavesSigmoid):
     """The same, with s recomputed in backward from the saved input: differentiable again."""
 
     @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x.sigmoid()
+
+    @staticmethod
     def backward(ctx, g):
-        x, _ = ctx.saved_tensors
+        x, = ctx.saved_tensors
         s = x.sigmoid()
         return g * s * (1 + x * (1 - s))
 
@@ -40,8 +46,31 @@ def test_a_saved_intermediate_passes_gradcheck_and_fails_gradgradcheck_naming_se
     with pytest.raises(mt.GradcheckError) as failure:
         mt.gradgradcheck(SiLUSavesSigmoid.apply, [x64()])
     text = str(failure.value)
-    assert text.startswith("gradgradcheck failed at second order") and "for input 0 at index" in text, text
-    assert "treats it as a constant at second order, as PyTorch does: recompute it in backward" in text, text
+    assert text.startswith("gradgradcheck failed at second order: SiLUSavesSigmoidBackward: create_graph=True cannot "
+                           "differentiate its backward: save_for_backward's value 1 is a float array"), text
+    assert "is a constant to the second derivative, which would then be wrong" in text, text
+    assert text.endswith("recompute it in backward from the saved inputs, with Tensor ops"), text
+
+
+def test_a_wrong_second_derivative_is_named_as_such():
+    """A backward right at first order but not differentiable as written (one factor x detached)."""
+    class Wrong(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x / 3
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x * x.detach()   # d/dx (x^3/3) = x^2, but only one factor carries the second derivative
+
+    assert mt.gradcheck(Wrong.apply, [x64()])
+    with pytest.raises(mt.GradcheckError) as failure:
+        mt.gradgradcheck(Wrong.apply, [x64()])
+    text = str(failure.value)
+    assert text.startswith("gradgradcheck failed at second order (the gradient of backward's result") and \
+        "for input 0 at index" in text and "written with Tensor ops on what forward saved" in text, text
 
 
 def test_the_same_op_recomputing_its_intermediate_in_backward_passes_gradgradcheck():
