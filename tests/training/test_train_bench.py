@@ -217,3 +217,29 @@ def test_a_small_training_step_launches_within_pytorchs_budget():
     assert len(cupy._standin.SYNCS) - syncs == 1
     assert n["update"]["total"] <= 20, n
     assert n["total"] <= 550, n
+
+
+@pytest.mark.slow
+def test_vs_torch_prints_pytorchs_step_and_memory_beside_ours(capsys):
+    """`bench --vs-torch`: scripts/torch_reference.py on the same preset and batch, its figures beside ours."""
+    pytest.importorskip("torch", reason="--vs-torch runs scripts/torch_reference.py, which needs PyTorch")
+    status, out, err = run_cli(["bench", "--preset", "demo", "--steps", "1", "--warmup-steps", "0", "--vs-torch"],
+                               capsys)
+    assert status == 0, err
+    block = out[out.index("beside PyTorch "):].splitlines()
+    labels = [line[:32].strip() for line in block[2:]]
+    assert labels == ["step time, median, ms", "target tokens/s", "peak RSS of the process, MB",
+                      "graph after forward+loss, MB"], block
+    for line in block[2:]:
+        mine, theirs, ratio = (float(v.replace(",", "")) for v in line[32:].split())
+        assert theirs > 0 and math.isclose(ratio, mine / theirs, rel_tol=0.02, abs_tol=0.01), line
+
+
+def test_vs_torch_without_pytorch_says_so(capsys, monkeypatch):
+    from train.commands.bench import reference
+    monkeypatch.setattr(reference.importlib.util, "find_spec", lambda name: None)
+    status, out, err = run_cli(["bench", "--preset", "demo", "--steps", "1", "--warmup-steps", "0", "--vs-torch"],
+                               capsys)
+    assert status == 0 and out.rstrip().endswith(reference.NO_TORCH), out
+    status, out, err = run_cli(["bench", "--preset", "demo", "--mode", "decode", "--vs-torch"], capsys)
+    assert status == 2 and "--vs-torch compares training steps" in err

@@ -36,6 +36,7 @@ from ...run.threads import setup as setup_blas_threads
 from .decode_mode import bench_decode
 from .host_mode import bench_host, print_host, reference_host
 from .machine import step_matmul_flops
+from .reference import print_beside, run_reference
 from .report import print_distributed, print_result
 from .train_mode import BenchStep, bench_distributed, bench_train
 from .workload import PADDING, SEQ_LEN, build_model, synthetic_batch
@@ -70,6 +71,10 @@ def add_arguments(p):
                    help="train mode: time the host's cost of a step (the engine's Python) on the preset's structure "
                         "at tiny sizes, count the step's function calls, and run scripts/torch_reference.py --host "
                         "beside it when PyTorch is installed")
+    p.add_argument("--vs-torch", action="store_true",
+                   help="train mode: then run scripts/torch_reference.py on the same preset, batch and steps (in its "
+                        "own process; PyTorch needed) and print its step time, speed, peak memory and graph beside "
+                        "ours")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     add_threads_argument(p)
     p.add_argument("--distributed", action="store_true",
@@ -90,6 +95,8 @@ def main(args):
     if args.seq_len > preset.model["max_len"]:
         raise UsageError(f"--seq-len {args.seq_len} is longer than the {preset.name} model's max_len "
                          f"{preset.model['max_len']}")
+    if args.vs_torch and (args.mode != "train" or args.host or args.distributed):
+        raise UsageError("--vs-torch compares training steps; drop --mode decode, --host and --distributed")
     if args.profile and args.mode != "train":
         raise UsageError("--profile times the ops of training steps; drop it with --mode decode")
     if args.distributed:
@@ -117,10 +124,17 @@ def main(args):
         result = bench_decode(preset, device, batch_size, args.seq_len, args.steps or 1, args.seed,
                               progress=not args.json)
     result["blas_threads_chosen_by"] = chosen_by
+    if args.vs_torch:
+        result["pytorch"] = run_reference(args.preset, device, "--batch-size", batch_size, "--seq-len", args.seq_len,
+                                          "--steps", args.steps or 10, "--warmup-steps", args.warmup_steps,
+                                          "--seed", args.seed, *(["--vocab-size", args.vocab_size]
+                                                                 if args.vocab_size else []))
     if args.json:
         print(json.dumps(result))
     else:
         print_result(result)
+        if args.vs_torch:
+            print_beside(result, result["pytorch"])
     return 0
 
 

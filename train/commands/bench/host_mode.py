@@ -9,22 +9,16 @@ the same way; with PyTorch installed this command runs it too and prints the two
 """
 import cProfile
 import dataclasses
-import importlib.util
-import json
 import pstats
 import statistics
-import subprocess
-import sys
-from pathlib import Path
 
 from ...data.batching import training_batch
-from ...cli.errors import TrainError
+from .reference import NO_TORCH, run_reference
 from .train_mode import BenchStep
 from .workload import build_model, synthetic_batch
 
 TINY = {"d_model": 16, "d_ff": 32}   # the preset's layers and heads are kept
 VOCAB, SENTENCES, SEQ_LEN = 64, 2, 8
-REFERENCE = Path(__file__).resolve().parents[3] / "scripts" / "torch_reference.py"
 
 
 def tiny_preset(preset):
@@ -64,16 +58,9 @@ def bench_host(preset, device, steps, warmup_steps, seed):
 
 def reference_host(preset_name, device, steps, warmup_steps, seed):
     """scripts/torch_reference.py --host's result (a dict), or None without PyTorch; runs in its own process."""
-    if importlib.util.find_spec("torch") is None:
-        return None
     # one intra-op thread, as ours at these sizes: PyTorch's pool spinning on a busy machine would time the pool
-    done = subprocess.run([sys.executable, str(REFERENCE), "--preset", preset_name, "--device", device, "--host",
-                           "--steps", str(steps), "--warmup-steps", str(warmup_steps), "--seed", str(seed),
-                           "--threads", "1", "--json"],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise TrainError(f"scripts/torch_reference.py --host failed: {done.stderr.strip()[-500:]}")
-    return json.loads(done.stdout)
+    return run_reference(preset_name, device, "--host", "--steps", steps, "--warmup-steps", warmup_steps,
+                         "--seed", seed, "--threads", 1)
 
 
 def print_host(ours, theirs):
@@ -98,7 +85,7 @@ def print_host(ours, theirs):
         line += f" {theirs['calls_per_step']:>16,} {ours['calls_per_step'] / theirs['calls_per_step']:>7.2f}"
     print(line)
     if not theirs:
-        print("  (PyTorch is not installed: pip install -e '.[reference]' to measure it side by side)")
+        print(f"  ({NO_TORCH})")
 
 
 __all__ = ["bench_host", "reference_host", "print_host", "tiny_preset", "calls_of"]
