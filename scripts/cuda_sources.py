@@ -85,11 +85,16 @@ def _no_memory(size):
     return memory.MemoryPointer(memory.UnownedMemory(_BASE, max(int(size), 1), None, device_id=0), 0)
 
 
+def _array_spec(spec):
+    """(dtype, shape, strides, bytes spanned) of a signature's ["array", dtype, shape, strides]."""
+    dtype, shape, strides = numpy.dtype(spec[1]), tuple(spec[2]), tuple(spec[3])
+    return dtype, shape, strides, sum((n - 1) * abs(s) for n, s in zip(shape, strides) if n) + dtype.itemsize
+
+
 def _argument(cupy, spec):
     kind = spec[0]
     if kind == "array":
-        dtype, shape, strides = numpy.dtype(spec[1]), tuple(spec[2]), tuple(spec[3])
-        span = sum((n - 1) * abs(s) for n, s in zip(shape, strides) if n) + dtype.itemsize
+        dtype, shape, strides, span = _array_spec(spec)
         return cupy.ndarray(shape, dtype, memptr=_no_memory(span), strides=strides)
     if kind == "numpy":
         return numpy.dtype(spec[1]).type(1)
@@ -141,11 +146,18 @@ def _merged_ndim(shape, arrays):
     return len(shape) if len(axes) == len(shape) else len(axes)
 
 
+def _broadcast(cupy, args):
+    """The kernel's shape, and its inputs as CuPy's `_broadcast` and `_preprocess_args` make them: arrays broadcast
+    to that shape, scalars as CScalars."""
+    from cupy._core import _scalar
+    shape = numpy.broadcast_shapes(*(a.shape for a in args if isinstance(a, cupy.ndarray)))
+    return shape, [cupy.broadcast_to(a, shape) if isinstance(a, cupy.ndarray) else _scalar.CScalar(a) for a in args]
+
+
 def _elementwise_source(cupy, kernel, args):
     """ElementwiseKernel.__call__ after cudaGetDevice, in Python, up to `_get_elementwise_kernel` (captured)."""
     from cupy._core import _carray, _kernel, _scalar
-    shape = numpy.broadcast_shapes(*(a.shape for a in args if isinstance(a, cupy.ndarray)))
-    ins = [cupy.broadcast_to(a, shape) if isinstance(a, cupy.ndarray) else _scalar.CScalar(a) for a in args]
+    shape, ins = _broadcast(cupy, args)
     in_types, out_types, type_map = kernel._decide_params_type(
         tuple(a.dtype if isinstance(a, cupy.ndarray) else None for a in ins), ())
     if 0 in shape:
@@ -164,9 +176,7 @@ def _elementwise_source(cupy, kernel, args):
 
 def _reduction_source(cupy, kernel, kwargs, args):
     """ReductionKernel.__call__ after cudaGetDevice: `_call` plans the launch (axis, block size, CUB) as on a GPU."""
-    from cupy._core import _scalar
-    shape = numpy.broadcast_shapes(*(a.shape for a in args if isinstance(a, cupy.ndarray)))
-    ins = [cupy.broadcast_to(a, shape) if isinstance(a, cupy.ndarray) else _scalar.CScalar(a) for a in args]
+    shape, ins = _broadcast(cupy, args)
     kernel._call(ins, [], shape, kwargs.get("axis"), None, False, kernel.reduce_dims, 0, None, True, True)
 
 
@@ -322,8 +332,7 @@ def _device_argument(cupy, spec):
     """A signature's argument on the GPU: an array of its dtype, shape and strides (zeros), or the scalar."""
     if spec[0] != "array":
         return _argument(cupy, spec)
-    dtype, shape, strides = numpy.dtype(spec[1]), tuple(spec[2]), tuple(spec[3])
-    span = sum((n - 1) * s for n, s in zip(shape, strides) if n) + dtype.itemsize
+    dtype, shape, strides, span = _array_spec(spec)
     return cupy.lib.stride_tricks.as_strided(cupy.zeros(span // dtype.itemsize + 1, dtype), shape, strides)
 
 

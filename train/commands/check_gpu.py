@@ -56,21 +56,20 @@ def check_matmul(cuda_major, n=256):
         raise TrainError("the GPU's matrix product differs from NumPy's: the CUDA set-up computes wrong results")
 
 
-# (what CuPy's error names, the library, its PyPI package for CUDA 13 (CUDA 12's adds -cu12)), in the order checked
-_LIBRARIES = [("nvrtc", "NVRTC, the compiler CuPy builds its kernels with", "nvidia-cuda-nvrtc"),
-              ("cublas", "cuBLAS, for matrix products", "nvidia-cublas"),
-              ("curand", "cuRAND, for random numbers (dropout)", "nvidia-curand"),
-              (".h", "the CUDA headers that CuPy compiles with", "nvidia-cuda-runtime"),
-              ("header", "the CUDA headers that CuPy compiles with", "nvidia-cuda-runtime"),
-              ("cudart", "the CUDA runtime", "nvidia-cuda-runtime")]
+# (words of CuPy's error, the library, its PyPI package for CUDA 13 (CUDA 12's adds -cu12)), in the order checked
+_LIBRARIES = [(("nvrtc",), "NVRTC, the compiler CuPy builds its kernels with", "nvidia-cuda-nvrtc"),
+              (("cublas",), "cuBLAS, for matrix products", "nvidia-cublas"),
+              (("curand",), "cuRAND, for random numbers (dropout)", "nvidia-curand"),
+              ((".h\"", ".h'", "header"), "the CUDA headers that CuPy compiles with", "nvidia-cuda-runtime"),
+              (("cudart",), "the CUDA runtime", "nvidia-cuda-runtime")]
 
 
 def missing_library(error, cuda_major):
     """One line for an error CuPy raised on its first kernels: the CUDA library it could not load and what brings it."""
     text = f"{type(error).__name__}: {error}".splitlines()[0]
     extra = f"pip install -e '.[gpu-cuda{cuda_major}]' installs CuPy with every CUDA library it loads"
-    for key, library, package in _LIBRARIES:
-        if key in text.lower():
+    for words, library, package in _LIBRARIES:
+        if any(word in text.lower() for word in words):
             wheel = f"{package}-cu12" if cuda_major == "12" else f"{package}=={cuda_major}.*"
             return f"CuPy could not load {library} ({text}); {extra}, or pip install '{wheel}' adds this one"
     return f"CuPy is installed but could not run a kernel ({text}); {extra}"
