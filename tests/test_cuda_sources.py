@@ -45,11 +45,7 @@ def usable():
 def recorded_signatures(tmp_path):
     """The engine's device tests run on the stand-in, their fused calls recorded, joined with this session's."""
     path = tmp_path / "recorded.json"
-    env = dict(os.environ, MINITORCH_FUSED_CALLS=str(path),
-               PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "record_fused_calls", "-p", "no:cacheprovider",
-                           "tests/engine", "-k", "cuda"], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=900)
+    done = record_fused_calls.record(path)
     assert done.returncode == 0, done.stdout[-3000:]
     signatures = {}
     for name, calls in [*json.loads(path.read_text()).items(),

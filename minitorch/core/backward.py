@@ -95,8 +95,8 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
     if any(c and c.value != then for c, then in op._versions) or (op.is_view and op.parents[0]._superseded):
         versions.check(op)   # a saved tensor was changed in place, or a tensor that op made a view of
     grads_out = g.grads_for(op) if type(g) is Gathered else (g,)   # (one per output)
-    input_grads = backward_recorded(op, grads_out, new) if create_graph else op.backward(*grads_out) \
-        if not state.op_hook else state.op_hook(op, "backward", grads_out, {})
+    input_grads = (backward_recorded(op, grads_out, new) if create_graph else
+                   op.backward(*grads_out) if not state.op_hook else state.op_hook(op, "backward", grads_out, {}))
     if type(input_grads) is not tuple:   # one input: one gradient
         input_grads = (input_grads,)
     if len(input_grads) != len(op.parents) or state.anomaly:

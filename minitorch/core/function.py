@@ -191,7 +191,7 @@ def _record(op, inputs, arrays, result, out):
         op._ids, op._versions = [id(a) for a in (*arrays, *results)], [(c, c and c.value) for c in counters]
     if state.anomaly:
         anomaly_mode.record_stack(op)
-    if len(outs) > 1:
+    if type(out) is tuple:   # (one output in a tuple too: a ctx-form forward may return (y,))
         return _give_outputs(op, results, outs)
     op.out_shape, op.out_dtype, out._op = result.shape, result.dtype, op   # its output's shape and dtype, not its array
 
@@ -201,8 +201,7 @@ def _give_outputs(op, results, outs):
     backward then takes one gradient per output, zeros for one that got none."""
     op.outputs, op.out_shape, op.out_dtype = [(r.shape, r.dtype) for r in results], None, None
     for k, t in enumerate(outs):
-        if t.requires_grad:   # (a ctx-form output marked non-differentiable is not)
-            t._op = Output.of(op, k)
+        t._op = Output.of(op, k)
 
 
 def _carry_cut(out, tensors):
@@ -229,9 +228,9 @@ class Gathered:
         present = next(p for p in self.parts if p is not None)
         on_tensors = isinstance(present, Value)   # (create_graph; a CuPy array has a .data of its own)
         xp, new = backend.xp_of(present.data if on_tensors else present), present._new if on_tensors else None
-        zeros = [None if not op.materialize_grads else xp.zeros(shape, dtype) for shape, dtype in op.outputs]
-        return tuple(p if p is not None else z if z is None or new is None else new(z)
-                     for p, z in zip(self.parts, zeros))
+        zero = (lambda z: z) if new is None else new
+        return tuple(p if p is not None else zero(xp.zeros(*out)) if op.materialize_grads else None
+                     for p, out in zip(self.parts, op.outputs))
 
 
 class Output(Function):

@@ -24,7 +24,7 @@ class LSTMCellFunction(Function):
     Backward (docs/backprop.md section 6), with gh, gc the gradients of h and c, and dc = gc + gh o (1 - tanh(c)^2):
       da_i = dc g i (1 - i);  da_f = dc c_prev f (1 - f);  da_g = dc i (1 - g^2);  da_o = gh tanh(c) o (1 - o)
       dc_prev = dc f
-    Saves gates and c_prev; backward computes the activations again from them.
+    Saves gates and c_prev; backward computes the activations again from them (the GPU kernel keeps them instead).
     """
     needs_float = True
 
@@ -45,7 +45,7 @@ class LSTMCellFunction(Function):
 
     def backward(self, gh, gc):
         gates, c_prev = self.saved_tensors
-        i, f, g, o, c, tanh_c = self.cell(gates, c_prev)
+        i, f, g, o, c, tanh_c = self.cell(gates, c_prev) if self.kept is None else self.kept
         dc = gc + gh * o * (1 - tanh_c * tanh_c)
         d_gates = join([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
                         gh * tanh_c * o * (1 - o)])

@@ -266,3 +266,20 @@ def test_a_computed_input_that_saved_nothing_and_several_outputs_of_one():
     half, _ = Halves.apply(a * 3)
     half.sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), [1.5, 1.5])
+
+
+def test_a_forward_that_returns_one_output_in_a_tuple():
+    """PyTorch's form allows `return (y,)`: one output, which gets its gradient as any other."""
+    class Twice(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return (x * 2,)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    a = f64([1.0, 2.0])
+    y, = Twice.apply(a)
+    (y * y).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [8.0, 16.0])
