@@ -38,9 +38,7 @@ class LayerNorm(Function):
         return backend.xp_of(x).full(self.n, 1.0 / self.n, x.dtype)
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
-        self.n = n = math.prod(x.shape[x.ndim - normalized_ndim:])
-        self.x_shape, self.w_shape, self.eps = x.shape, x.shape[x.ndim - normalized_ndim:], eps
-        self.save_for_backward(x, weight)
+        n, self.eps = self.save_inputs(x, weight, normalized_ndim), eps
         y, mean, rstd = self.normalized(x.reshape(-1, n), self.over_n(x))   # y: xhat, then in place
         self.kept = mean, rstd                                              # for backward
         if weight is not None:
@@ -48,6 +46,14 @@ class LayerNorm(Function):
         if bias is not None:
             y += bias.reshape(n)
         return y.reshape(self.x_shape)
+
+    def save_inputs(self, x, weight, normalized_ndim):
+        """Save x and w, and note the shapes backward reads (the GPU kernel does the same, so that the reference's
+        backward can run on its node under create_graph) -> n, the size of a normalised row."""
+        self.n = math.prod(x.shape[x.ndim - normalized_ndim:])
+        self.x_shape, self.w_shape = x.shape, x.shape[x.ndim - normalized_ndim:]
+        self.save_for_backward(x, weight)
+        return self.n
 
     def backward(self, g):
         x, weight = self.saved_tensors

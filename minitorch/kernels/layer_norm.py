@@ -6,7 +6,6 @@ Two sums in one reduction: a fused kernel ends in at most one reduction, and on 
 much as its work, so two sums over the same rows (or columns) are taken as one complex sum, sum(a + 1j b) = sum(a) +
 1j sum(b): complex addition adds real and imaginary parts apart, so each part is the float sum it would be alone
 (1j b is exact), and one reduction gives both."""
-import math
 
 import numpy as np
 
@@ -21,9 +20,7 @@ class LayerNormCuda(LayerNorm):
     w, as the reference, and keeps x's row moments (M, 1)."""
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
-        self.n = n = math.prod(x.shape[x.ndim - normalized_ndim:])
-        self.x_shape, self.w_shape = x.shape, x.shape[x.ndim - normalized_ndim:]
-        self.save_for_backward(x, weight)
+        n = self.save_inputs(x, weight, normalized_ndim)
         x = x.reshape(-1, n)
         one = x.dtype.type(1)
         self.inv_n, self.eps, self.j = x.dtype.type(1.0 / n), x.dtype.type(eps), _imaginary_unit(x.dtype)
