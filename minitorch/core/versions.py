@@ -31,11 +31,13 @@ def buffer(array):
     return array
 
 
-def roles(op):
+def roles(op, views=True):
     """What each value op saved is: its position among op's inputs and then outputs (as in op._ids and op._versions,
-    noted by Function.apply), or None (a mask, an index, None). A saved value is alive, so its id is its own."""
+    noted by Function.apply), or None (a mask, an index, None). A saved value is alive, so its id is its own.
+    views=True: a saved view of an input or output (x.T) counts as that one too (its memory changes with it)."""
     where = {i: j for j, i in reversed(list(enumerate(op._ids)))}   # (x * x: input 0)
-    return [None if v is None else where.get(id(v)) for v in op.saved]
+    return [None if v is None else where.get(id(v), where.get(id(getattr(v, "base", None))) if views else None)
+            for v in op.saved]
 
 
 def which(op, j):
@@ -51,7 +53,7 @@ def check(op):
     Add) needs no error."""
     if op.is_view and op.parents[0]._superseded:
         refuse_stale_view(op)
-    for v, j in zip(op.saved, roles(op)):
+    for v, j in zip(op.saved, roles(op, views=True)):
         counter, then = (None, None) if j is None else op._versions[j]
         if counter is None or counter.value == then:
             continue

@@ -72,6 +72,27 @@ def test_scaling_a_saved_output_in_place_raises_naming_the_op():
         z.backward()
 
 
+def test_a_saved_view_of_an_input_changed_in_place_raises_too():
+    """A Function that saves x.T (a view of its input's memory) sees x's in-place change as PyTorch's error."""
+    class TimesOwnTranspose(mt.Function):
+        def forward(self, a):
+            self.save_for_backward(a.T)
+            return a @ a.T
+
+        def backward(self, g):
+            a_t, = self.saved_tensors
+            return (g + g.T) @ a_t.T
+
+    x = mt.tensor(np.arange(6.0).reshape(2, 3), dtype=mt.float64, requires_grad=True)
+    a = x * 1.0            # not a leaf: an in-place change of it is allowed outside no_grad
+    y = TimesOwnTranspose.apply(a).sum()
+    with mt.no_grad():
+        a.mul_(2)
+    with pytest.raises(RuntimeError, match=r"input 0 of TimesOwnTranspose, a tensor of shape \(3, 2\) \(float64\), is "
+                                           r"at version 1; expected version 0"):
+        y.backward()
+
+
 def test_detach_shares_the_counter():
     x = leaf([0.5, 1.0])
     y = x.exp()
