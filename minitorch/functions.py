@@ -74,10 +74,10 @@ def square(input): return input * input
 def rsqrt(input): return 1.0 / input.sqrt()
 def masked_fill(input, mask, value): return input.masked_fill(mask, value)
 def clip(input, min=None, max=None): return input.clamp(min=min, max=max)             # noqa: A002
-def add(input, other, alpha=1): return input + (other if alpha == 1 else alpha * other)
-def sub(input, other, alpha=1): return input - (other if alpha == 1 else alpha * other)
-def mul(input, other): return input * other if isinstance(input, Tensor) else other.__rmul__(input)
-def div(input, other): return input / other if isinstance(input, Tensor) else other.__rtruediv__(input)
+def add(input, other, alpha=1): return Tensor.add(input, other, alpha)    # its alpha rule; a number input works too
+def sub(input, other, alpha=1): return Tensor.sub(input, other, alpha)
+def mul(input, other): return input * other   # a number or array first: Python calls Tensor.__rmul__ (array priority)
+def div(input, other): return input / other
 def amax(input, dim=None, keepdim=False): return input.amax(dim=dim, keepdim=keepdim)
 def max(input, dim=None, keepdim=False): return input.max(dim=dim, keepdim=keepdim)   # noqa: A001
 def transpose(input, dim0, dim1): return input.transpose(dim0, dim1)

@@ -1,6 +1,7 @@
 """Tensor: an array (NumPy or CuPy) plus the graph node that produced it. The factories are in factories.py, the
 free functions (where, cat, ...) in functions.py."""
 import itertools
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -517,10 +518,7 @@ class Tensor(Value):
         start, end = start_dim % n, end_dim % n
         if start > end:
             raise RuntimeError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
-        merged = 1
-        for d in self.shape[start:end + 1]:
-            merged *= d
-        return self.reshape(self.shape[:start] + (merged,) + self.shape[end + 1:])
+        return self.reshape(self.shape[:start] + (math.prod(self.shape[start:end + 1]),) + self.shape[end + 1:])
 
     def unsqueeze(self, dim):
         if not -self.ndim - 1 <= dim <= self.ndim:
@@ -674,8 +672,7 @@ def promoted(op, a, b):
     if a_tensor and b_tensor and a.dtype == b.dtype and op is not ops.Div and a.dtype != np.bool_:
         return a, b, a.dtype    # the everyday case, decided without the rule
     dtype = true_division_type(a, b) if op is ops.Div else result_type(a, b)
-    if dtype == np.bool_ and op is ops.Sub or op is ops.Sub and any(
-            isinstance(x, bool) or isinstance(x, Tensor) and x.dtype == np.bool_ for x in (a, b)):
+    if op is ops.Sub and any(isinstance(x, bool) or isinstance(x, Tensor) and x.dtype == np.bool_ for x in (a, b)):
         raise TypeError("Subtraction, the `-` operator, with a bool tensor is not supported (as in PyTorch); "
                         "use the `~` or logical_not() operator instead")
     if dtype == np.bool_ and op is ops.Pow and b_tensor:

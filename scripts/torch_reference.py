@@ -438,8 +438,7 @@ def graph_saved_bytes(step, batch):
         return t
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         loss = loss_of(step.model, batch, step.preset.label_smoothing, step.device)
-    loss.backward()
-    step.optimizer.zero_grad(set_to_none=True)
+    del loss   # the graph and the tensors it saved go with the loss: counting them needs no backward
     return sum(seen.values())
 
 

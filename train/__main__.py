@@ -18,14 +18,15 @@ STARTING = "start-up (loading the libraries)"
 
 
 def load_commands():
-    """Import the commands and the libraries they load (NumPy, SentencePiece, ...); nothing to return."""
+    """Import the commands and the libraries they load (NumPy, SentencePiece, ...); nothing to return (a child's
+    result is pickled, and modules do not pickle): the modules are then attributes of train.commands."""
     from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate  # noqa: F401
 
 
 try:
-    if memory.limit_text():   # under ulimit -v, OpenBLAS exits the process where NumPy loads it: a child tries first
-        memory.in_child(STARTING, "", load_commands)
-    from .commands import bench, check_gpu, evaluate, experiments, fit, plot, translate
+    # under ulimit -v, OpenBLAS exits the process where NumPy loads it: isolated tries in a child first
+    memory.isolated(STARTING, "", load_commands)
+    load_commands()   # here too (already done where isolated ran it here)
 except memory.OutOfMemory as e:
     sys.exit(f"{PROG}: error: {e}")
 except ModuleNotFoundError as e:
@@ -37,16 +38,17 @@ except Exception as e:   # under `ulimit -v` loading a library can fail anywhere
     if not memory.starting_out_of_memory(e):
         raise
     sys.exit(f"{PROG}: error: {memory.out_of_memory(STARTING, '', type(e).__name__)}")
-from .cli.errors import TrainError, error_message   # noqa: E402 (after the check above)
+from . import commands   # noqa: E402 (after the check above)
+from .cli.errors import TrainError, error_message   # noqa: E402
 
 COMMANDS = {
-    "fit": fit,
-    "evaluate": evaluate,
-    "translate": translate,
-    "plot": plot,
-    "bench": bench,
-    "experiment": experiments,
-    "check-gpu": check_gpu,
+    "fit": commands.fit,
+    "evaluate": commands.evaluate,
+    "translate": commands.translate,
+    "plot": commands.plot,
+    "bench": commands.bench,
+    "experiment": commands.experiments,
+    "check-gpu": commands.check_gpu,
 }
 
 
@@ -92,12 +94,12 @@ def nearest_flag(parser, unknown):
 def build_parser():
     parser = Parser(prog=PROG, description=f"Train, evaluate and use translation models built on minitorch. `{PROG} "
                                            f"COMMAND --help` for each.")
-    commands = parser.add_subparsers(dest="command", metavar="command", required=True, parser_class=Parser)
+    subparsers = parser.add_subparsers(dest="command", metavar="command", required=True, parser_class=Parser)
     for name, module in COMMANDS.items():
         doc = module.__doc__ or ""   # none under python -OO, which strips docstrings
         summary = doc.partition("\n")[0].partition(": ")[2] or None
-        module.add_arguments(commands.add_parser(name, help=summary, description=module.__doc__,
-                                                 formatter_class=argparse.RawDescriptionHelpFormatter))
+        module.add_arguments(subparsers.add_parser(name, help=summary, description=module.__doc__,
+                                                   formatter_class=argparse.RawDescriptionHelpFormatter))
     return parser
 
 

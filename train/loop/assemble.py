@@ -14,7 +14,6 @@ from ..cli.errors import TrainError
 from ..cli.memory import during
 from ..data.held_back import HELD_BACK_FILE, held_back_summary, write_held_back
 from ..data.pairs import read_pairs
-from ..data import tokenizer
 from ..data.tokenizer import Tokenizer, run_tokenizer
 from ..data.training_pairs import TrainingPairs
 from ..run import threads
@@ -93,8 +92,7 @@ def assemble(settings, model_kw, run_dir, device, resumed=None, state=None, worl
         print(held_back_summary(held, run_dir / HELD_BACK_FILE))
         if main and not resumed:
             write_held_back(run_dir / HELD_BACK_FILE, held)
-    with during(tokenizer.PHASE, tokenizer.HINT):
-        tok = run_tokenizer(run_dir, settings, parts, world, resumed)
+    tok = run_tokenizer(run_dir, settings, parts, world, resumed)   # its training turns running out into OutOfMemory
     model_config = resumed.model_config if resumed else \
         registry.model_config(settings.model, tok.vocab_size, model_kw).to_dict()
     config = RunConfig(settings, model_config, blas_threads or (resumed.blas_threads if resumed else None))

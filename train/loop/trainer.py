@@ -80,8 +80,7 @@ class Trainer:
                         bar.close()
                         raise TrainError(diverged_message(self.bad_steps, p.step, self.run_dir))
                     if updated and s.save_every and p.step % s.save_every == 0:
-                        with during("checkpointing", RESUMABLE):
-                            training_state.save_last(self)
+                        self.save_last()
                 bar.close()
                 partial = p.batch_pos < len(batches)
                 record = self.end_of_epoch(partial, stop)
@@ -219,9 +218,13 @@ class Trainer:
             p.batch_pos, p.epoch_loss, p.epoch_tokens, p.epoch_skipped = 0, 0.0, 0, 0
         training_state.save_last(self)
 
-    def stop_here(self, stop):
+    def save_last(self):
+        """last.npz written whole; running out of memory there is OutOfMemory that says how to go on."""
         with during("checkpointing", RESUMABLE):
             training_state.save_last(self)
+
+    def stop_here(self, stop):
+        self.save_last()
         asked = ""
         if self.main and self.stop_file.is_file():
             self.stop_file.unlink()   # so that the resumed run does not stop at once

@@ -44,6 +44,9 @@ from .workload import PADDING, SEQ_LEN, build_model, synthetic_batch
 __all__ = ["add_arguments", "main", "BenchStep", "bench_train", "bench_distributed", "bench_decode", "build_model",
            "synthetic_batch", "step_matmul_flops", "print_result", "print_distributed", "SEQ_LEN", "PADDING"]
 
+TRAIN_STEPS = 10   # timed training steps when --steps is not given
+
+
 def add_arguments(p):
     p.add_argument("--preset", required=True, choices=sorted(PRESETS),
                    help="the model (and batch size) to time: " + "; ".join(
@@ -52,7 +55,7 @@ def add_arguments(p):
                    help="train: time training steps (default); decode: time beam search and greedy decoding")
     add_device_argument(p)
     p.add_argument("--steps", type=positive_int,
-                   help="timed training steps (default 10), or timed repetitions of decoding (default 1)")
+                   help=f"timed training steps (default {TRAIN_STEPS}), or timed repetitions of decoding (default 1)")
     p.add_argument("--warmup-steps", type=non_negative_int, default=2,
                    help="untimed steps first (default 2)")
     p.add_argument("--batch-size", type=positive_int,
@@ -117,16 +120,17 @@ def main(args):
         else:
             print_host(ours, theirs)
         return 0
+    steps = args.steps or (TRAIN_STEPS if args.mode == "train" else 1)
     if args.mode == "train":
-        result = bench_train(preset, device, batch_size, args.seq_len, args.steps or 10, args.warmup_steps,
+        result = bench_train(preset, device, batch_size, args.seq_len, steps, args.warmup_steps,
                              args.seed, args.profile, progress=not args.json)
     else:
-        result = bench_decode(preset, device, batch_size, args.seq_len, args.steps or 1, args.seed,
+        result = bench_decode(preset, device, batch_size, args.seq_len, steps, args.seed,
                               progress=not args.json)
     result["blas_threads_chosen_by"] = chosen_by
     if args.vs_torch:
         result["pytorch"] = run_reference(args.preset, device, "--batch-size", batch_size, "--seq-len", args.seq_len,
-                                          "--steps", args.steps or 10, "--warmup-steps", args.warmup_steps,
+                                          "--steps", steps, "--warmup-steps", args.warmup_steps,
                                           "--seed", args.seed, *(["--vocab-size", args.vocab_size]
                                                                  if args.vocab_size else []))
     if args.json:
@@ -146,8 +150,8 @@ def main_distributed(args, preset, device, batch_size):
         if batch_size < world.size:
             raise UsageError(f"--batch-size {batch_size} is smaller than the {world.size} processes: each needs at "
                              f"least one sentence")
-        result = bench_distributed(preset, device, batch_size, args.seq_len, args.steps or 10, args.warmup_steps,
-                                   args.seed, world, progress=not args.json)
+        result = bench_distributed(preset, device, batch_size, args.seq_len, args.steps or TRAIN_STEPS,
+                                   args.warmup_steps, args.seed, world, progress=not args.json)
         if not world.is_main:   # rank 0's result holds the figures of every rank
             return 0
         if args.json:
