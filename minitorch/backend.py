@@ -41,8 +41,9 @@ def cuda_available():
 
 def check_device(device):
     """Normalise a device name ('cpu', 'cuda', 'cuda:N' for the current GPU N) and raise a clear error when it cannot
-    be used. The engine runs on one GPU, the current one: 'cuda:N' for another is refused, not silently replaced."""
-    given = str(device)
+    be used. The engine runs on one GPU, the current one: 'cuda:N' for another is refused, not silently replaced.
+    None is the default device (set_default_device), so callers need not spell out that fallback."""
+    given = str(default_device if device is None else device)
     device, _, index = given.partition(":")
     if device not in DEVICES or (index and (device != "cuda" or not index.isdigit())):
         raise ValueError(f"unknown device {given!r}; expected one of {DEVICES} or 'cuda:N'")

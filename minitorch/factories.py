@@ -16,7 +16,7 @@ class IntegerOverflow(ValueError, RuntimeError):
 def tensor(data, dtype=None, requires_grad=False, device=None):
     """A new tensor (copying data). Floats default to float32; bool and integer data keep their kind. A Python int
     beyond int64 is converted where dtype is a float or bool (or the data holds a float), else IntegerOverflow."""
-    if device is None and backend.default_device != "cpu":
+    if device is None and backend.default_device != "cpu":   # else None: a GPU array given as data stays on the GPU
         device = backend.default_device
     if isinstance(data, (int, list, tuple)):
         data = _beyond_int64(data, resolve_dtype(dtype))
@@ -24,16 +24,17 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
 
 
 def _beyond_int64(data, dtype):
-    """data with its Python ints beyond int64 made floats (or bools) as PyTorch converts them; else data as an
-    array (NumPy makes an object or uint64 array of such ints)."""
+    """data as an array, its Python ints beyond int64 made floats (or bools) as PyTorch converts them. NumPy keeps
+    such ints as an object or uint64 array, or (mixed with small ints) rounds them all to float64."""
     array = np.asarray(data)
-    if array.dtype not in (np.dtype(object), np.dtype(np.uint64)):   # the usual case: nothing to walk
+    if array.dtype.kind == "f":   # rounded ints show as |x| >= 2^63; NaN compares false (a vectorised, cheap test)
+        suspect = bool((np.abs(array) >= 2.0 ** 63).any())
+    else:
+        suspect = array.dtype in (np.dtype(object), np.dtype(np.uint64))
+    if not suspect:   # the usual case: nothing to walk
         return array
-    flat = []
-
-    def walk(x):
-        return [walk(v) for v in x] if isinstance(x, (list, tuple)) else flat.append(x) or x
-    walk(data)
+    objects = np.array(data, dtype=object)   # the Python values themselves, not NumPy's float64 roundings
+    flat = objects.ravel().tolist()
     huge = [v for v in flat if isinstance(v, int) and not isinstance(v, bool) and not INT64[0] <= v <= INT64[1]]
     if not huge:
         return array
@@ -41,12 +42,9 @@ def _beyond_int64(data, dtype):
     if not as_float and (dtype is None or dtype.kind != "b"):
         raise IntegerOverflow(f"tensor: the integer {huge[0]} does not fit in int64 ({INT64[0]} to {INT64[1]}): "
                               f"Overflow when unpacking long long; give dtype=mt.float32 (or float64) to convert it")
-    convert = float if as_float else bool   # float(10**400) raises OverflowError, as PyTorch
-
-    def converted(x):
-        return [converted(v) for v in x] if isinstance(x, (list, tuple)) else (
-            convert(x) if isinstance(x, int) and not isinstance(x, bool) else x)
-    return converted(data)
+    # float(10**400) raises OverflowError, as PyTorch; the tensor then casts to dtype
+    wide = np.float64 if dtype is None else np.result_type(dtype, np.float64)   # complex stays complex
+    return objects.astype(wide if as_float else np.bool_)
 
 
 def from_numpy(array, requires_grad=False):
@@ -59,9 +57,11 @@ def _shape_args(shape):
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
 
 
-def _factory(fill, shape, dtype, device, requires_grad):
-    device = backend.check_device(device or backend.default_device)
-    t = Tensor._make(fill(backend.xp_of_device(device), _shape_args(shape), resolve_dtype(dtype) or np.float32))
+def _factory(fill, shape, dtype, device, requires_grad, source=backend.xp_of_device):
+    """fill(source(device), shape, dtype) as a tensor: source gives the device's array module, or (backend.rng) its
+    seeded generator."""
+    filler = source(backend.check_device(device))
+    t = Tensor._make(fill(filler, _shape_args(shape), resolve_dtype(dtype) or np.float32))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -79,20 +79,17 @@ def full(shape, value, dtype=None, device=None, requires_grad=False):
 
 def randn(*shape, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from the device's seeded generator (see manual_seed)."""
-    dev = backend.check_device(device or backend.default_device)
-    return _factory(lambda xp, s, d: backend.rng(dev).standard_normal(s, dtype=d), shape, dtype, device,
-                    requires_grad)
+    return _factory(lambda g, s, d: g.standard_normal(s, dtype=d), shape, dtype, device, requires_grad, backend.rng)
 
 
 def rand(*shape, dtype=None, device=None, requires_grad=False):
     """Uniform [0, 1) samples from the device's seeded generator."""
-    dev = backend.check_device(device or backend.default_device)
-    return _factory(lambda xp, s, d: backend.rng(dev).random(s, dtype=d), shape, dtype, device, requires_grad)
+    return _factory(lambda g, s, d: g.random(s, dtype=d), shape, dtype, device, requires_grad, backend.rng)
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None):
     """Like numpy.arange; integer arguments give int64."""
-    device = backend.check_device(device or backend.default_device)
+    device = backend.check_device(device)
     xp = backend.xp_of_device(device)
     return Tensor._make(xp.arange(start, stop, step, dtype=resolve_dtype(dtype)) if stop is not None
                         else xp.arange(start, dtype=resolve_dtype(dtype)))
@@ -161,7 +158,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     if size is None or len(args) not in (1, 2):
         raise TypeError("randint: give (high, size) or (low, high, size), size a tuple")
     low, high = (0, args[0]) if len(args) == 1 else args
-    device = backend.check_device(device or backend.default_device)
+    device = backend.check_device(device)
     values = _generator_rng(generator, "cpu").integers(low, high, size=tuple(size))
     t = Tensor._make(backend.to_device(values.astype(resolve_dtype(dtype) or np.int64), device))
     return t.requires_grad_(True) if requires_grad else t
@@ -169,7 +166,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
 
 def randperm(n, generator=None, dtype=None, device=None):
     """A random permutation of 0..n-1 (int64), from generator or the host's seeded generator."""
-    device = backend.check_device(device or backend.default_device)
+    device = backend.check_device(device)
     values = _generator_rng(generator, "cpu").permutation(n).astype(resolve_dtype(dtype) or np.int64)
     return Tensor._make(backend.to_device(values, device))
 

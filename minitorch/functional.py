@@ -12,7 +12,7 @@ from . import backend
 from .fused import (cross_attention, cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention,
                     self_attention, softmax)
 from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf, Linear, random_words
-from .ops.conv import AvgPool2d as AvgPool2dOp, Conv2d as Conv2dOp, MaxPool2d as MaxPool2dOp
+from .ops.conv import AvgPool2d as AvgPool2dOp, Conv2d as Conv2dOp, MaxPool2d as MaxPool2dOp, refuse_groups
 from .ops.windows import window
 from .factories import zeros_like
 from .functions import stack
@@ -70,7 +70,7 @@ def linear(x, weight, bias=None):
 
 def embedding(ids, weight, padding_idx=None):
     """ids (...) int, weight (n, d) -> (..., d). Host ids are range-checked before they move to weight's device."""
-    ids_data = ids.data if isinstance(ids, Tensor) else ids
+    ids_data = backend.array_of(ids)
     if not backend.is_array(ids_data):
         ids_data = np.asarray(ids_data)
     if ids_data.dtype.kind not in "iu":
@@ -182,34 +182,37 @@ def _images(name, x, channels=None):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """A 2-D convolution (cross-correlation, as torch's): input (N, C, H, W), weight (O, C, kh, kw), bias (O,)
     -> (N, O, Ho, Wo)."""
-    if groups != 1:
-        raise NotImplementedError(f"conv2d: groups={groups}; minitorch's convolution has groups=1 only")
+    refuse_groups("conv2d", groups)
     if not isinstance(weight, Tensor) or weight.ndim != 4:
         raise ValueError("conv2d: weight must be a Tensor (O, C, kh, kw), got "
                          + (f"shape {weight.shape}" if isinstance(weight, Tensor) else type(weight).__name__))
     x, unbatched = _images("conv2d", input, weight.shape[1])
+    for name, t in (("weight", weight), ("bias", bias)):   # as PyTorch: no silent promotion of one to the other
+        if isinstance(t, Tensor) and t.dtype != x.dtype:
+            raise RuntimeError(f"conv2d: Input type ({x.dtype}) and {name} type ({t.dtype}) should be the same")
     out = Conv2dOp.apply(x, weight, bias, w=window(weight.shape[2:], stride, padding, dilation))
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool2d(name, op, input, kernel_size, stride, padding, dilation):
+    """max_pool2d's and avg_pool2d's common steps: the window (stride defaults to kernel_size), PyTorch's limit on
+    the padding, and the unbatched (C, H, W) form."""
+    x, unbatched = _images(name, input)
+    w = window(kernel_size, kernel_size if stride is None else stride, padding, dilation)
+    if 2 * w.ph > w.kh or 2 * w.pw > w.kw:
+        raise ValueError(f"{name}: padding {padding} must be at most half of kernel_size {kernel_size}")
+    out = op.apply(x, w=w)
     return out.squeeze(0) if unbatched else out
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1):
     """The largest value of each kernel_size window, (N, C, H, W) -> (N, C, Ho, Wo); stride defaults to the window."""
-    x, unbatched = _images("max_pool2d", input)
-    w = window(kernel_size, kernel_size if stride is None else stride, padding, dilation)
-    if 2 * w.ph > w.kh or 2 * w.pw > w.kw:
-        raise ValueError(f"max_pool2d: padding {padding} must be at most half of kernel_size {kernel_size}")
-    out = MaxPool2dOp.apply(x, w=w)
-    return out.squeeze(0) if unbatched else out
+    return _pool2d("max_pool2d", MaxPool2dOp, input, kernel_size, stride, padding, dilation)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0):
     """The mean of each kernel_size window (padding counted as zeros), (N, C, H, W) -> (N, C, Ho, Wo)."""
-    x, unbatched = _images("avg_pool2d", input)
-    w = window(kernel_size, kernel_size if stride is None else stride, padding, 1)
-    if 2 * w.ph > w.kh or 2 * w.pw > w.kw:
-        raise ValueError(f"avg_pool2d: padding {padding} must be at most half of kernel_size {kernel_size}")
-    out = AvgPool2dOp.apply(x, w=w)
-    return out.squeeze(0) if unbatched else out
+    return _pool2d("avg_pool2d", AvgPool2dOp, input, kernel_size, stride, padding, 1)
 
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d",

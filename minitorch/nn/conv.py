@@ -3,6 +3,7 @@ import math
 
 from .. import functional as F
 from ..factories import zeros
+from ..ops.conv import refuse_groups
 from ..ops.windows import pair
 from . import init
 from .module import Module, Parameter
@@ -15,8 +16,7 @@ class Conv2d(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  dtype=None):
         super().__init__()
-        if groups != 1:
-            raise NotImplementedError(f"Conv2d: groups={groups}; minitorch's convolution has groups=1 only")
+        refuse_groups("Conv2d", groups)
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride = pair(kernel_size, "kernel_size"), pair(stride, "stride")
         self.padding, self.dilation = pair(padding, "padding"), pair(dilation, "dilation")
@@ -33,29 +33,30 @@ class Conv2d(Module):
                 f"padding={self.padding}, dilation={self.dilation}, bias={self.bias is not None}")
 
 
-class MaxPool2d(Module):
-    """The largest value of each window: (N, C, H, W) -> (N, C, Ho, Wo); stride defaults to kernel_size."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
-
-    def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, padding={self.padding}"
-
-
-class AvgPool2d(Module):
-    """The mean of each window (padding counted as zeros): (N, C, H, W) -> (N, C, Ho, Wo)."""
+class _Pool2d(Module):
+    """What MaxPool2d and AvgPool2d share: the window's settings, and their repr."""
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
-    def forward(self, x):
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
-
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, padding={self.padding}"
+
+
+class MaxPool2d(_Pool2d):
+    """The largest value of each window: (N, C, H, W) -> (N, C, Ho, Wo); stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1):
+        super().__init__(kernel_size, stride, padding)
+        self.dilation = dilation
+
+    def forward(self, x):
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
+
+
+class AvgPool2d(_Pool2d):
+    """The mean of each window (padding counted as zeros): (N, C, H, W) -> (N, C, Ho, Wo)."""
+
+    def forward(self, x):
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)

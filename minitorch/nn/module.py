@@ -146,7 +146,7 @@ class Module:
             if name not in own:
                 continue
             target = own[name]
-            array = value.data if isinstance(value, Tensor) else value
+            array = backend.array_of(value)
             if tuple(array.shape) != target.shape:
                 raise ValueError(f"load_state_dict for {type(self).__name__}: {name} has shape "
                                  f"{tuple(array.shape)} in the state but {target.shape} in the model")

@@ -6,11 +6,18 @@ from . import array_ops as A
 from .windows import col2im, im2col, im2col_array
 
 
+def refuse_groups(name, groups):
+    """F.conv2d's and nn.Conv2d's one refusal of grouped convolutions (this op has no groups)."""
+    if groups != 1:
+        raise NotImplementedError(f"{name}: groups={groups}; minitorch's convolution has groups=1 only")
+
+
 class Conv2d(Function):
     """out = W2 @ cols + b: x (N, C, H, W), weight (n_out, C, kh, kw) as W2 (n_out, K), cols = im2col(x) (N, K, L),
     K = C kh kw, L = Ho Wo, bias (n_out,) or None.
     dW2 = sum_n g[n] cols[n]^T;  db = g summed over n and the L places;
     dcols = W2^T g, and dx = col2im(dcols): a place of x read by several windows gets the sum of their gradients."""
+    needs_float = True
 
     def forward(self, x, weight, bias, *, w):
         self.save_for_backward(x if self.needs_input_grad[1] else None, weight if self.needs_input_grad[0] else None)
@@ -18,7 +25,9 @@ class Conv2d(Function):
         cols = im2col_array(x, w)
         (N, n_out), (Ho, Wo) = (x.shape[0], weight.shape[0]), cols.shape[-2:]
         out = (weight.reshape(n_out, -1) @ cols.reshape(N, -1, Ho * Wo)).reshape(N, n_out, Ho, Wo)
-        return out if bias is None else out + bias.reshape(n_out, 1, 1)
+        if bias is not None:
+            out += bias.reshape(n_out, 1, 1)   # in place: out is this op's own new array
+        return out
 
     def backward(self, g):
         x, weight = self.saved_tensors
@@ -41,6 +50,7 @@ class MaxPool2d(Function):
     """out = the largest entry of each window (the padding is -inf, never chosen).
     d out = d x at the window's first maximum: dcols = onehot(argmax) g, and dx = col2im(dcols), where windows that
     overlap and share a maximum both send it their gradient."""
+    needs_float = True   # the padding is -inf, which no integer holds
 
     def forward(self, x, *, w):
         xp = backend.xp_of(x)
@@ -63,6 +73,7 @@ class MaxPool2d(Function):
 class AvgPool2d(Function):
     """out = the mean of each window, the padding counted as zeros (PyTorch's count_include_pad=True).
     d out / d cols = 1 / (kh kw) at each place of the window: dcols = g / (kh kw) spread over it, dx = col2im(dcols)."""
+    needs_float = True
 
     def forward(self, x, *, w):
         self.w, self.x_shape = w, x.shape

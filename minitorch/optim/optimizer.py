@@ -334,7 +334,7 @@ class Optimizer:
                     continue
                 # arrays go to the parameter's device, into the flat state (a Tensor's array is .data; a CuPy array's
                 # .data is its memory pointer, so only Tensors are unwrapped)
-                array = backend.to_device(v.data if isinstance(v, Tensor) else v, p.device)
+                array = backend.to_device(backend.array_of(v), p.device)
                 if key in state:
                     state[key][...] = array
                 else:

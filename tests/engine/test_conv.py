@@ -190,6 +190,22 @@ def test_flatten_from_dim_one_and_clear_errors():
     with pytest.raises(ValueError, match="kernel_size"):
         nn.MaxPool2d((2, 2, 2))(x)
     assert F.conv2d(mt.zeros(3, 4, 5), mt.zeros(2, 3, 3, 3)).shape == (2, 2, 3)   # unbatched, as PyTorch
+    with pytest.raises(NotImplementedError, match="conv2d: groups=2"):
+        F.conv2d(x, mt.zeros(1, 3, 3, 3), groups=2)
+
+
+def test_convolution_and_pooling_refuse_integers_and_mixed_dtypes():
+    ints = mt.ones(1, 1, 4, 4, dtype=mt.long)
+    for op in (lambda t: F.conv2d(t, mt.ones(1, 1, 2, 2, dtype=mt.long)), lambda t: F.max_pool2d(t, 2, padding=1),
+               lambda t: F.avg_pool2d(t, 2)):
+        with pytest.raises(TypeError, match="needs a floating-point tensor"):
+            op(ints)
+    x = mt.ones(1, 1, 4, 4)
+    with pytest.raises(RuntimeError, match=r"Input type \(float32\) and weight type \(float64\) should be the same"):
+        F.conv2d(x, mt.ones(1, 1, 2, 2, dtype=mt.double))
+    with pytest.raises(RuntimeError, match=r"Input type \(float32\) and bias type \(float64\) should be the same"):
+        F.conv2d(x, mt.ones(1, 1, 2, 2), mt.zeros(1, dtype=mt.double))
+    assert F.conv2d(x, mt.ones(1, 1, 2, 2), mt.ones(1)).tolist() == np.full((1, 1, 3, 3), 5.0).tolist()
 
 
 def test_the_lenet_step_time_example_prints_a_row_per_batch_size(device, capsys):

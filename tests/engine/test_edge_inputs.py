@@ -198,14 +198,15 @@ def test_each_case_as_pytorch(name):
 
 # ----- Python ints beyond int64 -----
 HUGE = [2 ** 70, -2 ** 70, 2 ** 63, -2 ** 63 - 1, 2 ** 64 - 1, [1, 2 ** 70], [[1, 2], [3, 2 ** 64]], [True, 2 ** 70],
-        [1.5, 2 ** 70]]
+        [1.5, 2 ** 70], [2 ** 63, 1], [[2 ** 63], [-1]], [1.5, 2 ** 63]]
 # (float16 is left out: a float beyond its range becomes inf as in PyTorch, but with NumPy's RuntimeWarning, as any
 # float does in mt.tensor)
 DTYPES = [None, "float32", "float64", "int64", "int32", "bool"]
 
 
 def test_an_int_beyond_int64_overflows_unless_a_float_is_asked():
-    for data in (2 ** 70, [1, 2 ** 70], 2 ** 63, -2 ** 63 - 1, 2 ** 64 - 1):
+    # [2 ** 63, 1] and [[2 ** 63], [-1]]: NumPy rounds them to float64, which must not hide the overflow
+    for data in (2 ** 70, [1, 2 ** 70], 2 ** 63, -2 ** 63 - 1, 2 ** 64 - 1, [2 ** 63, 1], [[2 ** 63], [-1]]):
         for dtype in (None, "int64", "int32"):
             with pytest.raises(ValueError, match=r"the integer -?\d+ does not fit in int64") as e:
                 mt.tensor(data, dtype=dtype)
@@ -218,6 +219,8 @@ def test_an_int_beyond_int64_overflows_unless_a_float_is_asked():
     assert mt.tensor(2 ** 70, dtype=mt.float32).item() == np.float32(2.0 ** 70)
     assert mt.tensor([2 ** 70, 1], dtype=mt.float64).tolist() == [2.0 ** 70, 1.0]
     assert mt.tensor([1.5, 2 ** 70]).dtype == np.float32          # a float in the data makes it float
+    assert mt.tensor([2 ** 63, 1], dtype=mt.float32).tolist() == [2.0 ** 63, 1.0]
+    assert mt.tensor([1.5, 2 ** 63]).tolist() == [1.5, 2.0 ** 63]
     assert mt.tensor(2 ** 70, dtype="bool").item() is True
     assert mt.tensor(-2 ** 63).item() == -2 ** 63 and mt.tensor(2 ** 63 - 1).dtype == np.int64   # the ends fit
     with pytest.raises(OverflowError):   # no float holds it, as PyTorch

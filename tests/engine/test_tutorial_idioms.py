@@ -32,6 +32,15 @@ def test_mps_is_not_available_and_the_accelerator_is_cuda_when_there_is_one():
         mt.device("mps")
 
 
+def test_a_device_keeps_its_gpu_index_so_another_gpu_is_refused():
+    assert mt.device("cuda:1") == "cuda:1" == mt.device("cuda", 1) and mt.device("cuda", 1).index == 1
+    assert mt.device("cuda:0") == "cuda" and mt.device("cuda").index == 0 and mt.device("cuda").type == "cuda"
+    assert mt.device("cpu:0") == "cpu" and mt.device("cpu").index is None
+    with pytest.raises(ValueError if mt.cuda.is_available() else RuntimeError):   # another GPU than the current one
+        mt.zeros(1, device=mt.device("cuda", 1))
+    assert mt.backend.check_device(None) == mt.get_default_device()
+
+
 @requires_gpu
 def test_set_default_device_moves_factories_and_layers():
     mt.set_default_device("cuda")

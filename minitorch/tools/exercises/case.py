@@ -1,6 +1,8 @@
 """One drawn input of a check."""
 from dataclasses import dataclass
 
+ROW = 3   # the fewest elements of a row in any case: on rows of 2 many wrong answers look like a scale (xhat = +-1)
+
 
 @dataclass
 class Case:

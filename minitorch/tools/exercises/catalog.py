@@ -15,7 +15,7 @@ from ...ops.dropout import random_words
 from ...functions import cat
 from ...ops.windows import col2im_array, im2col_array, window
 from . import engine_checks, reference
-from .case import Case
+from .case import ROW, Case
 
 DOC = "docs/backprop.md"
 
@@ -84,9 +84,6 @@ def _values(draw, st, shape, low=None, high=None, scale=1.0):
     if low is None:
         return rng.standard_normal(shape) * scale
     return rng.uniform(low, high, shape)
-
-
-ROW = 3   # the fewest elements of a row in any case: on rows of 2 many wrong answers look like a scale (xhat = +-1)
 
 
 def _shapes(draw, hnp, min_dims=1, max_dims=3):

@@ -75,30 +75,35 @@ def _same(a, b):
                                                                                           atol=1e-9)
 
 
-def _transposed(shape):
-    return tuple(shape[:-2]) + tuple(shape[-2:][::-1])
+TRANSPOSED = "a transpose too many, or the product's factors in the wrong order ((G^T A)^T = A^T G)"
 
 
-def diagnose(exercise, case, i, grads, wants, g=None, variants=()):
+def transposed(got, want):
+    """Whether shape got is shape want with its last two dims swapped (a matrix's transpose), for shapes that differ:
+    the grader's and strict_shapes' one test of that mistake."""
+    return len(got) >= 2 and tuple(got) == tuple(want[:-2]) + tuple(want[-2:][::-1])
+
+
+def diagnose(exercise, case, i, grads, wants, g=None, variants=list):
     """'\n  diagnosis: ...' for the mistakes with a signature, or ''. grads, wants: your gradients and the right
-    ones, one per input (i: the input that differs); g: the incoming gradient; variants: (the engine's gradients
-    on this case with other options, what a backward that returns them left out)."""
+    ones, one per input (i: the input that differs); g: the incoming gradient; variants: a function giving (the
+    engine's gradients on this case with other options, what a backward that returns them left out), called only
+    here, on a failure (each variant reruns the engine's op)."""
     got, want, name = np.asarray(grads[i]), np.asarray(wants[i]), exercise.inputs[i]
     if got.shape != want.shape:
-        if got.ndim >= 2 and got.shape == _transposed(want.shape):
+        if transposed(got.shape, want.shape):
             return (f"\n  diagnosis: your dL/d{name} {got.shape} is shaped like the right one transposed "
-                    f"{want.shape}: a transpose too many, or the product's factors in the wrong order "
-                    f"((G^T A)^T = A^T G)")
+                    f"{want.shape}: {TRANSPOSED}")
         return f"\n  diagnosis: a wrong-shaped gradient: {got.shape} for an input of shape {want.shape}"
     if not np.isfinite(got).all():
         return "\n  diagnosis: your gradient has inf or nan: an overflow, or a division by zero"
-    own = exercise.signature(case, i, got, want) if getattr(exercise, "signature", None) else ""
+    own = exercise.signature(case, i, got, want) if exercise.signature is not None else ""
     if own:
         return own
-    for other, meaning in variants:
+    for other, meaning in variants():
         if _same(got, other[i]) and not _same(want, other[i]):
             return f"\n  diagnosis: your dL/d{name} is the right one {meaning}"
-    terms = exercise.terms(case, g).get(i, []) if getattr(exercise, "terms", None) and g is not None else []
+    terms = exercise.terms(case, g).get(i, []) if exercise.terms is not None and g is not None else []
     for term, what in terms:
         for k, how in ((1, "is missing"), (2, "has its sign flipped"), (-1, "is counted twice")):
             if _same(got, want - k * term):
@@ -107,12 +112,11 @@ def diagnose(exercise, case, i, grads, wants, g=None, variants=()):
         if j != i and _same(got, other) and not _same(want, other):
             return (f"\n  diagnosis: your dL/d{name} is the right dL/d{exercise.inputs[j]}: the two gradients are "
                     f"swapped (each input's gradient is built from the other inputs)")
-    if got.ndim >= 2 and got.shape[-1] == got.shape[-2] and _same(got, want.swapaxes(-1, -2)):
-        return (f"\n  diagnosis: your dL/d{name} is the right one transposed: a transpose too many, or the "
-                f"product's factors in the wrong order ((G^T A)^T = A^T G)")
+    if got.ndim >= 2 and got.shape[-1] == got.shape[-2] and _same(got, want.swapaxes(-1, -2)):   # a square's
+        return f"\n  diagnosis: your dL/d{name} is the right one transposed: {TRANSPOSED}"
     r = constant_ratio(got, want)
     if r is not None:
-        own = exercise.scales(case) if getattr(exercise, "scales", None) else []
+        own = exercise.scales(case) if exercise.scales is not None else []
         for value, meaning in own + _scales(case):
             if abs(r - value) <= 1e-4 * abs(value):
                 return (f"\n  diagnosis: a constant ratio {r:.6g} between your gradient and the right one: "

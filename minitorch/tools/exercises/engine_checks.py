@@ -7,12 +7,12 @@ from ...core import backward as engine_backward
 from ...core.grad_mode import no_grad as engine_no_grad
 from ...tensor import Tensor
 from . import reference
-from .case import Case
+from .case import ROW, Case
 from .diagnose import plain, show
 from .grader import ExerciseFailed
 from .harness import Value, build, state
 
-SHAPE = (3,)   # rows of 3: as the op exercises' cases (catalog.ROW)
+SHAPE = (ROW,)   # rows as short as the op exercises' cases
 
 
 def _values(draw, st, shape):

@@ -220,11 +220,17 @@ def _compare(exercise, function, case, mine, engine, strict):
         raise ExerciseFailed(f"{name}: forward differs from the engine's op on {case.text}: "
                              f"{_difference(out, want)}{overflow}\n{show(case.arrays, exercise.inputs)}")
     numeric = numerical_grads(mine, case, weights)
-    variants = []   # the engine's gradients under the options a backward with a known mistake leaves out
-    for options, meaning in exercise.variants(case) if exercise.variants is not None else []:
-        other = type(case)(case.arrays, {**case.options, **options}, case.text)
-        variants.append((_value_and_grads(exercise, lambda t: exercise.reference(t, other.options), other,
-                                          "the engine's op:")[1], meaning))
+
+    # the engine's gradients under the options a backward with a known mistake leaves out: each reruns the engine's
+    # op, so diagnose calls this only on a failure
+    def variants():
+        found = []
+        for options, meaning in exercise.variants(case) if exercise.variants is not None else []:
+            other = type(case)(case.arrays, {**case.options, **options}, case.text)
+            found.append((_value_and_grads(exercise, lambda t: exercise.reference(t, other.options), other,
+                                           "the engine's op:")[1], meaning))
+        return found
+
     for i, (g, n) in enumerate(zip(grads, numeric)):
         if g is None or n is None:
             continue

@@ -9,6 +9,7 @@ import contextlib
 import numpy as np
 
 from ...core import op_hook
+from .diagnose import TRANSPOSED, transposed
 
 
 def _checked(op, phase, args, options):
@@ -30,9 +31,8 @@ def _refuse(op, i, got, want):
         broadcast = np.broadcast_shapes(want, got) == got
     except ValueError:
         broadcast = False
-    if len(got) >= 2 and got == want[:-2] + want[-2:][::-1]:
-        why = ("it is shaped like the input transposed: a transpose too many, or the product's factors in the wrong "
-               "order ((G^T A)^T = A^T G)")
+    if transposed(got, want):
+        why = f"it is shaped like the input transposed: {TRANSPOSED}"
     else:
         why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
                else "it must have the input's shape")
