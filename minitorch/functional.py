@@ -11,7 +11,7 @@ import numpy as np
 from . import backend
 from .fused import (cross_attention, cross_entropy, layer_norm, log_softmax, lstm_cell, scaled_dot_product_attention,
                     self_attention, softmax)
-from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf, Linear, random_words
+from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf, Linear, MergeHeads, SplitHeads, random_words
 from .ops.conv import AvgPool2d as AvgPool2dOp, Conv2d as Conv2dOp, MaxPool2d as MaxPool2dOp, refuse_groups
 from .ops.windows import window
 from .factories import zeros_like
@@ -66,6 +66,23 @@ def linear(x, weight, bias=None):
         raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1]} features but the weight of shape "
                          f"{weight.shape} expects {weight.shape[-1]}")
     return Linear.apply(x, weight, bias)
+
+
+def split_heads(x, n_heads, n=None):
+    """x (B, T, n_heads * d) -> (B, n_heads, T, d); with n, x (B, T, n * n_heads * d) -> (n, B, n_heads, T, d): n
+    projections side by side (attention's q, k, v), each split into heads. One view op (x.reshape(...).permute(...))."""
+    parts = n_heads * (1 if n is None else n)
+    if x.ndim != 3 or n_heads < 1 or (n is not None and n < 1) or x.shape[-1] % parts:
+        raise ValueError(f"split_heads: expected x (B, T, {'' if n is None else f'{n} * '}{n_heads} * d), got shape "
+                         f"{x.shape}")
+    return SplitHeads.apply(x, n_heads=n_heads, n=n)
+
+
+def merge_heads(x):
+    """x (B, n_heads, T, d) -> (B, T, n_heads * d): the heads side by side, as split_heads took them apart."""
+    if x.ndim != 4:
+        raise ValueError(f"merge_heads: expected x (B, n_heads, T, d), got shape {x.shape}")
+    return MergeHeads.apply(x)
 
 
 def embedding(ids, weight, padding_idx=None):
@@ -216,7 +233,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0):
 
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d",
-           "relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "embedding", "softmax", "log_softmax",
+           "relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "split_heads", "merge_heads",
+           "embedding", "softmax", "log_softmax",
            "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "cross_attention",
            "lstm_cell", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "nll_loss"]

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import backend, ops
 from .core import Value, initial_grad, run_backward
-from .core.versions import write_in_place
+from .core.versions import bump, write_in_place
 from .core.grad_mode import is_grad_enabled
 from .core.versions import VersionCounter
 from .promotion import result_type, true_division_type
@@ -204,7 +204,7 @@ class Tensor(Value):
         except TypeError:   # NumPy's casting rule: a float result cannot be written into an integer tensor
             raise TypeError(f"{name}: the result of dtype {backend.xp_of(self.data).result_type(self.data, other)} "
                             f"cannot be written into this tensor of dtype {self.dtype}") from None
-        self._version_counter.value += 1
+        bump(self)
         return self
 
     def _record_inplace(self, name, recorded, other):

@@ -238,6 +238,35 @@ OPS["permute"] = Op(permute_cases(), lambda x, dims: x.permute(*dims),
 
 
 @st.composite
+def split_heads_cases(draw):
+    B, T, n_heads, d = (draw(st.integers(1, 3)) for _ in range(4))
+    n = draw(st.sampled_from([None, 1, 2, 3]))
+    return (draw(arrays((B, T, (n or 1) * n_heads * d))),), {"n_heads": n_heads, "n": n}
+
+
+def np_split_heads(x, n_heads, n):
+    """The reshape and transpose written out: head h of projection j is x[..., j*h*d + h*d : ... + d]."""
+    B, T, width = x.shape
+    w = width // (n or 1)   # one projection's width, h d
+    d = w // n_heads
+    parts = np.stack([x[..., j * w:(j + 1) * w] for j in range(n or 1)])                    # (n, B, T, h d)
+    heads = np.stack([parts[..., h * d:(h + 1) * d] for h in range(n_heads)], axis=2)      # (n, B, h, T, d)
+    return heads[0] if n is None else heads
+
+
+OPS["split_heads"] = Op(split_heads_cases(), F.split_heads, np_split_heads, ops.SplitHeads)
+
+
+def np_merge_heads(x):
+    """The heads (B, h, T, d) concatenated along the features, head by head: (B, T, h d)."""
+    return np.concatenate([x[:, h] for h in range(x.shape[1])], axis=-1)
+
+
+OPS["merge_heads"] = Op(case(st.tuples(*(st.integers(1, 3) for _ in range(4))).flatmap(lambda s: st.tuples(arrays(s)))),
+                        F.merge_heads, np_merge_heads, ops.MergeHeads)
+
+
+@st.composite
 def unsqueeze_cases(draw):
     shape = draw(shapes())
     return (draw(arrays(shape)),), {"dim": draw(st.integers(-len(shape) - 1, len(shape)))}

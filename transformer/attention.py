@@ -28,15 +28,10 @@ class MultiHeadAttention(nn.Module):
             self.w_qkv = xavier_linear_(nn.Linear(d_model, 3 * d_model), n_blocks=3)
         self.w_o = xavier_linear_(nn.Linear(d_model, d_model))
 
-    def split_heads(self, x, n=1):
-        """(B, T, n * d_model) -> (n, B, n_heads, T, d_k): n projections, each split into heads (views, no copy)."""
-        B, T, _ = x.shape
-        return x.reshape(B, T, n, self.n_heads, self.d_k).permute(2, 0, 3, 1, 4)
-
     def memory_kv(self, memory, packed=False):
         """memory (B, S, d_model) -> keys, values (B, n_heads, S, d_k) for cross-attention; packed=True: the two
         stacked, (2, B, n_heads, S, d_k), which forward takes with one gradient array (F.cross_attention)."""
-        kv = self.split_heads(self.w_kv(memory), 2)
+        kv = F.split_heads(self.w_kv(memory), self.n_heads, 2)
         return kv if packed else (kv[0], kv[1])
 
     def forward(self, x, mask=None, kv=None, cache=None, weights=None):
@@ -48,27 +43,25 @@ class MultiHeadAttention(nn.Module):
             decoding); this call's keys and values are appended to them, and the dict is updated.
         weights: a list; when given, the attention weights (B, n_heads, T, T_keys) are appended to it (plots).
         """
-        qkv = packed_kv = None
         if self.cross:
-            B, T, _ = x.shape
-            q = self.w_q(x).reshape(B, T, self.n_heads, self.d_k).permute(0, 2, 1, 3)  # split_heads without [0]
-            packed_kv = kv if isinstance(kv, mt.Tensor) else None
-            k, v = kv if packed_kv is None else (packed_kv[0], packed_kv[1])
-        else:
-            qkv = self.split_heads(self.w_qkv(x), 3)
-            q, k, v = qkv[0], qkv[1], qkv[2]
-            if cache is not None:
-                if "k" in cache:
-                    k, v = mt.cat([cache["k"], k], dim=2), mt.cat([cache["v"], v], dim=2)
-                cache["k"], cache["v"], qkv = k, v, None
-        if qkv is not None:  # one gradient array for the three parts (see F.self_attention)
+            q = F.split_heads(self.w_q(x), self.n_heads)
+            if isinstance(kv, mt.Tensor):   # packed: one gradient array for keys and values (F.cross_attention)
+                out = F.cross_attention(q, kv, mask, self.dropout, self.training)
+                k = kv[0] if weights is not None else None
+            else:
+                k, v = kv
+                out = F.scaled_dot_product_attention(q, k, v, mask, self.dropout, self.training)
+        elif cache is None:   # one gradient array for q, k and v (F.self_attention)
+            qkv = F.split_heads(self.w_qkv(x), self.n_heads, 3)
             out = F.self_attention(qkv, mask, self.dropout, self.training)
-        elif packed_kv is not None:
-            out = F.cross_attention(q, packed_kv, mask, self.dropout, self.training)
+            q, k = (qkv[0], qkv[1]) if weights is not None else (None, None)
         else:
+            q, k, v = F.split_heads(self.w_qkv(x), self.n_heads, 3)
+            if "k" in cache:
+                k, v = mt.cat([cache["k"], k], dim=2), mt.cat([cache["v"], v], dim=2)
+            cache["k"], cache["v"] = k, v
             out = F.scaled_dot_product_attention(q, k, v, mask, self.dropout, self.training)  # (B, n_heads, T, d_k)
         if weights is not None:  # the weights are what attention does to identity values: w @ I = w
             eye = mt.tensor(np.eye(k.shape[2]), dtype=q.dtype, device=q.device)
             weights.append(F.scaled_dot_product_attention(q, k, eye, mask))
-        B, _, T, _ = out.shape
-        return self.w_o(out.permute(0, 2, 1, 3).reshape(B, T, self.d_model))  # concatenate the heads
+        return self.w_o(F.merge_heads(out))  # Concat(head_1, ..., head_h) W_O

@@ -9,6 +9,7 @@ and adds what reaches a leaf to its .grad.
 Higher order (create_graph=True): the walk hands each backward Tensors instead of arrays (higher_order.py), so the
 same formulas record a graph that can be differentiated again.
 """
+import operator
 import sys
 
 from .. import backend
@@ -17,6 +18,8 @@ from .function import FREED, Function, Gathered
 from .grad_mode import state
 from .higher_order import backward_recorded
 from .value import Value
+
+_made = operator.attrgetter("seq")   # a graph node's place in the order the nodes were made
 
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
             "backward; call backward(retain_graph=True) the first time")
@@ -90,10 +93,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 def _backward(op, g, grads, retain_graph, create_graph, new):
     """Call op's backward with g (its output's gradient; its outputs': Gathered), add what it returns to parents'."""
-    if op.saved is FREED:
-        raise RuntimeError(RELEASED)
-    if any(c and c.value != then for c, then in op._versions) or (op.is_view and op.parents[0]._superseded):
-        versions.check(op)   # a saved tensor was changed in place, or a tensor that op made a view of
+    if op.saved is FREED or op._changes != versions.changes:   # released, or some tensor changed in place since
+        _check_saved(op)
     grads_out = g.grads_for(op) if type(g) is Gathered else (g,)   # (one per output)
     input_grads = (backward_recorded(op, grads_out, new) if create_graph else
                    op.backward(*grads_out) if not state.op_hook else state.op_hook(op, "backward", grads_out, {}))
@@ -110,6 +111,14 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
         op.saved, op.parents, op.kept = FREED, (), None
 
 
+def _check_saved(op):
+    """Raise if op's saved arrays were released by an earlier backward, or one of them was changed in place since
+    op's forward (versions.check)."""
+    if op.saved is FREED:
+        raise RuntimeError(RELEASED)
+    versions.check(op)
+
+
 def _check(op, input_grads):
     """Raise PyTorch's error unless op's gradients are one per input; in anomaly mode, if one holds nan or inf."""
     if len(input_grads) != len(op.parents):
@@ -119,20 +128,18 @@ def _check(op, input_grads):
 
 
 def _topological_order(roots, targets=None):
-    """Graph nodes reachable from the roots, each after every node that uses it; with targets (mt.grad): _leading_to."""
-    order, visited, stack = [], set(), [(root, False) for root in reversed(roots)]
+    """Graph nodes reachable from the roots, each after every node that uses it: an op is made after the ops of its
+    inputs, so the latest made comes first (its `seq`; a leaf's is -1); with targets (mt.grad): _leading_to."""
+    reached, stack = set(roots), list(roots)
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-        elif node not in visited:
-            visited.add(node)
-            stack.append((node, True))
-            if isinstance(node, Function):   # (a loop: a generator here costs a call per node)
-                for parent, need in zip(node.parents, node.needs_input_grad):
-                    if need:
-                        stack.append((parent, False))
-    return order[::-1] if targets is None else _leading_to(order, targets)
+        node = stack.pop()
+        if isinstance(node, Function):   # (a loop: a generator here costs a call per node)
+            for parent, need in zip(node.parents, node.needs_input_grad):
+                if need and parent not in reached:
+                    reached.add(parent)
+                    stack.append(parent)
+    order = sorted(reached, key=_made, reverse=True)
+    return order if targets is None else _leading_to(order[::-1], targets)
 
 
 def _leading_to(order, targets):

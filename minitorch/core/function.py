@@ -20,6 +20,7 @@ Kernels: an op may have faster implementations for a device (a CPU path that wor
 in one place; `reference_ops()` turns them off, so that every op runs the code of its own class.
 """
 import inspect
+import itertools
 
 from .. import backend
 from . import anomaly_mode, versions
@@ -28,6 +29,8 @@ from .value import Value
 
 # (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
 KERNELS = {}
+NO_VERSION = (None, None)   # op._versions' entry for an input that is not a Tensor (a number, an array)
+MADE = itertools.count()   # each recorded op's `seq`: the walk visits the latest made first (backward.py)
 
 
 class _Freed:
@@ -53,12 +56,6 @@ class Constant:
         self.out_shape, self.out_dtype = t.data.shape, t.data.dtype
 
 
-def stand_in(x):
-    """The entry in its op's `parents` of an input that needs no gradient: a Constant for a Tensor, None for an array
-    (a node holds no array it did not save), a Python value as it is."""
-    return Constant(x) if isinstance(x, Value) else None if backend.is_array(x) else x
-
-
 def kernel(op, device):
     """Class decorator: register a subclass of `op` as its implementation on `device` ('cpu' or 'cuda').
 
@@ -77,8 +74,22 @@ def kernel(op, device):
     return register
 
 
-def _check_inputs(cls, tensors):
+def _read_inputs(cls, inputs):
+    """(the first Tensor, each input's array (a number as it is), whether each needs a gradient) for cls.apply."""
+    first, arrays, needs = None, [], []
+    for x in inputs:   # (one loop, not a comprehension each: this runs for every op of every step)
+        is_tensor = isinstance(x, Value)
+        first = x if first is None and is_tensor else first
+        arrays.append(x.data if is_tensor else x)
+        needs.append(is_tensor and x.requires_grad)
+        if is_tensor and (type(x.data) is not type(first.data) or cls.needs_float and x.data.dtype.kind not in "fc"):
+            _check_inputs(cls, inputs)
+    return (first if first is not None else _check_inputs(cls, inputs)), arrays, tuple(needs)
+
+
+def _check_inputs(cls, inputs):
     """Raise for inputs an op cannot take: no Tensor, Tensors on two devices, or integers where it needs floats."""
+    tensors = [x for x in inputs if isinstance(x, Value)]
     if not tensors:
         raise TypeError(f"{cls.__name__}.apply: at least one input must be a Tensor")
     devices = [backend.device_of(t.data) for t in tensors]   # (a NumPy scalar beside an array is fine)
@@ -114,9 +125,10 @@ class Function:
       backward computes it again from the saved Tensors).
 
     A recorded op is a node of the graph: `parents` holds, per input, the input's node (the op that made it, or the
-    Tensor itself for a leaf) where the input needs a gradient (else its `stand_in`); `out_shape` and `out_dtype`
-    are its output's (a leaf Value has them too). A node holds arrays only through `saved` and `kept`, not its output
-    array (a backward that reads it saves it): a graph holds what its backward passes declared, as PyTorch's does.
+    Tensor itself for a leaf) where the input needs a gradient, else a `Constant` for a Tensor and None for an array
+    or a number; `out_shape` and `out_dtype` are its output's (a leaf Value has them too). A node holds arrays only
+    through `saved` and `kept`, not its output array (a backward that reads it saves it): a graph holds what its
+    backward passes declared, as PyTorch's does.
     A node never changes: an in-place op on a tensor in the graph records a new op, which becomes the tensor's `_op`.
     """
 
@@ -130,6 +142,8 @@ class Function:
     # with saved: the ids of its input arrays and output (what each saved value is: versions.roles), and per input
     # and output (version counter or None for a number or an array, its value at forward)
     _ids = _versions = ()
+    _changes = -1        # versions.changes at its forward: the walk checks the versions only if it has grown since
+    seq = None           # when recorded, how many ops were recorded before it (MADE): the walk's order
     made_view = False    # True when a view op's output shares its input's memory (versions.refuse_stale_view)
     kept = None          # an intermediate forward kept so that backward need not compute it again (speed only)
     _hooks = None        # Tensor.register_hook on the output of this op: the hooks of a non-leaf live on its node
@@ -146,16 +160,10 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain numbers or arrays); record it in the graph if a gradient is needed."""
-        tensors = [x for x in inputs if isinstance(x, Value)]
-        first = tensors[0] if tensors else _check_inputs(cls, tensors)
-        for t in tensors:   # (a loop, not any(): this runs for every op of every step, and a GPU step waits on it)
-            if type(t.data) is not type(first.data) or cls.needs_float and t.data.dtype.kind not in "fc":
-                _check_inputs(cls, tensors)
-        needs = tuple([isinstance(x, Value) and x.requires_grad for x in inputs])
+        first, arrays, needs = _read_inputs(cls, inputs)
         record = state.grad_enabled and True in needs
         op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()
         op.needs_input_grad = needs if record else (False,) * len(inputs)
-        arrays = [x.data if isinstance(x, Value) else x for x in inputs]   # (backend.array_of, inlined: every op)
         result = op.forward(*arrays, **options) if not state.op_hook else state.op_hook(op, "forward", arrays, options)
         out = tuple([first._new(r, record) for r in result]) if type(result) is tuple else first._new(result, record)
         if cls.is_view and versions.same_buffer(result, arrays[0]):
@@ -163,7 +171,7 @@ class Function:
         if record:
             _record(op, inputs, arrays, result, out)
         elif state.grad_enabled:
-            _carry_cut(out, tensors)
+            _carry_cut(out, inputs)
         return out
 
     def forward(self, *arrays, **options):
@@ -176,19 +184,20 @@ class Function:
         """Declare what backward reads (arrays, or None): read back, in order, as `self.saved_tensors`."""
         self.saved = values
 
-    @property
-    def saved_tensors(self):
-        """What forward declared with save_for_backward (Tensors in place of arrays under create_graph=True)."""
-        return self.saved
+    # what forward declared with save_for_backward (Tensors in place of arrays under create_graph=True)
+    saved_tensors = property(lambda self: self.saved)
 
 
 def _record(op, inputs, arrays, result, out):
     """Make op the graph node of out (or of a tuple: _give_outputs), with the ids and versions of what it saved."""
-    op.parents = tuple([x._op or x if need else stand_in(x) for x, need in zip(inputs, op.needs_input_grad)])
+    op.parents = tuple([x._op or x if need else Constant(x) if isinstance(x, Value) else None   # (no array held)
+                        for x, need in zip(inputs, op.needs_input_grad)])
     outs, results = (out, result) if type(out) is tuple else ((out,), (result,))
+    op.seq, op._changes = next(MADE), versions.changes
     if op.saved:
-        counters = [getattr(x, "_version_counter", None) for x in (*inputs, *outs)]
-        op._ids, op._versions = [id(a) for a in (*arrays, *results)], [(c, c and c.value) for c in counters]
+        op._ids = [*map(id, arrays), *map(id, results)]
+        op._versions = [(x._version_counter, x._version_counter.value) if isinstance(x, Value) else NO_VERSION
+                        for x in (*inputs, *outs)]
     if state.anomaly:
         anomaly_mode.record_stack(op)
     if type(out) is tuple:   # (one output in a tuple too: a ctx-form forward may return (y,))
@@ -204,9 +213,9 @@ def _give_outputs(op, results, outs):
         t._op = Output.of(op, k)
 
 
-def _carry_cut(out, tensors):
+def _carry_cut(out, inputs):
     """Carry the name of a non-differentiable op that cut the graph (argmax, a comparison), for backward's error."""
-    cut_by = next((t._cut_by for t in tensors if t._cut_by), None)
+    cut_by = next((t._cut_by for t in inputs if isinstance(t, Value) and t._cut_by), None)
     for t in out if type(out) is tuple else (out,):
         t._cut_by = cut_by
 
@@ -240,7 +249,7 @@ class Output(Function):
     def of(op, k):
         node = Output()
         node.k, node.n, node.parents, node.needs_input_grad = k, len(op.outputs), (op,), (True,)
-        node.out_shape, node.out_dtype = op.outputs[k]
+        node.out_shape, node.out_dtype, node._changes, node.seq = *op.outputs[k], op._changes, next(MADE)
         return node
 
     def backward(self, g):
@@ -249,4 +258,4 @@ class Output(Function):
         return Gathered(parts)
 
 
-__all__ = ["Function", "Output", "Gathered", "Constant", "stand_in", "kernel", "reference_ops", "KERNELS", "FREED"]
+__all__ = ["Function", "Output", "Gathered", "Constant", "kernel", "reference_ops", "KERNELS", "FREED"]

@@ -13,6 +13,7 @@ class Value:
     __slots__ = ("data", "requires_grad", "grad", "_op", "_cut_by", "_version_counter", "_hooks", "__weakref__")
 
     _superseded = False   # (a leaf is never changed in place in the graph: see Function._superseded)
+    seq = -1              # as a graph node, made before every op (Function.seq): the walk reaches it last
 
     def _new(self, array, requires_grad=False):
         """A new Value of the user-facing kind wrapping `array` as is (no copy): outputs and gradients."""

@@ -16,11 +16,23 @@ class VersionCounter:
     value = 0   # a class default, and no __init__: every op makes one, so making one runs no Python
 
 
+# in-place changes to any tensor so far: a node notes it at forward (Function._changes), and the walk checks the
+# node's saved versions only when it has grown since (versions.check); in a training step, it has not
+changes = 0
+
+
+def bump(tensor):
+    """Count one in-place change of tensor's memory (and of every tensor that shares its version counter)."""
+    global changes
+    tensor._version_counter.value += 1
+    changes += 1
+
+
 def increment_version(tensors):
     """Mark a Tensor (or each Tensor of an iterable) as changed in place (torch.autograd.graph.increment_version):
     for code that writes into `.data` on purpose, such as an optimizer's update."""
     for t in (tensors,) if isinstance(tensors, Value) else tensors:
-        t._version_counter.value += 1
+        bump(t)
 
 
 def buffer(array):
@@ -48,9 +60,9 @@ def which(op, j):
 
 def check(op):
     """Raise if op cannot backward: it made a view of a tensor changed in place since (refuse_stale_view), or a tensor
-    it saved was changed in place since its forward (PyTorch's error). The walk calls this only when one of these may
-    be so (op._versions against the counters' values now): a tensor that was changed but not saved (the input of an
-    Add) needs no error."""
+    it saved was changed in place since its forward (PyTorch's error). The walk calls this only when some tensor was
+    changed in place since op's forward (`changes`): a tensor that was changed but not saved (the input of an Add)
+    needs no error."""
     if op.is_view and op.parents[0]._superseded:
         refuse_stale_view(op)
     for v, j in zip(op.saved, roles(op, views=True)):
@@ -87,7 +99,7 @@ def write_in_place(tensor, result):
         tensor.data = result.data
     else:
         tensor.data[...] = result.data
-    tensor._version_counter.value += 1   # an op that saved this memory before now refuses to backward
+    bump(tensor)   # an op that saved this memory before now refuses to backward
     old, op = tensor._op, result._op
     if old is not None:
         old._superseded = True

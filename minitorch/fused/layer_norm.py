@@ -5,7 +5,10 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..tensor import Tensor
-from .rows import into, row_dots
+from .rows import into
+
+
+_OVER_N = {}   # (n, dtype, device) -> LayerNorm.over_n's array
 
 
 class LayerNorm(Function):
@@ -29,13 +32,17 @@ class LayerNorm(Function):
         mean, rstd = moments or ((x @ over_n).reshape(-1, 1), None)
         centered = x - mean
         if rstd is None:
-            rstd = 1.0 / A.sqrt(row_dots(centered, centered) * (1.0 / self.n) + self.eps)
+            rstd = 1.0 / A.sqrt(((centered * centered) @ over_n).reshape(-1, 1) + self.eps)   # var: mean of squares
         return into("multiply", centered, rstd), mean, rstd                 # xhat, in the buffer of x - mean
 
     def over_n(self, x):
-        """(n,) 1 / n, an array of x's dtype on x's device (x an array or a Tensor): a row @ over_n is its mean."""
+        """(n,) 1 / n, an array of x's dtype on x's device (x an array or a Tensor): a row @ over_n is its mean. Made
+        once for each n, dtype and device (every LayerNorm of a model asks for the same), and never written."""
         x = backend.array_of(x)
-        return backend.xp_of(x).full(self.n, 1.0 / self.n, x.dtype)
+        key = (self.n, x.dtype, backend.device_of(x))
+        if key not in _OVER_N:
+            _OVER_N[key] = backend.xp_of(x).full(self.n, 1.0 / self.n, x.dtype)
+        return _OVER_N[key]
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
         n, self.eps = self.save_inputs(x, weight, normalized_ndim), eps
@@ -68,7 +75,7 @@ class LayerNorm(Function):
             gh = g if weight is None else g * weight.reshape(n)
             mean_gh = (gh @ over_n).reshape(-1, 1)
             dx = gh - mean_gh if weight is None else into("subtract", gh, mean_gh)   # gh - mean(gh), a new array
-            mean_gh_xhat = (gh * xhat).sum(axis=-1, keepdims=True) * (1.0 / n)
+            mean_gh_xhat = ((gh * xhat) @ over_n).reshape(-1, 1)
             dx -= into("multiply", xhat, mean_gh_xhat)                      # - xhat * mean(gh * xhat)
             dx *= rstd
             dx = dx.reshape(self.x_shape)

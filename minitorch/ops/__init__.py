@@ -9,5 +9,5 @@ from .minmax import Maximum, Minimum
 from .trig import Cos, Sin
 from .matmul import Linear, MatMul
 from .reduce import Max, Mean, Sum, check_not_empty
-from .shape import Cat, Embedding, Expand, GetItem, IndexAdd, Permute, Reshape, Stack
+from .shape import Cat, Embedding, Expand, GetItem, IndexAdd, MergeHeads, Permute, Reshape, SplitHeads, Stack
 from .special import Erf

@@ -38,6 +38,36 @@ class Permute(Function):
         return A.permute(g, self.inverse)
 
 
+class SplitHeads(Function):
+    """x (B, T, h d) -> (B, h, T, d), or with n: x (B, T, n h d) -> (n, B, h, T, d): a projection (n of them side
+    by side) split into h heads of d dims. The view reshape + permute make, as one node (attention's heads are split
+    in every layer of every step). Backward: the heads put back side by side, the inverse permute and reshape."""
+    is_view = True  # shares its input's version counter when NumPy returns a view
+
+    def forward(self, x, *, n_heads, n=None):
+        B, T, width = self.in_shape = x.shape
+        if n is None:
+            return x.reshape(B, T, n_heads, width // n_heads).transpose(0, 2, 1, 3)
+        return x.reshape(B, T, n, n_heads, width // (n * n_heads)).transpose(2, 0, 3, 1, 4)
+
+    def backward(self, g):  # (B, h, T, d) -> (B, T, h, d); (n, B, h, T, d) -> (B, T, n, h, d)
+        return A.permute(g, (0, 2, 1, 3) if g.ndim == 4 else (1, 3, 0, 2, 4)).reshape(self.in_shape)
+
+
+class MergeHeads(Function):
+    """x (B, h, T, d) -> (B, T, h d): the heads' outputs side by side, Concat(head_1, ..., head_h). The permute +
+    reshape that make it, as one node. Backward: split into heads again."""
+    is_view = True  # a copy unless the heads already lie side by side in memory (h or T is 1)
+
+    def forward(self, x):
+        B, h, T, d = self.in_shape = x.shape
+        return x.transpose(0, 2, 1, 3).reshape(B, T, h * d)
+
+    def backward(self, g):
+        B, h, T, d = self.in_shape
+        return A.permute(g.reshape(B, T, h, d), (0, 2, 1, 3))
+
+
 def index_add(g, index, shape, advanced):
     """zeros(shape) with g added at `index`: repeated positions add up when the index is `advanced` (integer arrays).
     An array gives an array; a Tensor (create_graph) a Tensor, through the IndexAdd op."""
