@@ -80,10 +80,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             is_op = isinstance(node, Function)   # (else a leaf)
             if node in found:   # one of mt.grad's inputs
                 found[node] = g
-            elif inputs is None and not is_op:
-                _accumulate(node, g, create_graph)
-            elif inputs is None and node._retained is not None:     # a non-leaf that asked with retain_grad()
-                _accumulate(node._retained, g, create_graph)
+            elif inputs is None and (not is_op or node._retained is not None):   # a leaf, or a non-leaf that
+                _accumulate(node._retained if is_op else node, g, create_graph)     # asked with retain_grad()
             if is_op:
                 _backward(node, g, grads, retain_graph, create_graph, roots[0]._new)
     finally:
