@@ -1,5 +1,6 @@
 """`python -m train bench` on a very small synthetic preset: the figures it prints exist and are positive, the
 profile's op patches are undone, its FLOP counts agree with each other. No timing is asserted."""
+import itertools
 import json
 import math
 import re
@@ -243,3 +244,40 @@ def test_vs_torch_without_pytorch_says_so(capsys, monkeypatch):
     assert status == 0 and out.rstrip().endswith(reference.NO_TORCH), out
     status, out, err = run_cli(["bench", "--preset", "demo", "--mode", "decode", "--vs-torch"], capsys)
     assert status == 2 and "--vs-torch compares training steps" in err
+
+
+def test_host_mode_times_ours_and_pytorchs_in_turn(capsys, monkeypatch):
+    """`bench --host --rounds 3`: PyTorch's reference runs once a round, after ours; each figure is the median of the
+    rounds' medians, and each round's forward+backward ratio is printed."""
+    from train.commands.bench import host_mode
+    order, theirs = [], itertools.cycle([4.0, 1.0, 2.0])
+
+    def ours(step, steps, warmup_steps):
+        order.append("ours")
+        return original(step, steps, warmup_steps)
+
+    def reference(preset_name, device, steps, warmup_steps, seed):   # forward+backward 4, 1, then 2 ms
+        order.append("pytorch")
+        ms = next(theirs)
+        return {"torch": "x", "calls_per_step": 100, "host_ms": {k: ms for k in ("forward_loss", "backward",
+                                                                                   "forward_backward", "update",
+                                                                                   "step")}}
+
+    original = host_mode.bench_host
+    monkeypatch.setattr(host_mode, "bench_host", ours)
+    monkeypatch.setattr(host_mode, "reference_host", reference)
+    status, out, err = run_cli(["bench", "--preset", MICRO.name, "--host", "--steps", "3", "--warmup-steps", "0",
+                                "--rounds", "3", "--json"], capsys)
+    assert status == 0, err
+    assert order == ["ours", "pytorch"] * 3
+    result = json.loads(out)
+    mine, pytorch = result["minitorch"], result["pytorch"]
+    assert pytorch["host_ms"]["forward_backward"] == 2.0                 # the median of 4, 1 and 2
+    assert len(mine["rounds_forward_backward_ms"]) == 3 and mine["rounds"] == 3
+    assert mine["host_ms"]["forward_backward"] == sorted(mine["rounds_forward_backward_ms"])[1]
+    assert all(positive(v) for v in mine["host_ms"].values()) and positive(mine["calls_per_step"])
+    status, out, err = run_cli(["bench", "--preset", MICRO.name, "--host", "--steps", "2", "--warmup-steps", "0",
+                                "--rounds", "2"], capsys)
+    assert status == 0, err
+    ratios = re.search(r"forward\+backward ratio of each round: (\S+), (\S+)$", out, re.M)
+    assert ratios, out

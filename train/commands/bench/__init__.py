@@ -34,7 +34,7 @@ from ...run.presets import PRESETS
 from ...cli.prog import PROG
 from ...run.threads import setup as setup_blas_threads
 from .decode_mode import bench_decode
-from .host_mode import bench_host, print_host, reference_host
+from .host_mode import bench_host_rounds, print_host
 from .machine import step_matmul_flops
 from .reference import print_beside, run_reference
 from .report import print_distributed, print_result
@@ -74,6 +74,8 @@ def add_arguments(p):
                    help="train mode: time the host's cost of a step (the engine's Python) on the preset's structure "
                         "at tiny sizes, count the step's function calls, and run scripts/torch_reference.py --host "
                         "beside it when PyTorch is installed")
+    p.add_argument("--rounds", type=positive_int, default=3,
+                   help="--host: time ours and PyTorch's in turn this many times and take the medians (default 3)")
     p.add_argument("--vs-torch", action="store_true",
                    help="train mode: then run scripts/torch_reference.py on the same preset, batch and steps (in its "
                         "own process; PyTorch needed) and print its step time, speed, peak memory and graph beside "
@@ -113,8 +115,7 @@ def main(args):
         if args.mode != "train" or args.profile:
             raise UsageError("--host times training steps on its own; drop --mode decode and --profile")
         steps, warmup = args.steps or 50, max(args.warmup_steps, 5)
-        ours = bench_host(preset, device, steps, warmup, args.seed)
-        theirs = reference_host(args.preset, device, steps, warmup, args.seed)
+        ours, theirs = bench_host_rounds(preset, device, steps, warmup, args.seed, args.rounds)
         if args.json:
             print(json.dumps({"minitorch": ours, "pytorch": theirs}))
         else:

@@ -6,6 +6,10 @@ is timed is the engine's Python: building the graph, the walk, the optimizer's b
 of forward+loss, backward and the update per step (medians over --steps) and the function calls of one step, counted
 by cProfile (Python functions and the builtins they call). `scripts/torch_reference.py --host` measures PyTorch eager
 the same way; with PyTorch installed this command runs it too and prints the two side by side.
+
+The machine is shared and its speed drifts by 10-15% over seconds, more than the difference measured: so the two are
+timed in turn, --rounds times (ours, then PyTorch's in its own process, and again), and each figure is the median
+over the rounds of each round's median; the ratios of the rounds are printed too, to show the spread.
 """
 import cProfile
 import dataclasses
@@ -34,11 +38,37 @@ def calls_of(fn):
     return pstats.Stats(profile).total_calls
 
 
-def bench_host(preset, device, steps, warmup_steps, seed):
-    """{phase: median host ms}, the calls of one step and the loss, for the preset's structure at tiny sizes."""
+def bench_host_rounds(preset, device, steps, warmup_steps, seed, rounds):
+    """(ours, PyTorch's or None): bench_host's and reference_host's results timed in turn, `rounds` times, each
+    figure the median of the rounds' medians (see the module's docstring); "rounds_forward_backward_ms" lists each
+    round's forward+backward."""
+    step = host_step(preset, device, seed)
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours.append(bench_host(step, steps, warmup_steps))
+        theirs.append(reference_host(preset.name, device, steps, warmup_steps, seed))
+    ours = {**ours[0], **_over_rounds(ours)}
+    ours.update({"preset": preset.name, "device": device, "calls_per_step": calls_of(step), "rounds": rounds})
+    return ours, None if theirs[0] is None else {**theirs[0], **_over_rounds(theirs)}
+
+
+def _over_rounds(results):
+    """The rounds' host_ms folded into one: each phase's median over the rounds, and the list of forward+backward."""
+    return {"host_ms": {k: statistics.median(r["host_ms"][k] for r in results) for k in results[0]["host_ms"]},
+            "rounds_forward_backward_ms": [r["host_ms"]["forward_backward"] for r in results]}
+
+
+def host_step(preset, device, seed):
+    """The BenchStep of the preset's structure at tiny sizes (host_mode's batch)."""
     preset = tiny_preset(preset)
     model = build_model(preset, device, seed)
     step = BenchStep(preset, model, training_batch(*synthetic_batch(SENTENCES, SEQ_LEN, VOCAB, seed)), device)
+    step.tiny_preset = preset
+    return step
+
+
+def bench_host(step, steps, warmup_steps):
+    """{phase: median host ms} and the loss of `steps` more steps of host_step's step."""
     for _ in range(warmup_steps):
         step()
     phases = {"forward_loss": [], "backward": [], "update": [], "step": []}
@@ -51,9 +81,8 @@ def bench_host(preset, device, steps, warmup_steps, seed):
     ms = {name: 1e3 * statistics.median(times) for name, times in phases.items()}
     ms["forward_backward"] = 1e3 * statistics.median(
         f + b for f, b in zip(phases["forward_loss"], phases["backward"]))
-    return {"implementation": "minitorch", "preset": preset.name, "device": device, "model": preset.model,
-            "vocab_size": VOCAB, "sentences": SENTENCES, "seq_len": SEQ_LEN, "steps": steps, "host_ms": ms,
-            "calls_per_step": calls_of(step), "loss": float(loss)}
+    return {"implementation": "minitorch", "model": step.tiny_preset.model, "vocab_size": VOCAB,
+            "sentences": SENTENCES, "seq_len": SEQ_LEN, "steps": steps, "host_ms": ms, "loss": float(loss)}
 
 
 def reference_host(preset_name, device, steps, warmup_steps, seed):
@@ -68,7 +97,8 @@ def print_host(ours, theirs):
     print(f"host cost of a training step: preset {ours['preset']}'s structure ({m['n_encoder_layers']}+"
           f"{m['n_decoder_layers']} layers, {m['n_heads']} heads) at d_model {m['d_model']}, d_ff {m['d_ff']}, "
           f"vocabulary {ours['vocab_size']}, {ours['sentences']} sentences x {ours['seq_len']} tokens, "
-          f"{ours['device']}; medians of {ours['steps']} steps")
+          f"{ours['device']}; medians of {ours['steps']} steps, in {ours['rounds']} rounds timed in turn with "
+          f"PyTorch's")
     rows = [("forward+loss, ms", "forward_loss"), ("backward, ms", "backward"),
             ("forward+backward, ms", "forward_backward"), ("update, ms", "update"), ("whole step, ms", "step")]
     header = f"  {'':<28} {'minitorch':>10}"
@@ -86,6 +116,9 @@ def print_host(ours, theirs):
     print(line)
     if not theirs:
         print(f"  ({NO_TORCH})")
+        return
+    print("  forward+backward ratio of each round: " + ", ".join(
+        f"{a / b:.2f}" for a, b in zip(ours["rounds_forward_backward_ms"], theirs["rounds_forward_backward_ms"])))
 
 
-__all__ = ["bench_host", "reference_host", "print_host", "tiny_preset", "calls_of"]
+__all__ = ["bench_host_rounds", "bench_host", "host_step", "reference_host", "print_host", "tiny_preset", "calls_of"]
