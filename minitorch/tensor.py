@@ -65,6 +65,7 @@ class Tensor(Value):
     # ----- properties -----
     out_shape = property(lambda self: self.data.shape)   # as a graph node (core/value.py): the walk reads a recorded
     out_dtype = property(lambda self: self.data.dtype)   # op's shape and a leaf's alike
+    out_counter = property(lambda self: self._version_counter)
 
     @property
     def shape(self):

@@ -29,7 +29,6 @@ from .value import Value
 
 # (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
 KERNELS = {}
-NO_VERSION = (None, None)   # op._versions' entry for an input that is not a Tensor (a number, an array)
 MADE = itertools.count()   # each recorded op's `seq`: the walk visits the latest made first (backward.py)
 
 
@@ -49,11 +48,11 @@ FREED = _Freed()
 class Constant:
     """What a node keeps of a Tensor input that needs no gradient (a mask, a batch): its shape and dtype, for the
     drawing of the graph, not its array (a graph holds only what its backward passes declared)."""
-    __slots__ = ("out_shape", "out_dtype")
+    __slots__ = ("out_shape", "out_dtype", "out_counter")
     requires_grad = _superseded = False
 
     def __init__(self, t):
-        self.out_shape, self.out_dtype = t.data.shape, t.data.dtype
+        self.out_shape, self.out_dtype, self.out_counter = t.data.shape, t.data.dtype, t._version_counter
 
 
 def kernel(op, device):
@@ -139,9 +138,9 @@ class Function:
     has_kernels = False  # set by @kernel on an op that has a kernel for some device
     reference = None     # a kernel's reference op (set by @kernel); None for a reference op itself
     saved = ()           # what save_for_backward declared; FREED once backward released it
-    # with saved: the ids of its input arrays and output (what each saved value is: versions.roles), and per input
-    # and output (version counter or None for a number or an array, its value at forward)
-    _ids = _versions = ()
+    # with saved: the ids of its input arrays and output (what each saved value is: versions.roles)
+    _ids = ()
+    out_counter = None   # its output's version counter (several outputs: out_counters), for versions.check
     _changes = -1        # versions.changes at its forward: the walk checks the versions only if it has grown since
     seq = None           # when recorded, how many ops were recorded before it (MADE): the walk's order
     made_view = False    # True when a view op's output shares its input's memory (versions.refuse_stale_view)
@@ -196,19 +195,18 @@ def _record(op, inputs, arrays, result, out):
     op.seq, op._changes = next(MADE), versions.changes
     if op.saved:
         op._ids = [*map(id, arrays), *map(id, results)]
-        op._versions = [(x._version_counter, x._version_counter.value) if isinstance(x, Value) else NO_VERSION
-                        for x in (*inputs, *outs)]
     if state.anomaly:
         anomaly_mode.record_stack(op)
     if type(out) is tuple:   # (one output in a tuple too: a ctx-form forward may return (y,))
         return _give_outputs(op, results, outs)
-    op.out_shape, op.out_dtype, out._op = result.shape, result.dtype, op   # its output's shape and dtype, not its array
+    op.out_shape, op.out_dtype, op.out_counter, out._op = result.shape, result.dtype, out._version_counter, op
 
 
 def _give_outputs(op, results, outs):
     """Several outputs: output k's node is an Output that sends its gradient to slot k of op's (Gathered); op's
     backward then takes one gradient per output, zeros for one that got none."""
     op.outputs, op.out_shape, op.out_dtype = [(r.shape, r.dtype) for r in results], None, None
+    op.out_counters = [t._version_counter for t in outs]
     for k, t in enumerate(outs):
         t._op = Output.of(op, k)
 
@@ -250,6 +248,7 @@ class Output(Function):
         node = Output()
         node.k, node.n, node.parents, node.needs_input_grad = k, len(op.outputs), (op,), (True,)
         node.out_shape, node.out_dtype, node._changes, node.seq = *op.outputs[k], op._changes, next(MADE)
+        node.out_counter = op.out_counters[k]
         return node
 
     def backward(self, g):

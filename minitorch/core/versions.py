@@ -12,20 +12,33 @@ from .value import Value
 
 
 class VersionCounter:
-    """How many in-place changes the memory of the tensors that hold this counter has seen."""
-    value = 0   # a class default, and no __init__: every op makes one, so making one runs no Python
+    """How many in-place changes the memory of the tensors that hold this counter has seen, and when the latest
+    ones happened (for backward's check, version_at)."""
+    value = 0   # class defaults, and no __init__: every op makes one, so making one runs no Python
+    log = ()    # (changes before it, the version before it) for each of its latest in-place changes, oldest first
 
 
 # in-place changes to any tensor so far: a node notes it at forward (Function._changes), and the walk checks the
-# node's saved versions only when it has grown since (versions.check); in a training step, it has not
+# node's saved tensors only when it has grown since (check); in a training step, it has not
 changes = 0
+LOG = 16   # in-place changes a counter remembers: a check finds the version a node saw if fewer came after it
 
 
 def bump(tensor):
     """Count one in-place change of tensor's memory (and of every tensor that shares its version counter)."""
     global changes
-    tensor._version_counter.value += 1
+    counter = tensor._version_counter
+    counter.log = (*counter.log[1 - LOG:], (changes, counter.value))
+    counter.value += 1
     changes += 1
+
+
+def version_at(counter, clock):
+    """The version `counter` had when `changes` was `clock`, if it changed since (else None)."""
+    for before, version in counter.log:
+        if before >= clock:
+            return version
+    return None
 
 
 def increment_version(tensors):
@@ -44,8 +57,8 @@ def buffer(array):
 
 
 def roles(op, views=True):
-    """What each value op saved is: its position among op's inputs and then outputs (as in op._ids and op._versions,
-    noted by Function.apply), or None (a mask, an index, None). A saved value is alive, so its id is its own.
+    """What each value op saved is: its position among op's inputs and then outputs (as in op._ids, noted by
+    Function.apply), or None (a mask, an index, None). A saved value is alive, so its id is its own.
     views=True: a saved view of an input or output (x.T) counts as that one too (its memory changes with it)."""
     where = {i: j for j, i in reversed(list(enumerate(op._ids)))}   # (x * x: input 0)
     return [None if v is None else where.get(id(v), where.get(id(getattr(v, "base", None))) if views else None)
@@ -58,6 +71,15 @@ def which(op, j):
     return f"input {j}" if j < n_in else "the output" if len(op._ids) == n_in + 1 else f"output {j - n_in}"
 
 
+def counter_of(op, j):
+    """The version counter of op's input or output j (roles' numbering), from its graph nodes: an input's parent (an
+    op, a leaf or a Constant: its `out_counter`) or op's output; None for an array or a number."""
+    n_in = len(op.needs_input_grad)
+    if j < n_in:
+        return getattr(op.parents[j], "out_counter", None)
+    return op.out_counter if op.out_shape is not None else op.out_counters[j - n_in]
+
+
 def check(op):
     """Raise if op cannot backward: it made a view of a tensor changed in place since (refuse_stale_view), or a tensor
     it saved was changed in place since its forward (PyTorch's error). The walk calls this only when some tensor was
@@ -66,8 +88,9 @@ def check(op):
     if op.is_view and op.parents[0]._superseded:
         refuse_stale_view(op)
     for v, j in zip(op.saved, roles(op, views=True)):
-        counter, then = (None, None) if j is None else op._versions[j]
-        if counter is None or counter.value == then:
+        counter = None if j is None else counter_of(op, j)
+        then = None if counter is None else version_at(counter, op._changes)
+        if then is None:
             continue
         name = type(op).__name__
         raise RuntimeError(
@@ -104,9 +127,11 @@ def write_in_place(tensor, result):
     if old is not None:
         old._superseded = True
     tensor._op, tensor.requires_grad, tensor._cut_by = op, result.requires_grad, result._cut_by
-    if op is not None and op._ids:   # a saved output is the tensor's memory now (result's can be freed)
-        op.saved = tuple(tensor.data if j == len(op._ids) - 1 else v for v, j in zip(op.saved, roles(op)))
-        op._ids[-1], op._versions[-1] = id(tensor.data), (tensor._version_counter, tensor._version_counter.value)
+    if op is not None:   # its output is the tensor's memory now, at this version (result's can be freed)
+        if op._ids:
+            op.saved = tuple(tensor.data if j == len(op._ids) - 1 else v for v, j in zip(op.saved, roles(op)))
+            op._ids[-1] = id(tensor.data)
+        op.out_counter, op._changes = tensor._version_counter, changes
 
 
 def same_buffer(result, array):

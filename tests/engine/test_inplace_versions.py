@@ -312,3 +312,44 @@ def test_a_view_made_before_an_in_place_change_is_refused_not_differentiated_wro
     y.reshape(2, 2).sum().backward()           # a view made after the change is fine
     np.testing.assert_array_equal(a.grad.numpy(), [2.0] * 4)
 
+
+
+def test_the_expected_version_is_the_one_forward_saw_however_many_changes_came_before_or_after():
+    """The check finds the version a node saw from the changes logged after it (versions.version_at), as PyTorch
+    names the version saved: changes before the forward do not count, several after it name the first's."""
+    x, c = leaf([1.0, 2.0]), mt.tensor([3.0, 4.0], dtype=mt.float64)
+    with mt.no_grad():
+        c.add_(1.0)                       # version 1, before the forward
+    y = (x * c).sum()                     # Mul saves c (a Constant in its parents) at version 1
+    c.add_(1.0)
+    c.mul_(2.0)                           # version 3
+    with pytest.raises(RuntimeError, match=r"input 1 of Mul.*is at version 3; expected version 1 instead"):
+        y.backward()
+    z = (x * c).sum()                     # at version 3: nothing changed since, another tensor did
+    mt.tensor([0.0]).add_(1.0)
+    z.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [10.0, 12.0])
+
+
+def test_an_output_of_an_op_with_two_outputs_changed_in_place_raises_naming_it():
+    """An op with two outputs that saves them: changing the second in place is caught through the version counter its
+    node keeps for each output."""
+    class SavesItsOutputs(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            y, z = a * 2.0, a * 3.0
+            ctx.save_for_backward(y, z)
+            return y, z
+
+        @staticmethod
+        def backward(ctx, gy, gz):
+            y, z = ctx.saved_tensors
+            return gy * (y / y) * 2.0 + gz * (z / z) * 3.0
+
+    x = leaf([1.0, 2.0])
+    y, z = SavesItsOutputs.apply(x)
+    (y.sum() + z.sum()).backward(retain_graph=True)
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0])
+    z.mul_(2.0)
+    with pytest.raises(RuntimeError, match=r"output 1 of SavesItsOutputsBackward.*version 1; expected version 0"):
+        (y.sum() + z.sum()).backward()

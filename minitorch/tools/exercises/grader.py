@@ -88,7 +88,7 @@ def _leaves(case):
 
 # what Function.apply sets on an op (the inputs, masks and targets among them, and the options), and `kept`: what
 # forward keeps for speed, which the engine releases with saved and drops under create_graph (core/function.py)
-APPLY_ATTRIBUTES = {"parents", "options", "saved", "kept", "data", "_versions", "_counters"}
+APPLY_ATTRIBUTES = {"parents", "options", "saved", "kept", "data", "_ids", "out_counter", "out_counters"}
 
 
 def _arrays_kept_as_attributes(student_op):
