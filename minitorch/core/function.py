@@ -188,7 +188,8 @@ class Function:
 
 
 def _record(op, inputs, arrays, result, out):
-    """Make op the graph node of out (or of a tuple: _give_outputs), with the ids and versions of what it saved."""
+    """Make op the graph node of out (or of a tuple: _give_outputs), with the ids of what it saved and the count of
+    in-place changes so far (for versions.check)."""
     op.parents = tuple([x._op or x if need else Constant(x) if isinstance(x, Value) else None   # (no array held)
                         for x, need in zip(inputs, op.needs_input_grad)])
     outs, results = (out, result) if type(out) is tuple else ((out,), (result,))
