@@ -205,7 +205,7 @@ class Tensor(Value):
         except TypeError:   # NumPy's casting rule: a float result cannot be written into an integer tensor
             raise TypeError(f"{name}: the result of dtype {backend.xp_of(self.data).result_type(self.data, other)} "
                             f"cannot be written into this tensor of dtype {self.dtype}") from None
-        bump(self)
+        bump((self,))
         return self
 
     def _record_inplace(self, name, recorded, other):

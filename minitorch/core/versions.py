@@ -5,6 +5,8 @@ A counter may be shared: a view shares its base's (Function.is_view), and `detac
 through `.data` are not counted: they are the escape hatch for code that knows what it does (initialisation, loading
 a state).
 """
+import collections
+
 import numpy as np
 
 from . import anomaly_mode
@@ -15,7 +17,7 @@ class VersionCounter:
     """How many in-place changes the memory of the tensors that hold this counter has seen, and when the latest
     ones happened (for backward's check, version_at)."""
     value = 0   # class defaults, and no __init__: every op makes one, so making one runs no Python
-    log = ()    # (changes before it, the version before it) for each of its latest in-place changes, oldest first
+    log = ()    # (changes before it, the version before it) for each of its LOG latest in-place changes, oldest first
 
 
 # in-place changes to any tensor so far: a node notes it at forward (Function._changes), and the walk checks the
@@ -24,28 +26,31 @@ changes = 0
 LOG = 16   # in-place changes a counter remembers: a check finds the version a node saw if fewer came after it
 
 
-def bump(tensor):
-    """Count one in-place change of tensor's memory (and of every tensor that shares its version counter)."""
+def bump(tensors):
+    """Count one in-place change of each tensor's memory (and of every tensor that shares its version counter)."""
     global changes
-    counter = tensor._version_counter
-    counter.log = (*counter.log[1 - LOG:], (changes, counter.value))
-    counter.value += 1
-    changes += 1
+    for t in tensors:
+        counter = t._version_counter
+        if not counter.log:
+            counter.log = collections.deque(maxlen=LOG)
+        counter.log.append((changes, counter.value))
+        counter.value += 1
+        changes += 1
 
 
 def version_at(counter, clock):
-    """The version `counter` had when `changes` was `clock`, if it changed since (else None)."""
-    for before, version in counter.log:
+    """The version `counter` had when `changes` was `clock`, if it changed since (else None), as a string: "v", or
+    "at most v" when more changes came since than the log remembers."""
+    for i, (before, version) in enumerate(counter.log):
         if before >= clock:
-            return version
+            return f"at most {version}" if i == 0 and len(counter.log) == LOG else str(version)
     return None
 
 
 def increment_version(tensors):
     """Mark a Tensor (or each Tensor of an iterable) as changed in place (torch.autograd.graph.increment_version):
     for code that writes into `.data` on purpose, such as an optimizer's update."""
-    for t in (tensors,) if isinstance(tensors, Value) else tensors:
-        bump(t)
+    bump((tensors,) if isinstance(tensors, Value) else tensors)
 
 
 def buffer(array):
@@ -122,7 +127,7 @@ def write_in_place(tensor, result):
         tensor.data = result.data
     else:
         tensor.data[...] = result.data
-    bump(tensor)   # an op that saved this memory before now refuses to backward
+    bump((tensor,))   # an op that saved this memory before now refuses to backward
     old, op = tensor._op, result._op
     if old is not None:
         old._superseded = True

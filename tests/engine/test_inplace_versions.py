@@ -353,3 +353,13 @@ def test_an_output_of_an_op_with_two_outputs_changed_in_place_raises_naming_it()
     z.mul_(2.0)
     with pytest.raises(RuntimeError, match=r"output 1 of SavesItsOutputsBackward.*version 1; expected version 0"):
         (y.sum() + z.sum()).backward()
+
+
+def test_more_changes_than_a_counter_logs_still_raise_and_say_so():
+    from minitorch.core.versions import LOG
+    x, c = leaf([1.0, 2.0]), mt.tensor([3.0, 4.0], dtype=mt.float64)
+    y = (x * c).sum()
+    for _ in range(LOG + 4):
+        c.add_(1.0)
+    with pytest.raises(RuntimeError, match=rf"input 1 of Mul.*is at version {LOG + 4}; expected version at most 4 "):
+        y.backward()
