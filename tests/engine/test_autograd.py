@@ -301,3 +301,22 @@ def test_needs_input_grad_tells_backward_what_to_compute():
 
     Probe.apply(f64([1.0]), f64([2.0], requires_grad=False)).sum().backward()
     assert seen["needs"] == (True, False)
+
+
+def test_a_first_gradient_is_kept_without_a_copy_only_where_nothing_else_sees_its_memory():
+    """run_backward's _accumulate keeps a leaf's first gradient as it is (PyTorch's AccumulateGrad steals it) when no
+    other array holds it or its memory; else it copies: two leaves never share a gradient's memory."""
+    a, b = (mt.tensor([1.0, 2.0, 3.0], requires_grad=True) for _ in range(2))
+    (a + b).sum().backward()                   # Add hands one array to both
+    c, d = (mt.tensor([1.0, 2.0], requires_grad=True) for _ in range(2))
+    (mt.cat([c, d]) * mt.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()   # cat hands each a view of one array
+    for x, y in ((a, b), (c, d)):
+        assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    a.grad.data[0], c.grad.data[0] = 99.0, 99.0
+    assert b.grad.numpy()[0] == 1.0 and d.grad.numpy().tolist() == [3.0, 4.0]
+    x = mt.tensor(np.ones((2, 3)), requires_grad=True)
+    (x.reshape(6) * mt.tensor(np.arange(6.0))).sum().backward()
+    assert x.grad.numpy().base is not None      # Reshape's view of Mul's fresh gradient, kept as it is
+    z, g = mt.tensor(np.ones(6), requires_grad=True), np.ones((2, 3))
+    z.reshape(2, 3).backward(g)                 # a view of g, which the caller holds: copied
+    assert not np.shares_memory(z.grad.numpy(), g)
