@@ -155,7 +155,7 @@ def _accumulate(t, g, create_graph):
     """Add g to t.grad. A first gradient that nothing else holds is kept as it is, as PyTorch's AccumulateGrad steals it
     (three references: run_backward's g, this g and getrefcount's argument); a view, if nothing else holds its base."""
     if t.grad is None and not create_graph:
-        stolen = sys.getrefcount(g) <= 3 and (g.base is None or sys.getrefcount(g.base) <= 2) and g.dtype == t.dtype
+        stolen = sys.getrefcount(g) <= 3 and (g.base is None or sys.getrefcount(g.base) < 3) and g.dtype == t.data.dtype
         t.grad = t._new(g if stolen else g.astype(t.data.dtype, copy=True))
     else:
         _add_to_grad(t, g, create_graph)
