@@ -1,14 +1,10 @@
 """Layer normalisation over the last dim(s) as one Function, with the backward for input, weight and bias."""
 import math
 
-from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..tensor import Tensor
-from .rows import into
-
-
-_OVER_N = {}   # (n, dtype, device) -> LayerNorm.over_n's array
+from .rows import filled, into
 
 
 class LayerNorm(Function):
@@ -36,13 +32,8 @@ class LayerNorm(Function):
         return into("multiply", centered, rstd), mean, rstd                 # xhat, in the buffer of x - mean
 
     def over_n(self, x):
-        """(n,) 1 / n, an array of x's dtype on x's device (x an array or a Tensor): a row @ over_n is its mean. Made
-        once for each n, dtype and device (every LayerNorm of a model asks for the same), and never written."""
-        x = backend.array_of(x)
-        key = (self.n, x.dtype, backend.device_of(x))
-        if key not in _OVER_N:
-            _OVER_N[key] = backend.xp_of(x).full(self.n, 1.0 / self.n, x.dtype)
-        return _OVER_N[key]
+        """(n,) 1 / n, an array of x's dtype on x's device (x an array or a Tensor): a row @ over_n is its mean."""
+        return filled(self.n, 1.0 / self.n, x)
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
         n, self.eps = self.save_inputs(x, weight, normalized_ndim), eps

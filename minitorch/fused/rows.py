@@ -8,6 +8,8 @@ runs on Tensors under create_graph=True), and joined_rows, the others arrays.
 import math
 import operator
 
+import numpy as np
+
 
 from .. import backend
 from ..ops import array_ops as A
@@ -51,8 +53,23 @@ def joined_rows(part, blocks, like):
 def row_sums(a):
     """a (..., n) -> (..., 1) sums along the last axis, as a product with a vector of ones: one BLAS call, several
     times faster than NumPy's sum along a short last axis. a an array or a Tensor."""
-    data = backend.array_of(a)
-    return (a @ backend.xp_of(data).ones(a.shape[-1], data.dtype)).reshape(a.shape[:-1] + (1,))
+    return (a @ filled(a.shape[-1], 1.0, a)).reshape(a.shape[:-1] + (1,))
+
+
+_FILLED = {}   # (n, value, dtype, device) -> filled's vector
+
+
+def filled(n, value, like):
+    """(n,) of `value` in the dtype and on the device of `like` (an array or a Tensor), made once for each n, value,
+    dtype and device and shared, read-only: the ones of row_sums, LayerNorm's 1 / n (a step asks for the same few)."""
+    like = backend.array_of(like)
+    key = (n, value, like.dtype, backend.device_of(like))
+    if key not in _FILLED:
+        vector = backend.xp_of(like).full(n, value, like.dtype)
+        if isinstance(vector, np.ndarray):   # (CuPy's arrays have no read-only flag)
+            vector.flags.writeable = False
+        _FILLED[key] = vector
+    return _FILLED[key]
 
 
 def row_dots(a, b):
