@@ -88,8 +88,11 @@ def xp_of(array):
     return _cp if _cp is not None and isinstance(array, _cp.ndarray) else np
 
 
+ARRAY_TYPES = (np.ndarray,) if _cp is None else (np.ndarray, _cp.ndarray)   # what is_array accepts
+
+
 def is_array(obj):
-    return isinstance(obj, np.ndarray) or (_cp is not None and isinstance(obj, _cp.ndarray))
+    return isinstance(obj, ARRAY_TYPES)
 
 
 def to_device(array, device):

@@ -2,7 +2,6 @@
 import math
 
 from ..core import Function
-from ..ops import array_ops as A
 from ..tensor import Tensor
 from .rows import filled, into
 
@@ -28,7 +27,7 @@ class LayerNorm(Function):
         mean, rstd = moments or ((x @ over_n).reshape(-1, 1), None)
         centered = x - mean
         if rstd is None:
-            rstd = 1.0 / A.sqrt(((centered * centered) @ over_n).reshape(-1, 1) + self.eps)   # var: mean of squares
+            rstd = (((centered * centered) @ over_n).reshape(-1, 1) + self.eps) ** -0.5   # var: mean of squares
         return into("multiply", centered, rstd), mean, rstd                 # xhat, in the buffer of x - mean
 
     def over_n(self, x):

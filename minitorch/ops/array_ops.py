@@ -26,9 +26,12 @@ from ..core import Value
 from .special import erf_array
 
 
+_VALUES = (*backend.ARRAY_TYPES, np.generic)
+
+
 def is_array(x):
     """True for an array or a NumPy scalar (what the fast path computes with), False for a Tensor."""
-    return backend.is_array(x) or isinstance(x, np.generic)
+    return isinstance(x, _VALUES)
 
 
 def normalize_dims(dim, ndim):
