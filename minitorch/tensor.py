@@ -672,6 +672,9 @@ def promoted(op, a, b):
     a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_tensor and b_tensor and a.dtype == b.dtype and op is not ops.Div and a.dtype != np.bool_:
         return a, b, a.dtype    # the everyday case, decided without the rule
+    tensor, number = (a, b) if a_tensor else (b, a)
+    if type(number) in (float, int) and tensor.dtype.kind == "f":   # the other everyday case: x * 0.5, x + 1
+        return a, b, tensor.dtype
     dtype = true_division_type(a, b) if op is ops.Div else result_type(a, b)
     if op is ops.Sub and any(isinstance(x, bool) or isinstance(x, Tensor) and x.dtype == np.bool_ for x in (a, b)):
         raise TypeError("Subtraction, the `-` operator, with a bool tensor is not supported (as in PyTorch); "
