@@ -192,14 +192,13 @@ def _record(op, inputs, arrays, result, out):
     in-place changes so far (for versions.check)."""
     op.parents = tuple([x._op or x if need else Constant(x) if isinstance(x, Value) else None   # (no array held)
                         for x, need in zip(inputs, op.needs_input_grad)])
-    outs, results = (out, result) if type(out) is tuple else ((out,), (result,))
     op.seq, op._changes = next(MADE), versions.changes
     if op.saved:
-        op._ids = [*map(id, arrays), *map(id, results)]
+        op._ids = [*map(id, arrays), *map(id, result)] if type(out) is tuple else [*map(id, arrays), id(result)]
     if state.anomaly:
         anomaly_mode.record_stack(op)
     if type(out) is tuple:   # (one output in a tuple too: a ctx-form forward may return (y,))
-        return _give_outputs(op, results, outs)
+        return _give_outputs(op, result, out)
     op.out_shape, op.out_dtype, op.out_counter, out._op = result.shape, result.dtype, out._version_counter, op
 
 
