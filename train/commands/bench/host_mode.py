@@ -47,8 +47,8 @@ def bench_host_rounds(preset, device, steps, warmup_steps, seed, rounds):
     for _ in range(rounds):
         ours.append(bench_host(step, steps, warmup_steps))
         theirs.append(reference_host(preset.name, device, steps, warmup_steps, seed))
-    ours = {**ours[0], **_over_rounds(ours)}
-    ours.update({"preset": preset.name, "device": device, "calls_per_step": calls_of(step), "rounds": rounds})
+    ours = {**ours[0], **_over_rounds(ours), "preset": preset.name, "model": tiny_preset(preset).model,
+            "device": device, "calls_per_step": calls_of(step), "rounds": rounds}
     return ours, None if theirs[0] is None else {**theirs[0], **_over_rounds(theirs)}
 
 
@@ -62,9 +62,7 @@ def host_step(preset, device, seed):
     """The BenchStep of the preset's structure at tiny sizes (host_mode's batch)."""
     preset = tiny_preset(preset)
     model = build_model(preset, device, seed)
-    step = BenchStep(preset, model, training_batch(*synthetic_batch(SENTENCES, SEQ_LEN, VOCAB, seed)), device)
-    step.tiny_preset = preset
-    return step
+    return BenchStep(preset, model, training_batch(*synthetic_batch(SENTENCES, SEQ_LEN, VOCAB, seed)), device)
 
 
 def bench_host(step, steps, warmup_steps):
@@ -81,8 +79,8 @@ def bench_host(step, steps, warmup_steps):
     ms = {name: 1e3 * statistics.median(times) for name, times in phases.items()}
     ms["forward_backward"] = 1e3 * statistics.median(
         f + b for f, b in zip(phases["forward_loss"], phases["backward"]))
-    return {"implementation": "minitorch", "model": step.tiny_preset.model, "vocab_size": VOCAB,
-            "sentences": SENTENCES, "seq_len": SEQ_LEN, "steps": steps, "host_ms": ms, "loss": float(loss)}
+    return {"implementation": "minitorch", "vocab_size": VOCAB, "sentences": SENTENCES, "seq_len": SEQ_LEN,
+            "steps": steps, "host_ms": ms, "loss": float(loss)}
 
 
 def reference_host(preset_name, device, steps, warmup_steps, seed):
@@ -97,8 +95,8 @@ def print_host(ours, theirs):
     print(f"host cost of a training step: preset {ours['preset']}'s structure ({m['n_encoder_layers']}+"
           f"{m['n_decoder_layers']} layers, {m['n_heads']} heads) at d_model {m['d_model']}, d_ff {m['d_ff']}, "
           f"vocabulary {ours['vocab_size']}, {ours['sentences']} sentences x {ours['seq_len']} tokens, "
-          f"{ours['device']}; medians of {ours['steps']} steps, in {ours['rounds']} rounds timed in turn with "
-          f"PyTorch's")
+          f"{ours['device']}; medians of {ours['steps']} steps, of {ours['rounds']} rounds"
+          + (" timed in turn with PyTorch's" if theirs else ""))
     rows = [("forward+loss, ms", "forward_loss"), ("backward, ms", "backward"),
             ("forward+backward, ms", "forward_backward"), ("update, ms", "update"), ("whole step, ms", "step")]
     header = f"  {'':<28} {'minitorch':>10}"
