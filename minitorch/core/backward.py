@@ -155,10 +155,16 @@ def _accumulate(t, g, create_graph):
     """Add g to t.grad. A first gradient that nothing else holds is kept as it is, as PyTorch's AccumulateGrad steals it
     (three references: run_backward's g, this g and getrefcount's argument); a view, if nothing else holds its base."""
     if t.grad is None and not create_graph:
-        stolen = sys.getrefcount(g) <= 3 and (g.base is None or sys.getrefcount(g.base) < 3) and g.dtype == t.data.dtype
+        stolen = sys.getrefcount(g) <= 3 and (g.base is None or _private_view(g)) and g.dtype == t.data.dtype
         t.grad = t._new(g if stolen else g.astype(t.data.dtype, copy=True))
     else:
         _add_to_grad(t, g, create_graph)
+
+
+def _private_view(g):
+    """True for a view that a leaf may keep as its .grad: nothing else holds its base (the view's reference and
+    getrefcount's argument), it is writeable and has no element twice (a broadcast's zero strides)."""
+    return sys.getrefcount(g.base) < 3 and 0 not in g.strides and getattr(g.flags, "writeable", True)
 
 
 def _add_to_grad(t, g, create_graph):

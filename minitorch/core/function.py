@@ -142,6 +142,7 @@ class Function:
     _ids = ()
     out_counter = None   # its output's version counter (several outputs: out_counters), for versions.check
     _changes = -1        # versions.changes at its forward: the walk checks the versions only if it has grown since
+    _out_changes = -1    # versions.changes after write_in_place wrote its output into a tensor's memory
     seq = None           # when recorded, how many ops were recorded before it (MADE): the walk's order
     made_view = False    # True when a view op's output shares its input's memory (versions.refuse_stale_view)
     kept = None          # an intermediate forward kept so that backward need not compute it again (speed only)

@@ -92,9 +92,13 @@ def check(op):
     needs no error."""
     if op.is_view and op.parents[0]._superseded:
         refuse_stale_view(op)
+    n_in = len(op.needs_input_grad)
     for v, j in zip(op.saved, roles(op, views=True)):
         counter = None if j is None else counter_of(op, j)
-        then = None if counter is None else version_at(counter, op._changes)
+        if counter is None:
+            continue
+        since = op._changes if j < n_in else max(op._changes, op._out_changes)   # (an output written in place
+        then = version_at(counter, since)                                        # counts from that write)
         if then is None:
             continue
         name = type(op).__name__
@@ -136,7 +140,7 @@ def write_in_place(tensor, result):
         if op._ids:
             op.saved = tuple(tensor.data if j == len(op._ids) - 1 else v for v, j in zip(op.saved, roles(op)))
             op._ids[-1] = id(tensor.data)
-        op.out_counter, op._changes = tensor._version_counter, changes
+        op.out_counter, op._out_changes = tensor._version_counter, changes   # (its inputs keep their forward's)
 
 
 def same_buffer(result, array):

@@ -65,6 +65,8 @@ def filled(n, value, like):
     like = backend.array_of(like)
     key = (n, value, like.dtype, backend.device_of(like))
     if key not in _FILLED:
+        if len(_FILLED) >= 256:   # (row lengths vary with the batch: remember the latest few hundred)
+            _FILLED.clear()
         vector = backend.xp_of(like).full(n, value, like.dtype)
         if isinstance(vector, np.ndarray):   # (CuPy's arrays have no read-only flag)
             vector.flags.writeable = False

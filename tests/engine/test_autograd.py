@@ -320,3 +320,16 @@ def test_a_first_gradient_is_kept_without_a_copy_only_where_nothing_else_sees_it
     z, g = mt.tensor(np.ones(6), requires_grad=True), np.ones((2, 3))
     z.reshape(2, 3).backward(g)                 # a view of g, which the caller holds: copied
     assert not np.shares_memory(z.grad.numpy(), g)
+
+
+def test_a_kept_gradient_can_be_accumulated_into_zeroed_and_clipped():
+    """A mean's gradient is a broadcast (a read-only view with zero strides): it is copied, not kept, so that a
+    second backward adds into it and zero_() and clipping write into it, as in PyTorch."""
+    x = mt.tensor(np.arange(6.0).reshape(2, 3), dtype=mt.float64, requires_grad=True)
+    x.mean().backward()
+    x.mean().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 2 / 6))
+    nn.utils.clip_grad_norm_([x], 0.01)
+    assert np.linalg.norm(x.grad.numpy()) <= 0.0101
+    x.grad.zero_()
+    assert not x.grad.numpy().any()

@@ -363,3 +363,21 @@ def test_more_changes_than_a_counter_logs_still_raise_and_say_so():
         c.add_(1.0)
     with pytest.raises(RuntimeError, match=rf"input 1 of Mul.*is at version {LOG + 4}; expected version at most 4 "):
         y.backward()
+
+
+@pytest.mark.parametrize("change", ["mul_(y)", "mul_(y.detach())", "div_(y)"])
+def test_an_in_place_op_that_reads_the_memory_it_writes_refuses_to_backward(change):
+    """y.mul_(y): the op recorded for it saved y's memory as its input, and writing the result there changed it. As
+    PyTorch: an error, not a gradient from the overwritten value (its own output, written there, is fine)."""
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1.0
+    other = y.detach() if "detach" in change else y
+    (y.mul_ if change.startswith("mul") else y.div_)(other)
+    with pytest.raises(RuntimeError, match=r"input 1 of (Mul|Div).*version 1; expected version 0"):
+        y.sum().backward()
+    b = leaf([1.0, 2.0, 3.0])
+    z = b * 1.0
+    z.mul_(2.0)
+    z.add_(1.0)
+    z.sum().backward()                       # each op's own output, written in place, is at the version it wrote
+    np.testing.assert_allclose(b.grad.numpy(), [2.0, 2.0, 2.0])
