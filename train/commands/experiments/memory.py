@@ -57,7 +57,8 @@ def main(args, out):
     preset = PRESETS[args.preset]
     data = {"preset": preset.name, "batch_size": args.batch_size, "device": device, "models": {}}
     for kind in args.models:
-        points = []
+        measure_step(kind, preset, lengths[0], args.batch_size, args.seed, device)   # untimed: a first step's one-time
+        points = []                                                                   # allocations are no length's
         for n in lengths:
             m = measure_step(kind, preset, n, args.batch_size, args.seed, device)
             points.append(m)
