@@ -412,11 +412,7 @@ class Tensor(Value):
         mask = mask if isinstance(mask, Tensor) else Tensor._make(mask if backend.is_array(mask) else np.asarray(mask))
         if mask.dtype != np.bool_:
             raise TypeError(f"masked_fill: mask must be a bool tensor, got dtype {mask.dtype}")
-        try:
-            fits = np.broadcast_shapes(mask.shape, self.shape) == self.shape  # the mask may not enlarge the tensor
-        except ValueError:
-            fits = False
-        if not fits:
+        if not ops.array_ops.broadcasts_to(tuple(mask.shape), self.shape):
             raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's "
                              f"shape {self.shape}")
         return ops.MaskedFill.apply(self, mask, value=value)

@@ -24,9 +24,9 @@ def load_commands():
 
 
 try:
-    # under ulimit -v, OpenBLAS exits the process where NumPy loads it: isolated tries in a child first
-    memory.isolated(STARTING, "", load_commands)
-    load_commands()   # here too (already done where isolated ran it here)
+    # under ulimit -v, OpenBLAS exits the process where NumPy loads it: probe tries in a child first
+    memory.probe(STARTING, "", load_commands)
+    load_commands()
 except memory.OutOfMemory as e:
     sys.exit(f"{PROG}: error: {e}")
 except ModuleNotFoundError as e:

@@ -19,7 +19,7 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model, n_heads, cross=False, dropout=0.0):
         super().__init__()
-        self.d_model, self.n_heads, self.d_k, self.cross = d_model, n_heads, d_model // n_heads, cross
+        self.n_heads, self.cross = n_heads, cross
         self.dropout = dropout
         if cross:
             self.w_q = xavier_linear_(nn.Linear(d_model, d_model))

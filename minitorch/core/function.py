@@ -234,9 +234,8 @@ class Gathered:
         """One gradient per output of op, as its backward takes them: zeros (a Tensor's under create_graph) for an
         output that got none, or None where op.materialize_grads is False."""
         present = next(p for p in self.parts if p is not None)
-        on_tensors = isinstance(present, Value)   # (create_graph; a CuPy array has a .data of its own)
-        xp, new = backend.xp_of(present.data if on_tensors else present), present._new if on_tensors else None
-        zero = (lambda z: z) if new is None else new
+        xp = backend.xp_of(backend.array_of(present))
+        zero = present._new if isinstance(present, Value) else (lambda z: z)   # (a Tensor under create_graph)
         return tuple(p if p is not None else zero(xp.zeros(*out)) if op.materialize_grads else None
                      for p, out in zip(self.parts, op.outputs))
 

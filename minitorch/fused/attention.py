@@ -2,7 +2,6 @@
 
 The reference op below is the derivation, written once for arrays and Tensors, in place where an array is fresh (the
 CPU runs it); the GPU's fuse kernels are in minitorch/kernels/attention.py."""
-import functools
 import math
 
 import numpy as np
@@ -182,15 +181,6 @@ def cross_attention(q, kv, mask=None, dropout_p=0.0, training=True):
     return ScaledDotProductAttention.apply(q, kv, None, mask, words, dropout_p=dropout_p if training else 0.0)
 
 
-@functools.lru_cache(maxsize=256)
-def _fits(mask_shape, scores_shape):
-    """True when a mask of mask_shape broadcasts to scores_shape (remembered: a model asks about the same few)."""
-    try:
-        return np.broadcast_shapes(mask_shape, scores_shape) == scores_shape
-    except ValueError:
-        return False
-
-
 def _checked(mask, dropout_p, scores_shape, device, who):
     """The mask as a bool array on device (None stays None), after checking it and dropout_p."""
     if not 0.0 <= dropout_p < 1.0:
@@ -201,7 +191,7 @@ def _checked(mask, dropout_p, scores_shape, device, who):
             mask = np.asarray(mask)
         if mask.dtype != np.bool_:
             raise TypeError(f"{who}: mask must be bool (True = may attend), got dtype {mask.dtype}")
-        if not _fits(mask.shape, scores_shape):
+        if not A.broadcasts_to(tuple(mask.shape), scores_shape):
             raise ValueError(f"{who}: mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
                              f"{scores_shape} (..., Tq, Tk)")
         mask = backend.to_device(mask, device)

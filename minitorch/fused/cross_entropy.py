@@ -49,12 +49,11 @@ class CrossEntropy(Function):
         S, z_sum = xp.empty(n_rows, x.dtype), xp.zeros(n_rows, x.dtype)
         blocks = row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x))
         buffer = xp.empty((blocks[0].stop - blocks[0].start if blocks else 0, n_classes), x.dtype)
-        ones = xp.ones(n_classes, x.dtype)  # made once for every block's row sums
         for r in blocks:
             z = xp.subtract(x[r], row_max[r], out=buffer[:len(row_max[r])])   # z = x - max
             if e:
-                z_sum[r] = row_sum(z, ones)                                     # sum_c z
-            S[r] = row_sum(xp.exp(z, out=z), ones)                             # S = sum_c exp(z)
+                z_sum[r] = row_sum(z)                                           # sum_c z
+            S[r] = row_sum(xp.exp(z, out=z))                                   # S = sum_c exp(z)
         self.kept = row_max, S[:, None]                                       # kept for backward
         z_target = x[xp.arange(n_rows), t] - row_max[:, 0]
         loss = xp.log(S) - (1.0 - e) * z_target

@@ -3,7 +3,7 @@ import math
 
 from ..core import Function
 from ..tensor import Tensor
-from .rows import filled, into
+from .rows import filled, into, row_dots
 
 
 class LayerNorm(Function):
@@ -27,7 +27,7 @@ class LayerNorm(Function):
         mean, rstd = moments or ((x @ over_n).reshape(-1, 1), None)
         centered = x - mean
         if rstd is None:
-            rstd = (((centered * centered) @ over_n).reshape(-1, 1) + self.eps) ** -0.5   # var: mean of squares
+            rstd = (row_dots(centered, centered) * (1.0 / self.n) + self.eps) ** -0.5
         return into("multiply", centered, rstd), mean, rstd                 # xhat, in the buffer of x - mean
 
     def over_n(self, x):

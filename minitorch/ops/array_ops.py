@@ -17,6 +17,7 @@ differentiable op).
             return g * A.sigmoid(a)           # not np.exp: under create_graph `a` is a Tensor
 """
 import builtins
+import functools
 import math
 
 import numpy as np
@@ -27,6 +28,16 @@ from .special import erf_array
 
 
 _VALUES = (*backend.ARRAY_TYPES, np.generic)
+
+
+@functools.lru_cache(maxsize=256)
+def broadcasts_to(shape, target):
+    """True when an array of `shape` broadcasts to `target` without enlarging it (a mask: remembered, since a model
+    asks about the same few shapes)."""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 def is_array(x):

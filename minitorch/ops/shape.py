@@ -47,11 +47,13 @@ class SplitHeads(Function):
     def forward(self, x, *, n_heads, n=None):
         B, T, width = self.in_shape = x.shape
         if n is None:
+            self.inverse = (0, 2, 1, 3)                       # (B, h, T, d) -> (B, T, h, d)
             return x.reshape(B, T, n_heads, width // n_heads).transpose(0, 2, 1, 3)
+        self.inverse = (1, 3, 0, 2, 4)                        # (n, B, h, T, d) -> (B, T, n, h, d)
         return x.reshape(B, T, n, n_heads, width // (n * n_heads)).transpose(2, 0, 3, 1, 4)
 
-    def backward(self, g):  # (B, h, T, d) -> (B, T, h, d); (n, B, h, T, d) -> (B, T, n, h, d)
-        return A.permute(g, (0, 2, 1, 3) if g.ndim == 4 else (1, 3, 0, 2, 4)).reshape(self.in_shape)
+    def backward(self, g):  # the inverse permutation, then the heads side by side
+        return A.permute(g, self.inverse).reshape(self.in_shape)
 
 
 class MergeHeads(Function):

@@ -67,11 +67,14 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(f"{type(self).__name__}: params must be an iterable of tensors or dicts, or a "
                             f"FlatParameters; got a Tensor (wrap it in a list)")
-        groups = [params] if isinstance(params, flat.FlatParameters) else list(params)   # (read once:
-        if not groups:                                                     # model.parameters() is a generator)
-            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
-        if not isinstance(groups[0], dict):
-            groups = [{"params": groups[0] if isinstance(params, flat.FlatParameters) else groups}]
+        if isinstance(params, flat.FlatParameters):
+            groups = [{"params": params}]
+        else:
+            groups = list(params)   # (read once: model.parameters() is a generator)
+            if not groups:
+                raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+            if not isinstance(groups[0], dict):
+                groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
 

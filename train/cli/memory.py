@@ -110,6 +110,13 @@ def isolated(phase, hint, function, *args):
     return in_child(phase, hint, function, *args) if limit_text() else function(*args)
 
 
+def probe(phase, hint, function):
+    """Under an address-space limit, run function() first in a child (in_child), where a refused allocation cannot end
+    this process; the caller then runs it here. Without a limit, nothing (the caller's own call is the only one)."""
+    if limit_text():
+        in_child(phase, hint, function)
+
+
 def _outcome(phase, function, args):
     """("value", result) or ("error", the exception), pickled: what a child sends back."""
     try:
@@ -136,5 +143,5 @@ def starting_out_of_memory(e):
 def blas_ready():
     """Make OpenBLAS allocate its buffers now, while little memory is in use; under a limit first in a child, as
     OpenBLAS exits the process when it cannot (OutOfMemory here instead)."""
-    isolated("start-up (OpenBLAS's buffers)", "", _blas_product)
+    probe("start-up (OpenBLAS's buffers)", "", _blas_product)
     _blas_product()

@@ -114,11 +114,8 @@ def _in_place(order):
 
 
 def _leaves_first(order):
-    """The walk in the order of the list reversed: from the leaves, whose .grad is still None."""
-    for node in order[::-1]:
-        if node.grad is not None and node.backward_fn is not None:
-            for parent, g in zip(node.parents, node.backward_fn(node.grad)):
-                parent.grad = g if parent.grad is None else parent.grad + g
+    """The right walk in the order of the list reversed: from the leaves, whose .grad is still None."""
+    reference.backward(order[::-1])
 
 
 # the walks with a common mistake, each with what it tells the student: a walk whose gradients are these is that one
@@ -141,9 +138,7 @@ def _same_grads(nodes, others):
 def _walk_mistake(case, g, nodes):
     """'\n  diagnosis: ...' when the student's gradients are those of a walk with a known mistake, else ''."""
     for walk, meaning in WALK_MISTAKES:
-        wrong = _mine(case)
-        wrong[-1].grad = g.copy()
-        walk(reference.topological_order(wrong[-1]))
+        wrong = _run_walk(walk, case, g)
         if _same_grads(nodes[:len(case.arrays)], wrong[:len(case.arrays)]):
             return f"\n  diagnosis: {meaning}"
     return ""
