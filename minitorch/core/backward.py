@@ -136,13 +136,13 @@ def _topological_order(roots, targets=None):
                 if need and parent not in reached:
                     reached.add(parent)
                     stack.append(parent)
-    order = sorted(reached, key=_made, reverse=True)
-    return order if targets is None else _leading_to(order[::-1], targets)
+    order = sorted(reached, key=_made, reverse=targets is None)   # (iterative: no recursion limit)
+    return order if targets is None else _leading_to(order, targets)
 
 
 def _leading_to(order, targets):
     """The nodes of `order` (parents first) from which some target can be reached, roots first, and released ones (to
-    report them). (The walk is iterative: no recursion limit.)"""
+    report them)."""
     needed = set(targets)
     for node in order:
         if isinstance(node, Function) and (node.saved is FREED or any(

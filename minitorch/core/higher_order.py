@@ -53,7 +53,7 @@ def backward_recorded(op, grads_out, new):
     name = type(op).__name__
     backward = (type(op).reference or type(op)).backward   # a kernel: its reference's formulas, on what it saved
     arrays, kept, op.kept = op.saved, op.kept, None
-    what = roles(op)
+    what = roles(op)   # (a saved view of an input, x.T, is no input here: computed from it, it is refused)
     op.saved = tuple(_as_graph_value(i, v, role, op, new) for i, (v, role) in enumerate(zip(arrays, what)))
     try:
         input_grads = backward(op, *grads_out)

@@ -61,7 +61,7 @@ def buffer(array):
     return array
 
 
-def roles(op, views=True):
+def roles(op, views=False):
     """What each value op saved is: its position among op's inputs and then outputs (as in op._ids, noted by
     Function.apply), or None (a mask, an index, None). A saved value is alive, so its id is its own.
     views=True: a saved view of an input or output (x.T) counts as that one too (its memory changes with it)."""
@@ -73,7 +73,7 @@ def roles(op, views=True):
 def which(op, j):
     """Position j of roles(op) in words: "input 1", "the output", "output 0"."""
     n_in = len(op.needs_input_grad)
-    return f"input {j}" if j < n_in else "the output" if len(op._ids) == n_in + 1 else f"output {j - n_in}"
+    return f"input {j}" if j < n_in else "the output" if op.out_shape is not None else f"output {j - n_in}"
 
 
 def counter_of(op, j):

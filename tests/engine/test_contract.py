@@ -17,7 +17,7 @@ from minitorch.core.ctx_form import CtxNode
 from tests.graph_ops import ops_of
 
 # kept: what forward kept for speed, released with saved and dropped under create_graph (core/function.py)
-BOOKKEEPING = {"parents", "saved", "kept", "_ids", "_versions", "_forward_stack"}
+BOOKKEEPING = {"parents", "saved", "kept", "_forward_stack"}
 
 
 def undeclared_float_arrays(op):

@@ -427,3 +427,24 @@ def test_mlp_hessian_vector_product_matches_finite_differences_of_the_gradient()
     up, down = gradient_at(+1), gradient_at(-1)
     for h, a, b in zip(hvp, up, down):
         np.testing.assert_allclose(h, (a - b) / 2e-5, rtol=1e-4, atol=1e-6)
+
+
+def test_a_saved_view_of_an_input_is_refused_under_create_graph_not_taken_for_the_input():
+    """A backward that reads a.T (saved as such) under create_graph: the view is computed from input a, so it is
+    refused as any computed float array, not handed over as a itself (which gave a's gradient through a, not a.T)."""
+    from minitorch.core.higher_order import SavedIntermediateError
+
+    class MatVec(mt.Function):   # y = a @ v
+        def forward(self, a, v):
+            self.save_for_backward(a.T, v)
+            return a @ v
+
+        def backward(self, g):
+            a_t, v = self.saved_tensors
+            return g.reshape(-1, 1) * v.reshape(1, -1), a_t @ g
+
+    a = mt.tensor(np.arange(9.0).reshape(3, 3), dtype=np.float64, requires_grad=True)
+    v = mt.tensor(np.ones(3), dtype=np.float64, requires_grad=True)
+    np.testing.assert_allclose(mt.grad(MatVec.apply(a, v).sum(), [a, v])[1].numpy(), [9.0, 12.0, 15.0])
+    with pytest.raises(SavedIntermediateError, match="save_for_backward's value 0"):
+        mt.grad(MatVec.apply(a, v).sum(), [a, v], create_graph=True)

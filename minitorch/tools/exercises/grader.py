@@ -86,9 +86,9 @@ def _leaves(case):
     return [None if a is None else Tensor._make(a.copy(), requires_grad=True) for a in case.arrays]
 
 
-# what Function.apply sets on an op (the inputs, masks and targets among them, and the options), and `kept`: what
-# forward keeps for speed, which the engine releases with saved and drops under create_graph (core/function.py)
-APPLY_ATTRIBUTES = {"parents", "options", "saved", "kept", "data", "_ids", "out_counter", "out_counters"}
+# what the engine reads on an op beside plain attributes: its graph parents, what it saved, and `kept`: what forward
+# keeps for speed, which the engine releases with saved and drops under create_graph (core/function.py)
+APPLY_ATTRIBUTES = {"parents", "saved", "kept"}
 
 
 def _arrays_kept_as_attributes(student_op):
