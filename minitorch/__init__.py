@@ -10,10 +10,10 @@ from .promotion import promote_types, result_type
 from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arange, empty, empty_like, eye, from_numpy,
                         full, full_like, linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
                         randperm, tensor, zeros, zeros_like)
-from .functions import (abs, add, allclose, amax, argmax, cat, clamp, clip, clone, cos, div, dot, erf, exp, flatten,
-                        is_tensor, log, masked_fill, matmul, max, maximum, mean, minimum, mm, mul, neg, numel, permute,
-                        pow, relu, reshape, round, rsqrt, sigmoid, sin, sqrt, square, squeeze, stack, sub, sum, t, tanh,
-                        transpose, unsqueeze, where)
+from .functions import (abs, add, allclose, amax, argmax, cat, chunk, clamp, clip, clone, cos, div, dot, equal, erf,
+                        exp, flatten, is_tensor, log, masked_fill, matmul, max, maximum, mean, minimum, mm, mul, narrow,
+                        neg, numel, permute, pow, relu, reshape, round, rsqrt, sigmoid, sin, split, sqrt, square,
+                        squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze, where)
 from .generator import Generator
 from .tensor import Tensor, bool_, float32, float64, int64
 from .dtypes import device, double, float, int32, long

@@ -232,7 +232,26 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0):
     return _pool2d("avg_pool2d", AvgPool2dOp, input, kernel_size, stride, padding, 1)
 
 
-__all__ = ["conv2d", "max_pool2d", "avg_pool2d",
+def adaptive_avg_pool2d(input, output_size):
+    """The mean of each of (oh, ow) bins that tile the image as PyTorch's do: (N, C, H, W) -> (N, C, oh, ow); bin i
+    of a side of n spans floor(i n / oh) to ceil((i + 1) n / oh). Bins of one size are one avg_pool2d."""
+    x, unbatched = _images("adaptive_avg_pool2d", input)
+    H, W = x.shape[-2:]
+    oh, ow = (output_size, output_size) if isinstance(output_size, int) else output_size
+    oh, ow = H if oh is None else oh, W if ow is None else ow
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be positive, got {output_size!r}")
+    if H % oh == 0 and W % ow == 0:
+        out = avg_pool2d(x, (H // oh, W // ow))
+    else:
+        def span(i, n, m):
+            return slice(i * n // m, -(-(i + 1) * n // m))
+        out = stack([stack([x[:, :, span(i, H, oh), span(j, W, ow)].mean(dim=(2, 3)) for j in range(ow)], -1)
+                     for i in range(oh)], -2)
+    return out.squeeze(0) if unbatched else out
+
+
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "split_heads", "merge_heads",
            "embedding", "softmax", "log_softmax",
            "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "cross_attention",

@@ -33,9 +33,21 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(xp.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+def equal(input, other):
+    """Whether the two tensors have the same shape and the same values (a Python bool, as torch.equal)."""
+    if input.shape != other.shape:
+        return False
+    return bool((input == other).all())
+
+
 def is_tensor(obj):
     """Whether obj is a minitorch Tensor (a Parameter too)."""
     return isinstance(obj, Tensor)
+
+
+def split(tensor, split_size_or_sections, dim=0): return tensor.split(split_size_or_sections, dim)
+def chunk(input, chunks, dim=0): return input.chunk(chunks, dim)
+def narrow(input, dim, start, length): return input.narrow(dim, start, length)
 
 
 def cat(tensors, dim=0):

@@ -147,9 +147,9 @@ class Tensor(Value):
             self._op._retained = self
         return self
 
-    def backward(self, grad=None, retain_graph=None, create_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
         """d(self)/d(leaf) added to each leaf's .grad, as torch.Tensor.backward (retain_graph: create_graph's)."""
-        run_backward([self], [initial_grad(self, grad, create_graph)], create_graph if retain_graph is None
+        run_backward([self], [initial_grad(self, gradient, create_graph)], create_graph if retain_graph is None
                      else retain_graph, create_graph)
 
     def detach(self):
@@ -529,6 +529,78 @@ class Tensor(Value):
             return self.reshape(tuple(n for n in self.shape if n != 1))
         dims = ops.normalize_dims(dim, self.ndim)
         return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
+
+    # ----- PyTorch's conveniences, composed of the ops above (no backward of their own) -----
+    def narrow(self, dim, start, length):
+        """self's entries start .. start + length - 1 along dim (a view, as torch.narrow)."""
+        d = _check_dim("narrow", dim, self.ndim)
+        if not 0 <= (start + self.shape[d] if start < 0 else start) <= self.shape[d] - length or length < 0:
+            raise IndexError(f"narrow: start {start} and length {length} are out of range for dim {dim} "
+                             f"of size {self.shape[d]}")
+        start = start + self.shape[d] if start < 0 else start
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces along dim: each of split_size (the last one shorter) or of the listed sizes (torch.split)."""
+        d = _check_dim("split", dim, self.ndim)
+        n = self.shape[d]
+        if isinstance(split_size_or_sections, int):
+            if split_size_or_sections <= 0:
+                raise ValueError(f"split: split_size must be positive, got {split_size_or_sections}")
+            sizes = [min(split_size_or_sections, n - i) for i in range(0, n, split_size_or_sections)] or [0]
+        else:
+            sizes = list(split_size_or_sections)
+            if sum(sizes) != n:
+                raise RuntimeError(f"split: sizes {sizes} sum to {sum(sizes)}, not to dim {dim}'s size {n}")
+        starts = np.cumsum([0] + sizes[:-1])
+        return tuple(self.narrow(d, int(start), size) for start, size in zip(starts, sizes))
+
+    def chunk(self, chunks, dim=0):
+        """At most `chunks` pieces of equal size along dim (the last one shorter), as torch.chunk."""
+        if chunks <= 0:
+            raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
+        n = self.shape[_check_dim("chunk", dim, self.ndim)]
+        return self.split(max(-(-n // chunks), 1), dim)
+
+    def view_as(self, other): return self.reshape(other.shape)
+    def reshape_as(self, other): return self.reshape(other.shape)
+    def expand_as(self, other): return self.expand(*other.shape)
+
+    def contiguous(self):
+        """self when its array is laid out row by row already, else a copy that is (torch's contiguous)."""
+        return self if self.data.flags.c_contiguous else self.clone()
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of the given size with self's dtype and device unless given (torch's Tensor.new_zeros)."""
+        return self.new_full(size, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self.new_full(size, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        from .factories import full
+        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def eq(self, other): return self == other
+    def ne(self, other): return self != other
+    def lt(self, other): return self < other
+    def le(self, other): return self <= other
+    def gt(self, other): return self > other
+    def ge(self, other): return self >= other
+
+    def all(self, dim=None, keepdim=False):
+        """Whether every entry (along dim) is nonzero: a bool tensor (not differentiable)."""
+        return self._cut(self.data.all(axis=dim, keepdims=keepdim), "all")
+
+    def any(self, dim=None, keepdim=False):
+        """Whether some entry (along dim) is nonzero: a bool tensor (not differentiable)."""
+        return self._cut(self.data.any(axis=dim, keepdims=keepdim), "any")
+
+    def __format__(self, format_spec):
+        """f"{t:.2f}" for a 0-d tensor formats its value, as PyTorch; other tensors take only an empty spec."""
+        return format(self.item(), format_spec) if self.ndim == 0 else object.__format__(self, format_spec)
 
     def __getitem__(self, index):
         return ops.GetItem.apply(self, index=self._index(index, "getitem"))

@@ -1,12 +1,13 @@
 """minitorch.nn: modules, parameters, layers, losses, initialisers, gradient clipping."""
 from . import functional, init, utils
 from .containers import ModuleList, Sequential
-from .conv import AvgPool2d, Conv2d, MaxPool2d
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d
 from .flatten import Flatten, Unflatten
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, Parameter
 from .rnn import GRU, LSTM
+from .rnn_cell import LSTMCell
 
 __all__ = ["Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Tanh", "Sigmoid",
            "MSELoss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "ModuleList", "Sequential", "functional",

@@ -60,3 +60,17 @@ class AvgPool2d(_Pool2d):
 
     def forward(self, x):
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AdaptiveAvgPool2d(Module):
+    """The mean of each of output_size bins tiling the image: (N, C, H, W) -> (N, C, oh, ow) (1: a global mean)."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x):
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
