@@ -1,5 +1,5 @@
 """Fitting a polynomial with one nn.Linear on its powers, in the way pytorch/examples' regression does it: features
-made with torch.cat of x ** i, F.smooth_l1_loss, the update written by hand on param.data, a printed description of
+made with torch.cat of x ** i, F.smooth_l1_loss, the update written by hand under no_grad, a printed description of
 the learned polynomial (0-d tensors formatted with '{:+.2f}').
 
 Runs unchanged under `import minitorch as torch`; with `import torch` the weights, the target and the batches are
@@ -54,8 +54,9 @@ for batch_idx in range(1, 2001):
     output = F.smooth_l1_loss(fc(batch_x), batch_y)
     loss = output.item()
     output.backward()
-    for param in fc.parameters():
-        param.data.add_(-0.1 * param.grad)
+    with torch.no_grad():   # the example writes param.data.add_(...): minitorch's .data is the array (differences.md)
+        for param in fc.parameters():
+            param.add_(-0.1 * param.grad)
     if batch_idx % 400 == 0:
         print(f"{batch_idx} loss {loss:.6f}")
 

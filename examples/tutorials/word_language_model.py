@@ -1,7 +1,7 @@
 """A word-level language model with nn.RNN, in the way pytorch/examples' word_language_model trains one: a corpus
 batchified into columns (narrow, view, t().contiguous()), get_batch slicing bptt steps, the hidden state detached
-between batches (repackage_hidden), clip_grad_norm_, the SGD update written by hand (p.data.add_(p.grad,
-alpha=-lr)), the learning rate annealed when validation stops improving, perplexity as math.exp of the loss.
+between batches (repackage_hidden), clip_grad_norm_, the SGD update written by hand (p.add_(p.grad, alpha=-lr)
+under no_grad), the learning rate annealed when validation stops improving, perplexity as math.exp of the loss.
 
 Runs unchanged under `import minitorch as torch`; with `import torch` the weights are the same (set from NumPy by
 parameter name, names and shapes being PyTorch's) and dropout is off, so the printed losses agree.
@@ -95,8 +95,9 @@ for epoch in range(1, 7):
         loss = criterion(output, targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
-        for p in model.parameters():
-            p.data.add_(p.grad, alpha=-lr)
+        with torch.no_grad():   # the example writes p.data.add_(...): minitorch's .data is the array (differences.md)
+            for p in model.parameters():
+                p.add_(p.grad, alpha=-lr)
     val_loss = evaluate(val_data)
     print(f"{epoch} loss {val_loss:.4f} ppl {math.exp(val_loss):.3f} lr {lr}")
     if not best_val_loss or val_loss < best_val_loss:
