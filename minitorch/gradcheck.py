@@ -165,12 +165,10 @@ def _watched(fn, x64, weights):
                            f"same g to several ops (an Add's two inputs) and may hand a read-only one (a sum's "
                            f"broadcast): compute a new array (g * b, not g *= b)")
             raise _Stop from None
-        many = isinstance(grads, tuple)
-        grads = tuple(np.array(r) if any(r is g for g in frozen) else r for r in (grads if many else (grads,)))
-        for parent, returned in zip(op.parents, grads):
+        for parent, returned in zip(op.parents, grads if isinstance(grads, tuple) else (grads,)):
             if id(parent) in index and backend.is_array(returned):
                 raw[index[id(parent)]] = returned
-        return grads if many else grads[0]
+        return grads
 
     try:
         with op_hook(hook):

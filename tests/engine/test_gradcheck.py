@@ -312,3 +312,4 @@ def test_the_mutations_are_told_apart_on_arrays():
     assert "transposed" in diagnosis.name(a.T.reshape(3, 4), right, 0, raw=a.T)
     copies = np.broadcast_to(a.sum(axis=0) / 3, (3, 4))   # (3, 4) summed over axis 0 is a's column sums
     assert "summed over axes (0,) it is right" in diagnosis.name(np.zeros(4), [a.sum(axis=0)], 0, raw=copies)
+

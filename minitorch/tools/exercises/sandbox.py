@@ -128,10 +128,6 @@ class _Guard:
         finally:
             op.saved = saved
         self._unchanged(op, self.inputs.get(op, ()), "backward")
-        if isinstance(grads, tuple):   # a g passed on as it is becomes writable again: the walk may add into it
-            grads = tuple(np.array(r) if any(r is g for g in frozen) else r for r in grads)
-        elif any(grads is g for g in frozen):
-            grads = np.array(grads)
         self._dtypes(op, grads)
         return check_shapes(op, grads) if self.strict else grads
 
