@@ -347,6 +347,21 @@ def test_an_exception_in_a_students_file_names_that_file(tmp_path, capsys):
     assert f"at {folder / 'exp.py'}, line 13, in backward: return g * outt\n    (there: g (3,))" in out, out
 
 
+def test_an_error_on_import_names_the_line_and_its_source(tmp_path, capsys):
+    folder = tmp_path / "mine"
+    assert main(["start", str(folder)]) == 0
+    (folder / "mul.py").write_text("import numpy as np\n\nSCALE = np.ones(3) @ np.ones(4)\n")
+    capsys.readouterr()
+    assert main(["check", "mul", "--dir", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "does not import: ValueError: matmul: " in out, out
+    assert f"at {folder / 'mul.py'}, line 3, in <module>: SCALE = np.ones(3) @ np.ones(4)" in out, out
+    (folder / "mul.py").write_text("class Mul(:\n")
+    assert main(["check", "mul", "--dir", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "line 1 does not import: SyntaxError: invalid syntax (mul.py, line 1): class Mul(:" in out, out
+
+
 def test_an_engine_exercise_exception_names_the_students_line():
     def no_grad_that_raises():
         raise KeyError("state")

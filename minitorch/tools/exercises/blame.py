@@ -4,8 +4,6 @@ import linecache
 import re
 import traceback
 
-import numpy as np
-
 
 def files_of(function):
     """The source files of a student's function or Function class: where its own methods are written (the engine's
@@ -39,7 +37,7 @@ def _shapes_named(source, names):
     shapes = []
     for name in dict.fromkeys(re.findall(r"\b[A-Za-z_]\w*\b", source)):
         value = names.get(name)
-        if isinstance(value, np.ndarray) or (hasattr(value, "shape") and hasattr(value, "dtype")):
+        if isinstance(getattr(value, "shape", None), tuple) and not isinstance(value, type):   # (an array, a Tensor)
             shapes.append(f"{name} {tuple(value.shape)}")
     return ", ".join(shapes)
 
