@@ -15,7 +15,8 @@ from minitorch.tools.exercises.catalog import BY_NAME
 from minitorch.tools.exercises.drawing import draw_cases
 from minitorch.tools.exercises.promises import PROMISES, promised_cases
 from test_exercises import (ENGINE_MISTAKES, SOLUTIONS, Conv2d, CrossEntropy, Div, Exp, LayerNorm, LogSoftmax,
-                            LSTMCellFunction, MatMul, Mul, ScaledDotProductAttention, Softmax, _shifted, _summed_to)
+                            LSTMCellFunction, MatMul, Mul, ScaledDotProductAttention, Softmax, _shifted, _summed_to,
+                            with_mistake)
 
 HERE = "test_exercise_sandbox.py"
 
@@ -224,6 +225,8 @@ class CrossEntropyFloat64Targets(CrossEntropy):
 
 
 PROMISED = [
+    ("softmax", with_mistake("softmax", "no max shift"), r"forward differs from the engine's op on x .*values near "
+                                                         r"1000.*subtract the max"),
     ("div", DivSquared, r"DivSquared: the gradient of input 1 differs from the engine's op on a .*both near 1e200"
                         r".*diagnosis: b\*\*2 \(or b \* b\) is inf at b = 1e200"),
     ("log_softmax", LogSoftmaxUnshiftedEverywhere, r"forward differs from the engine's op on x .*values near 1000, "
