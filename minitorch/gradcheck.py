@@ -167,7 +167,7 @@ def _watched(fn, x64, weights):
             raise _Stop from None
         for parent, returned in zip(op.parents, grads if isinstance(grads, tuple) else (grads,)):
             if id(parent) in index and backend.is_array(returned):
-                raw[index[id(parent)]] = returned
+                raw[index[id(parent)]] = backend.to_numpy(returned)   # (a failure's diagnosis: on the host)
         return grads
 
     try:

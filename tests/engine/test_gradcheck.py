@@ -313,3 +313,12 @@ def test_the_mutations_are_told_apart_on_arrays():
     copies = np.broadcast_to(a.sum(axis=0) / 3, (3, 4))   # (3, 4) summed over axis 0 is a's column sums
     assert "summed over axes (0,) it is right" in diagnosis.name(np.zeros(4), [a.sum(axis=0)], 0, raw=copies)
 
+
+
+def test_the_mistake_is_named_for_tensors_on_the_device_too(device):
+    """The gradient a backward returned, read on the host: a transposed one is named on "cuda" as on the CPU."""
+    a = mt.tensor(np.random.default_rng(0).uniform(0.5, 2.0, (3, 4)), requires_grad=True, device=device)
+    b = mt.tensor(np.random.default_rng(1).uniform(0.5, 2.0, (4, 2)), requires_grad=True, device=device)
+    with pytest.raises(mt.GradcheckError, match=r"likely mistake: your backward returned input 1's gradient in shape "
+                                                r"\(2, 4\) for an input \(4, 2\): the right one transposed"):
+        mt.gradcheck(lambda x, y: MatMulTransposedDb.apply(x, y), [a, b])
