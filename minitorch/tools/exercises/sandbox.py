@@ -7,7 +7,8 @@ that other ops read too, and the walk hands one g to several ops (an Add's two i
 (a sum's broadcast). A write raises, and is named: "your backward writes into g", "your forward changes its input
 a". Forward's inputs are compared with a copy after forward and after backward (a write that got past the flags);
 a float32 input must give a float32 output and gradient (training runs in float32: a float64 array in the middle
-makes every later op twice as slow); with strict=True, a gradient must be shaped like its input (strict_shapes.py).
+turns every op after it into float64); with strict=True, a gradient must be shaped like its input
+(strict_shapes.py).
 It reaches the walk through the engine's one extension point, `core.op_hook`.
 """
 import contextlib
