@@ -188,12 +188,13 @@ class CrossEntropy(Solution):
         n, c = x.shape
         valid = target != ignore_index
         e = 0.0 if self.mistake == "smoothing dropped in backward" else label_smoothing
-        q = (1 - label_smoothing) * np.eye(c)[np.where(valid, target, 0)] + label_smoothing / c
+        q = (1 - label_smoothing) * np.eye(c, dtype=x.dtype)[np.where(valid, target, 0)] + label_smoothing / c
         z = _shifted(x, 1)
         log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
         self.reduction, self.n_valid = reduction, max(int(valid.sum()), 1)
         # the soft targets backward subtracts (without smoothing for the mistake)
-        self.save_for_backward(np.exp(log_p), (1 - e) * np.eye(c)[np.where(valid, target, 0)] + e / c, valid)
+        self.save_for_backward(np.exp(log_p), (1 - e) * np.eye(c, dtype=x.dtype)[np.where(valid, target, 0)] + e / c,
+                               valid)
         loss = -(q * log_p).sum(axis=1) * valid
         return {"none": loss, "sum": np.asarray(loss.sum()), "mean": np.asarray(loss.sum() / self.n_valid)}[reduction]
 
@@ -239,7 +240,7 @@ class LayerNorm(Solution):
 
 class ScaledDotProductAttention(Solution):
     def forward(self, q, k, v, mask, words, dropout_p):
-        self.scale = 1 / np.sqrt(q.shape[-1])
+        self.scale = 1 / float(np.sqrt(q.shape[-1]))   # a Python float: float32 stays float32
         s = q @ k.swapaxes(-1, -2) * self.scale
         if mask is not None:
             s = np.where(mask, s, -np.inf)
@@ -303,7 +304,7 @@ class Conv2d(Solution):
         d_weight = np.einsum("nol,nkl->ok", g2, cols2).reshape(weight.shape)
         d_bias = g.sum(axis=0) if self.mistake == "bias summed over the batch only" else g.sum(axis=(0, 2, 3))
         d_cols = np.einsum("ok,nol->nkl", weight.reshape(o, -1), g2).reshape(n, c, kh, kw, ho, wo)
-        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw))
+        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw), dtype=g.dtype)
         for i in range(kh):
             for j in range(kw):
                 rows = slice(i * w.dh, i * w.dh + w.sh * (ho - 1) + 1, w.sh)

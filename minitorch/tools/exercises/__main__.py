@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from . import EXAMPLES, EXERCISES, ExerciseFailed, check
+from .blame import where
 from .catalog import BY_NAME
 
 STUBS = Path(__file__).resolve().parent / "stubs"
@@ -24,9 +25,10 @@ def load(exercise, folder):
     try:
         spec.loader.exec_module(module)
     except Exception as e:
-        line = getattr(e, "lineno", None)
-        raise ExerciseFailed(f"{path}{f', line {line}' if line else ''} does not import: {type(e).__name__}: {e}") \
-            from None
+        line = getattr(e, "lineno", None)   # a SyntaxError's; any other error's line is in its traceback
+        source = f": {e.text.strip()}" if isinstance(e, SyntaxError) and e.text else ""
+        raise ExerciseFailed(f"{path}{f', line {line}' if line else ''} does not import: {type(e).__name__}: {e}"
+                             f"{source}{where(e, {str(path)})}") from None
     if not hasattr(module, exercise.cls):
         raise ExerciseFailed(f"{path} has no class {exercise.cls}: keep the stub's class name")
     return getattr(module, exercise.cls)

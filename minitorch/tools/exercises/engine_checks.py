@@ -8,6 +8,7 @@ from ...core.grad_mode import no_grad as engine_no_grad
 from ...tensor import Tensor
 from . import reference
 from .case import ROW, Case
+from .blame import files_of, where
 from .diagnose import plain, show
 from .grader import ExerciseFailed
 from .harness import Value, build, state
@@ -263,28 +264,70 @@ def _trace(program, no_grad, records):
     return trace
 
 
-def check_no_grad(function, case, strict=True):
-    program = case.options["program"]
+def _no_grad_mismatch(function, program):
+    """(where, yours, the engine's) for the first op whose recording differs between the student's no_grad and the
+    engine's on program, or None."""
     x = Tensor._make(np.ones(2), requires_grad=True)
     want = _trace(program, engine_no_grad, lambda: (x * x).requires_grad)
     v = Value(np.ones(2))
     state.grad_enabled = True
     try:
         got = _trace(program, function, lambda: bool((v * v).parents))
+    finally:
+        state.grad_enabled = True
+    return next(((where, mine, engine) for (mine, where), (engine, _) in zip(got, want) if mine != engine), None)
+
+
+def _smaller(steps):
+    """Each program one step smaller than steps: a step left out, a block replaced by what it holds, a block that
+    raises made one that does not, or one of these inside a block."""
+    for k, s in enumerate(steps):
+        yield steps[:k] + steps[k + 1:]
+        if s[0] == "block":
+            yield steps[:k] + s[1] + steps[k + 1:]
+            if s[2]:
+                yield steps[:k] + [("block", s[1], False)] + steps[k + 1:]
+            for inner in _smaller(s[1]):
+                yield steps[:k] + [("block", inner, s[2])] + steps[k + 1:]
+
+
+def _shrunk(function, program):
+    """The smallest program (greedily) on which the student's no_grad still differs from the engine's: a failing case
+    small enough to follow by hand."""
+    shrinking = True
+    while shrinking:
+        shrinking = False
+        for smaller in _smaller(program):
+            try:
+                failed = _no_grad_mismatch(function, smaller) is not None
+            except Exception:
+                failed = False   # (another failure: keep the case that shows this one)
+            if failed:
+                program, shrinking = smaller, True
+                break
+    return program
+
+
+def check_no_grad(function, case, strict=True):
+    program = case.options["program"]
+    try:
+        mismatch = _no_grad_mismatch(function, program)
     except NotImplementedError:
         raise ExerciseFailed("no_grad is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
-        raise ExerciseFailed(f"no_grad failed on {case.text}: {type(e).__name__}: {e}") from e
-    finally:
-        state.grad_enabled = True
-    for (mine, where), (engine, _) in zip(got, want):
-        if mine != engine:
-            why = {"after a block left by an exception": "restore the mode in a finally: clause, so that an "
-                                                         "exception inside the block cannot leave it off",
-                   "nested": "restore the mode the block found (a saved previous value), not True: an inner block "
-                             "ends inside an outer one"}
-            key = "nested" if "nested" in where and "exception" not in where else where
-            hint = why.get(key, "an op records its graph exactly when no no_grad block is open")
-            raise ExerciseFailed(f"no_grad: an op {where} {'records' if mine else 'does not record'} its graph "
-                                 f"where the engine's {'does' if engine else 'does not'}, on {case.text}\n"
-                                 f"  diagnosis: {hint}")
+        raise ExerciseFailed(f"no_grad failed on {case.text}: {type(e).__name__}: {e}"
+                             f"{where(e, files_of(function))}") from e
+    if mismatch is None:
+        return
+    small = _shrunk(function, program)
+    place, mine, engine = _no_grad_mismatch(function, small)
+    shown = f"the blocks {_describe(small)}" + (" (the drawn case, shrunk to the smallest nesting that fails)"
+                                                if small != program else "")
+    why = {"after a block left by an exception": "restore the mode in a finally: clause, so that an exception inside "
+                                                 "the block cannot leave it off",
+           "nested": "restore the mode the block found (a saved previous value), not True: an inner block ends inside "
+                     "an outer one"}
+    key = "nested" if "nested" in place and "exception" not in place else place
+    hint = why.get(key, "an op records its graph exactly when no no_grad block is open")
+    raise ExerciseFailed(f"no_grad: an op {place} {'records' if mine else 'does not record'} its graph where the "
+                         f"engine's {'does' if engine else 'does not'}, on {shown}\n  diagnosis: {hint}")

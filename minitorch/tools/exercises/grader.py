@@ -7,9 +7,11 @@ import numpy as np
 from ... import backend
 from ...core.grad_mode import no_grad
 from ...tensor import Tensor
-from .strict_shapes import strict_shapes
-from .diagnose import diagnose, replay, show
+from .blame import files_of, read, where
+from .sandbox import Broken, sandbox
+from .diagnose import COMMAND, diagnose, replay, show
 from .drawing import draw_cases
+from .promises import promised_cases
 
 EXAMPLES = 10  # drawn cases per check: a wrong backward fails on the first few; the whole sequence runs in seconds
 
@@ -31,6 +33,14 @@ def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, fo
             exercise.check_case(function, case, strict)
         except ExerciseFailed as failure:
             raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases), folder)}") from None
+    if hasattr(exercise, "apply"):
+        for case, hint in promised_cases(exercise, cases[0]):
+            try:
+                check_promise(exercise, function, case, hint, strict)
+            except ExerciseFailed as failure:
+                where = "--solution" if folder is None else f"--dir {folder}"
+                raise ExerciseFailed(f"{failure}\n  replay: a case the stub promises, checked after the drawn cases "
+                                     f"on every run of `{COMMAND} check {exercise.name} {where}`") from None
     if notes is not None and hasattr(exercise, "apply"):
         notes.extend(unused_saved(exercise, function, cases[0]))
     return len(cases)
@@ -83,7 +93,14 @@ def unused_saved(exercise, function, case):
 
 
 def _leaves(case):
-    return [None if a is None else Tensor._make(a.copy(), requires_grad=True) for a in case.arrays]
+    """The case's arrays as leaves, read-only as the data a student's op is given must be treated (sandbox.py)."""
+    return [None if a is None else Tensor._make(_read_only_copy(a), requires_grad=True) for a in case.arrays]
+
+
+def _read_only_copy(a):
+    a = a.copy()
+    a.setflags(write=False)
+    return a
 
 
 # what the engine reads on an op beside plain attributes: its graph parents, what it saved, and `kept`: what forward
@@ -103,14 +120,15 @@ def _arrays_kept_as_attributes(student_op):
                 yield name, item
 
 
-def _value_and_grads(exercise, call, case, who, graded=False):
-    """call(tensors) and the gradients of sum(w * out) for fixed random weights w: (out array, [grad arrays]).
-    graded: the student's op, whose saved state is checked too."""
+def _value_and_grads(exercise, call, case, who, graded=None):
+    """call(tensors) and the gradients of sum(w * out) for fixed random weights w (in out's dtype): (out array,
+    [grad arrays], w). graded: the student's Function (or None), whose saved state is checked too, and whose file an
+    exception is traced back to."""
     leaves = _leaves(case)
     stage = "forward"
     try:
         out = call(leaves)
-        kept = next(_arrays_kept_as_attributes(out._op), None) if graded and out._op is not None else None
+        kept = next(_arrays_kept_as_attributes(out._op), None) if graded is not None and out._op is not None else None
         if kept is not None:
             name, array = kept
             raise ExerciseFailed(f"{who} forward keeps an array as self.{name} ({array.dtype} {array.shape}): declare "
@@ -119,11 +137,13 @@ def _value_and_grads(exercise, call, case, who, graded=False):
                                  f"attributes)")
         weights = np.random.default_rng(1).standard_normal(out.shape)
         stage = "backward"
-        (out * Tensor._make(weights)).sum().backward()
+        (out * Tensor._make(weights.astype(out.dtype))).sum().backward()
     except NotImplementedError:
         raise ExerciseFailed(f"{who} {stage} is not written yet (it raises NotImplementedError)") from None
     except ExerciseFailed:
         raise
+    except Broken as e:
+        raise ExerciseFailed(f"{e}\n  on {case.text}") from None
     except Exception as e:
         # the engine checks what backward returns: "... incorrect number of gradients (expected n, got m)"
         count = re.search(r"incorrect number of gradients \(expected (\d+), got (\d+)\)", str(e))
@@ -135,8 +155,10 @@ def _value_and_grads(exercise, call, case, who, graded=False):
                                  f"input that gets none (a mask, a target)") from None
         if str(e).startswith("strict shapes:"):
             raise ExerciseFailed(f"{who} wrong-shaped gradient on {case.text}: {e}") from None
-        raise ExerciseFailed(f"{who} {stage} failed on {case.text}: {type(e).__name__}: {e}"
-                             f"{_batched_transpose(case, e)}") from e
+        place = where(e, files_of(graded)) if graded is not None else ""
+        batched = _batched_transpose(case, e) if ".T" in place or not place else ""   # (a .T on the line, if known)
+        raise ExerciseFailed(f"{who} {stage} failed on {case.text}: {type(e).__name__}: {e}{place}"
+                             f"{read(e) if place else ''}{batched}") from e
     grads = [None if t is None else (np.zeros(t.shape) if t.grad is None else t.grad.numpy()) for t in leaves]
     return out.numpy(), grads, weights
 
@@ -176,6 +198,31 @@ def check_case(exercise, function, case, strict=True):
             raise
 
 
+def check_promise(exercise, function, case, hint, strict=True):
+    """A case the stub promises (promises.py): the student's op against the engine's, in relative terms (at 1e200
+    an absolute tolerance passes anything, and finite differences mean nothing), in the case's dtype."""
+    name = function.__name__
+    with np.errstate(all="ignore"):
+        with sandbox(strict):
+            out, grads, _ = _value_and_grads(exercise, lambda t: exercise.apply(function, t, case.options), case,
+                                             f"{name}:", graded=function)
+        want, want_grads, _ = _value_and_grads(exercise, lambda t: exercise.reference(t, case.options), case,
+                                               "the engine's op:")
+    diagnosis = f"\n  diagnosis: {hint}" if hint else ""
+    for what, got, right in [("forward", out, want), *[(f"the gradient of input {i}", g, w)
+                                                        for i, (g, w) in enumerate(zip(grads, want_grads))
+                                                        if g is not None]]:
+        if got.dtype != right.dtype:
+            raise ExerciseFailed(f"{name}: {what} is {got.dtype} where the engine's is {right.dtype}, on {case.text}")
+        loose = right.dtype == np.float32
+        size = float(np.abs(right).max(initial=0))
+        if got.shape != right.shape or not np.allclose(got, right, rtol=1e-4 if loose else 1e-7,
+                                                       atol=(1e-5 if loose else 1e-12) * size):
+            overflow = diagnosis if np.isfinite(right).all() else ""
+            raise ExerciseFailed(f"{name}: {what} differs from the engine's op on {case.text}: "
+                                 f"{_difference(got, right)}{overflow}\n{show(case.arrays, exercise.inputs)}")
+
+
 def numerical_grads(call, case, weights, eps=1e-6):
     """Central finite differences of L = sum(weights * call(x)) for each input array (float64): the gradients an
     exact backward returns for the incoming gradient `weights`."""
@@ -206,11 +253,9 @@ def numerical_grads(call, case, weights, eps=1e-6):
 
 def _compare(exercise, function, case, mine, engine, strict):
     name = function.__name__
-    if strict:  # the student's op only: the engine's ops hand broadcasting to the walk by design
-        with strict_shapes():
-            out, grads, weights = _value_and_grads(exercise, mine, case, f"{name}:", graded=True)
-    else:
-        out, grads, weights = _value_and_grads(exercise, mine, case, f"{name}:", graded=True)
+    # strict: the student's op only: the engine's ops hand broadcasting to the walk by design
+    with sandbox(strict):
+        out, grads, weights = _value_and_grads(exercise, mine, case, f"{name}:", graded=function)
     want, want_grads, _ = _value_and_grads(exercise, engine, case, "the engine's op:")
     if out.shape != want.shape or not np.allclose(out, want, rtol=1e-9, atol=1e-12):
         overflow = ""
