@@ -55,11 +55,14 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
     try:
         _weighted_loss_backward(outs, weights)
     except (ValueError, RuntimeError) as e:
-        if not _read_only(e):
+        if _read_only(e):
+            written = _watched(fn, x64, weights)[1]
+            raise GradcheckError(f"gradcheck: backward failed: {e}" + (f"\n  likely mistake: {written}" if written
+                                                                       else "")) from None
+        if not _misshaped(e):
             raise
-        written = _watched(fn, x64, weights)[1]
-        raise GradcheckError(f"gradcheck: backward failed: {e}" + (f"\n  likely mistake: {written}" if written
-                                                                   else "")) from None
+        raise GradcheckError(f"gradcheck: backward failed: {e}"
+                             + _shape_diagnosis(fn, x64, checked, outs, weights, scalar, eps, atol, rtol)) from None
 
     analytic = {i: x64[i].grad.numpy() if x64[i].grad is not None else np.zeros(x64[i].shape) for i in checked}
     for i in checked:
@@ -114,6 +117,29 @@ def _diagnosis(fn, x64, checked, i, analytic, outs, weights, scalar, eps, atol, 
     shapes = [(f"input {k}", x64[k].shape) for k in checked] + [(f"output {k}", o.shape) for k, o in enumerate(outs)]
     found = gradcheck_diagnosis.name(analytic[i], numeric, i, raw.get(i), shapes, rtol=rtol, atol=atol)
     return f"\n  likely mistake: {found}" if found else ""
+
+
+def _shape_diagnosis(fn, x64, checked, outs, weights, scalar, eps, atol, rtol):
+    """'\n  likely mistake: ...' when the engine refused a gradient that its input's shape does not broadcast to: what
+    that gradient, laid out in the input's shape, is of the right ones (a transpose, say), or ''."""
+    raw = _watched(fn, x64, weights)[0]
+    for i in checked:
+        if i in raw and raw[i].shape != x64[i].shape and raw[i].size == x64[i].data.size:
+            numeric = [None] * len(x64)
+            for k in checked:
+                numeric[k] = np.array([_numerical_at(x64[k], j, scalar, x64, eps) for j in range(x64[k].data.size)]
+                                      ).reshape(x64[k].shape)
+            shapes = [(f"input {k}", x64[k].shape) for k in checked] + [(f"output {k}", o.shape)
+                                                                         for k, o in enumerate(outs)]
+            found = gradcheck_diagnosis.name(raw[i].reshape(x64[i].shape), numeric, i, raw[i], shapes, rtol=rtol,
+                                             atol=atol)
+            return f"\n  likely mistake: {found}" if found else ""
+    return ""
+
+
+def _misshaped(error):
+    """Whether error is the walk's refusal of a gradient that its input's shape does not broadcast to."""
+    return "returned an invalid gradient" in str(error)
 
 
 class _Stop(Exception):
@@ -175,6 +201,9 @@ def _watched(fn, x64, weights):
             _weighted_loss_backward(_as_outputs(fn(*xs)), weights)
     except _Stop:
         pass
+    except RuntimeError as e:   # a misshaped gradient: raw holds it already
+        if not _misshaped(e):
+            raise
     return raw, written[0] if written else ""
 
 

@@ -261,8 +261,9 @@ NAMED = [
     ("transpose, square", lambda a, b: MatMulTransposedDb.apply(a, b), [(3, 3), (3, 3)],
      r"input 1 at index .*likely mistake: your gradient of input 1 is the right one transposed"),
     ("transpose, (4, 2)", lambda a, b: MatMulTransposedDb.apply(a, b), [(3, 4), (4, 2)],
-     r"input 1 at index .*likely mistake: your backward returned input 1's gradient in shape \(2, 4\) for an input "
-     r"\(4, 2\): the right one transposed"),
+     r"backward failed: Function MatMulTransposedDb.backward returned an invalid gradient - got \[2, 4\] but expected "
+     r"shape compatible with \[4, 2\]\n  likely mistake: your backward returned input 1's gradient in shape \(2, 4\) "
+     r"for an input \(4, 2\): the right one transposed"),
     ("transpose, ctx form", lambda a, b: CtxMatMulTransposedDb.apply(a, b), [(3, 4), (4, 2)],
      r"likely mistake: your backward returned input 1's gradient in shape \(2, 4\) .*: the right one transposed"),
     ("swap", lambda a, b: MulSwapped.apply(a, b), [(3,), (3,)], SWAP),
