@@ -399,15 +399,20 @@ def _difference_9(torch):
     from minitorch.utils import data
     assert not any(hasattr(mt, name) for name in ("compile", "jit", "sparse"))
     assert all(hasattr(data, name) for name in ("Dataset", "TensorDataset", "Subset", "random_split", "DataLoader"))
+    assert all(hasattr(data, name) for name in ("SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+                                                "BatchSampler"))
     ds = data.TensorDataset(mt.arange(4))
-    assert _raises(ValueError, lambda: data.DataLoader(ds, num_workers=2))
-    assert _raises(TypeError, lambda: data.DataLoader(ds, sampler=None))
-    assert not hasattr(data, "Sampler")
+    import multiprocessing
+    before = len(multiprocessing.active_children())
+    loader = data.DataLoader(ds, batch_size=2, num_workers=2, pin_memory=True)
+    assert [b.tolist() for (b,) in loader] == [[0, 1], [2, 3]]
+    assert len(multiprocessing.active_children()) == before   # no worker started
+    assert not any(hasattr(data, name) for name in ("IterableDataset", "WeightedRandomSampler", "DistributedSampler"))
     if torch:
         assert all(hasattr(torch, name) for name in ("compile", "jit", "sparse"))
         import torch.utils.data
-        torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.arange(4)), num_workers=2, sampler=None)
-        assert hasattr(torch.utils.data, "Sampler")
+        assert all(hasattr(torch.utils.data, name) for name in ("IterableDataset", "WeightedRandomSampler",
+                                                                "DistributedSampler"))
 
 
 def _difference_10(torch):
