@@ -373,6 +373,11 @@ def _difference_6(torch):
         assert mt.load(path)["w"].numpy().tolist() == [1.0, 2.0]
         assert mt.load(path, weights_only=True, map_location="cpu")["w"].numpy().tolist() == [1.0, 2.0]
         assert _raises(ValueError, lambda: mt.load(path, weights_only=False))
+        import io
+        buffer = io.BytesIO()
+        mt.save({"w": mt.tensor([1.0, 2.0])}, buffer)
+        buffer.seek(0)
+        assert mt.load(buffer)["w"].tolist() == [1.0, 2.0]
         if torch:
             import zipfile
             torch.save({"w": torch.tensor([1.0, 2.0])}, Path(folder) / "state.pt")
