@@ -466,6 +466,7 @@ def _difference_14(torch):
     sd = opt.state_dict()
     assert opt.state[p] is opt.state[0] and sd["state"][0]["step"] == 1 and isinstance(sd["state"][0]["step"], int)
     assert sorted(sd) == ["param_groups", "state"] and "foreach" not in sd["param_groups"][0]
+    assert "maximize" not in sd["param_groups"][0] and mt.optim.Adamax([p]).param_groups[0]["maximize"] is False
     if torch:
         q = torch.nn.Parameter(torch.ones(2))
         theirs = torch.optim.Adam([q])
