@@ -298,3 +298,23 @@ def test_lstm_gru_and_nll_loss_on_the_device_match_the_cpu(device):
         results[where] = [loss.numpy(), xt.grad.numpy()] + [p.grad.numpy() for p in lstm.parameters()]
     for a, b in zip(results["cpu"], results[device]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_rnn_and_rnn_cell_on_the_device_match_the_cpu(nonlinearity, device):
+    x, h0 = RNG.standard_normal((2, 4, 3)), RNG.standard_normal((4, 2, 5))   # batch_first: B = 2, T = 4
+    results = {}
+    for where in ("cpu", device):
+        mt.manual_seed(0)
+        rnn = nn.RNN(3, 5, 2, nonlinearity, batch_first=True, bidirectional=True, dtype=np.float64).to(where)
+        cell = nn.RNNCell(3, 5, nonlinearity=nonlinearity, dtype=np.float64).to(where)
+        xt = mt.tensor(x, dtype=np.float64, device=where, requires_grad=True)
+        out, h_n = rnn(xt, mt.tensor(h0, dtype=np.float64, device=where))
+        h = cell(xt[:, 0], cell(xt[:, 1]))
+        loss = (out * out).sum() + h_n.sum() + (h * h).sum()
+        loss.backward()
+        assert out.device == where and xt.grad.device == where
+        results[where] = [loss.numpy(), xt.grad.numpy()] + [p.grad.numpy() for p in rnn.parameters()] + [
+            p.grad.numpy() for p in cell.parameters()]
+    for a, b in zip(results["cpu"], results[device]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
