@@ -483,12 +483,13 @@ def _difference_15(torch):
     rnn = mt.nn.RNN(2, 3, 2, "relu")
     assert [n for n, _ in rnn.named_parameters()][4:6] == ["weight_ih_l1", "weight_hh_l1"]
     assert _raises(ValueError, lambda: mt.nn.RNNCell(2, 3, nonlinearity="sigmoid"))
-    assert not any(hasattr(mt.nn, name) for name in ("LSTMCell", "GRUCell"))
+    assert [n for n, _ in mt.nn.LSTMCell(2, 3).named_parameters()] == ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
     if torch:
         torch.nn.LSTM(2, 3, proj_size=1)
         cell = torch.nn.RNNCell(2, 3, nonlinearity="sigmoid")   # made; refused when called
         assert _raises(RuntimeError, lambda: cell(torch.zeros(1, 2)))
-        assert all(hasattr(torch.nn, name) for name in ("LSTMCell", "GRUCell"))
+        assert [n for n, _ in torch.nn.LSTMCell(2, 3).named_parameters()] == ["weight_ih", "weight_hh", "bias_ih",
+                                                                             "bias_hh"]
 
 
 def _difference_16(torch):

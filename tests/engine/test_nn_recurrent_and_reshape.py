@@ -1,6 +1,6 @@
-"""nn.RNN, nn.RNNCell, nn.LSTM and nn.GRU with PyTorch's interface (against a NumPy form written here, by central
-finite differences, and against torch.nn with the weights copied), nn.Flatten / nn.Unflatten, nn.NLLLoss
-(F.nll_loss), nn.LogSoftmax."""
+"""nn.RNN, nn.LSTM, nn.GRU and the cells (RNNCell, LSTMCell, GRUCell) with PyTorch's interface (against a NumPy
+form written here, by central finite differences, and against torch.nn with the weights copied), nn.Flatten /
+nn.Unflatten, nn.NLLLoss (F.nll_loss), nn.LogSoftmax."""
 import numpy as np
 import pytest
 from finite_differences import central_differences
@@ -176,29 +176,39 @@ def test_rnn_loads_torchs_state_dict_and_gives_its_outputs():
         assert np.abs(w.numpy()).max() <= 0.25 and np.abs(w.numpy()).max() > 0.2
 
 
-@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+CELLS = {"RNNCell": {}, "RNNCell-relu": {"nonlinearity": "relu"}, "LSTMCell": {}, "GRUCell": {}}
+
+
+@pytest.mark.parametrize("kind", list(CELLS))
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("shape, hidden", [((2, 3), True), ((2, 3), False), ((3,), True), ((3,), False)])
-def test_rnn_cell_matches_torch(nonlinearity, bias, shape, hidden):
+def test_cells_match_torch(kind, bias, shape, hidden):
     torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
-    theirs = torch.nn.RNNCell(3, 4, bias, nonlinearity, dtype=torch.float64)
-    ours = nn.RNNCell(3, 4, bias, nonlinearity, dtype=np.float64)
+    name, kw = kind.split("-")[0], CELLS[kind]
+    theirs = getattr(torch.nn, name)(3, 4, bias, dtype=torch.float64, **kw)
+    ours = getattr(nn, name)(3, 4, bias, dtype=np.float64, **kw)
     assert repr(ours) == repr(theirs) and list(ours.state_dict()) == list(theirs.state_dict())
     _torch_state_into(ours, theirs)
     x = RNG.standard_normal(shape)
-    h = RNG.standard_normal(shape[:-1] + (4,)) if hidden else None
+    n_states = 2 if name == "LSTMCell" else 1
+    states = [RNG.standard_normal(shape[:-1] + (4,)) for _ in range(n_states)] if hidden else []
     xs = mt.tensor(x, dtype=np.float64, requires_grad=True), torch.tensor(x, requires_grad=True)
-    hs = (None, None) if h is None else (mt.tensor(h, dtype=np.float64, requires_grad=True),
-                                         torch.tensor(h, requires_grad=True))
-    out, ref = ours(xs[0], hs[0]), theirs(xs[1], hs[1])
-    assert out.shape == tuple(ref.shape) and out.dtype == np.float64
-    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-14)
-    w = RNG.standard_normal(out.shape)
-    (out * mt.tensor(w, dtype=np.float64)).sum().backward()
-    (ref * torch.tensor(w)).sum().backward()
-    pairs = [(xs[0].grad, xs[1].grad)] + ([(hs[0].grad, hs[1].grad)] if hidden else [])
-    mine = dict(ours.named_parameters())
-    pairs += [(mine[n].grad, q.grad) for n, q in theirs.named_parameters()]
+    mine = [mt.tensor(h, dtype=np.float64, requires_grad=True) for h in states]
+    yours = [torch.tensor(h, requires_grad=True) for h in states]
+
+    def pack(hs):   # the state as the cell takes it: None, h, or (h, c)
+        return None if not hs else tuple(hs) if n_states == 2 else hs[0]
+    out, ref = ours(xs[0], pack(mine)), theirs(xs[1], pack(yours))
+    outs, refs = (out, ref) if n_states == 2 else ((out,), (ref,))
+    w = [RNG.standard_normal(o.shape) for o in outs]
+    for o, r in zip(outs, refs):
+        assert o.shape == tuple(r.shape) and o.dtype == np.float64
+        np.testing.assert_allclose(o.numpy(), r.detach().numpy(), rtol=1e-12, atol=1e-14)
+    sum((o * mt.tensor(v, dtype=np.float64)).sum() for o, v in zip(outs, w)).backward()
+    sum((r * torch.tensor(v)).sum() for r, v in zip(refs, w)).backward()
+    pairs = [(xs[0].grad, xs[1].grad)] + [(a.grad, b.grad) for a, b in zip(mine, yours)]
+    named = dict(ours.named_parameters())
+    pairs += [(named[n].grad, q.grad) for n, q in theirs.named_parameters()]
     for a, b in pairs:
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
 
@@ -209,7 +219,10 @@ def test_rnn_errors_as_torch():
              lambda m, t: m.RNN(3, 4, 2)(t.zeros(5, 1, 3), t.zeros(1, 1, 4)),
              lambda m, t: m.RNNCell(3, 4)(t.zeros(2, 1, 3)),
              lambda m, t: m.RNNCell(3, 4)(t.zeros(2, 3), t.zeros(1, 2, 4)),
-             lambda m, t: m.RNNCell(3, 4)(t.zeros(2, 5))]
+             lambda m, t: m.RNNCell(3, 4)(t.zeros(2, 5)),
+             lambda m, t: m.LSTMCell(3, 4)(t.zeros(2, 3), (t.zeros(2, 4), t.zeros(2, 1, 4))),
+             lambda m, t: m.GRUCell(3, 4)(t.zeros(1, 2, 3)),
+             lambda m, t: m.GRUCell(3, 4)(t.zeros(2, 3), t.zeros(3, 4))]
     for case in cases:
         with pytest.raises(Exception) as theirs:
             case(torch.nn, torch)
@@ -301,20 +314,23 @@ def test_lstm_gru_and_nll_loss_on_the_device_match_the_cpu(device):
 
 
 @pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
-def test_rnn_and_rnn_cell_on_the_device_match_the_cpu(nonlinearity, device):
+def test_rnn_and_the_cells_on_the_device_match_the_cpu(nonlinearity, device):
     x, h0 = RNG.standard_normal((2, 4, 3)), RNG.standard_normal((4, 2, 5))   # batch_first: B = 2, T = 4
     results = {}
     for where in ("cpu", device):
         mt.manual_seed(0)
         rnn = nn.RNN(3, 5, 2, nonlinearity, batch_first=True, bidirectional=True, dtype=np.float64).to(where)
         cell = nn.RNNCell(3, 5, nonlinearity=nonlinearity, dtype=np.float64).to(where)
+        lstm_cell = nn.LSTMCell(3, 5, dtype=np.float64).to(where)
+        gru_cell = nn.GRUCell(3, 5, dtype=np.float64).to(where)
         xt = mt.tensor(x, dtype=np.float64, device=where, requires_grad=True)
         out, h_n = rnn(xt, mt.tensor(h0, dtype=np.float64, device=where))
         h = cell(xt[:, 0], cell(xt[:, 1]))
-        loss = (out * out).sum() + h_n.sum() + (h * h).sum()
+        h_l, c_l = lstm_cell(xt[:, 1], (h, h))
+        loss = (out * out).sum() + h_n.sum() + (h * h).sum() + (h_l * c_l).sum() + gru_cell(xt[:, 2], c_l).sum()
         loss.backward()
         assert out.device == where and xt.grad.device == where
-        results[where] = [loss.numpy(), xt.grad.numpy()] + [p.grad.numpy() for p in rnn.parameters()] + [
-            p.grad.numpy() for p in cell.parameters()]
+        results[where] = [loss.numpy(), xt.grad.numpy()] + [p.grad.numpy() for m in (rnn, cell, lstm_cell, gru_cell)
+                                                            for p in m.parameters()]
     for a, b in zip(results["cpu"], results[device]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
