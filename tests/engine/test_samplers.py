@@ -123,6 +123,10 @@ def test_data_loader_with_a_sampler_or_a_batch_sampler_as_torch():
     batches = BatchSampler(RandomSampler(range(10), generator=seeded(2)), 4, drop_last=True)
     assert [b[0].shape for b in DataLoader(ours_ds, batch_sampler=batches)] == [(4,), (4,)]
     assert DataLoader(ours_ds, num_workers=2).num_workers == 2 and DataLoader(ours_ds, pin_memory=True).pin_memory
+    # without batches, a collate_fn of the user's still sees each item, as torch's
+    twice = list(DataLoader(ours_ds, batch_size=None, sampler=[1, 3], collate_fn=lambda item: item[0] * 2))
+    theirs = list(tdata.DataLoader(theirs_ds, batch_size=None, sampler=[1, 3], collate_fn=lambda item: item[0] * 2))
+    assert [t.item() for t in twice] == [t.item() for t in theirs] == [22, 26]
 
 
 @pytest.mark.parametrize("kw", [dict(sampler=[0, 1], shuffle=True), dict(batch_sampler=[[0]], batch_size=2),

@@ -41,7 +41,8 @@ class DataLoader:
     """Iterate over dataset in batches of batch_size items (the last one smaller unless drop_last), in the order of
     sampler (an iterable of indices; default: in order, or with shuffle a new permutation each epoch drawn from
     generator, a minitorch.Generator, else the global CPU generator that mt.manual_seed seeds), or in the batches of
-    batch_sampler (an iterable of lists of indices). batch_size=None yields single items uncollated.
+    batch_sampler (an iterable of lists of indices). batch_size=None yields single items (through collate_fn if
+    one is given).
 
     Every item is loaded in the calling process: num_workers (accepted for PyTorch's scripts) starts no worker
     processes, and pin_memory is accepted and does nothing (host arrays are copied to a GPU as they are)."""
@@ -69,11 +70,12 @@ class DataLoader:
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.num_workers, self.pin_memory = num_workers, pin_memory
         self.collate_fn = collate_fn or default_collate
+        self._convert = collate_fn   # without batches (batch_size=None) a collate_fn of the user's sees each item
 
     def __iter__(self):
         if self.batch_sampler is None:
             for i in self.sampler:
-                yield self.dataset[i]
+                yield self.dataset[i] if self._convert is None else self._convert(self.dataset[i])
             return
         for indices in self.batch_sampler:
             yield self.collate_fn([self.dataset[i] for i in indices])
