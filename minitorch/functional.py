@@ -187,29 +187,34 @@ def l1_loss(input, target, reduction="mean"):
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
+def _quadratic_then_linear(who, input, target, edge, curve, slope):
+    """curve m^2 / 2 + slope (|d| - m), m = min(|d|, edge), d = input - target: curve d^2 / 2 where |d| < edge,
+    then a line of slope `slope` (continuous when slope = curve edge). Both branches at once, so that no where keeps
+    an infinite branch; the gradient is curve d inside, slope sign(d) outside, as PyTorch's."""
+    _same_shape(input, target, who)
+    a = (input - target).abs()
+    m = a.clamp(max=edge)
+    return m * m * (0.5 * curve) + (a - m) * slope
+
+
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, d = input - target (beta = 0: |d|); reduced as
-    reduction. Written 0.5 m^2 / beta + |d| - m with m = min(|d|, beta), which is both branches at once (no where
-    whose other branch could be infinite): its gradient is d / beta inside, sign(d) outside, as PyTorch's."""
+    reduction."""
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got beta={beta}")
-    _same_shape(input, target, "smooth_l1_loss")
-    a = (input - target).abs()
     if beta == 0:
-        return _reduce(a, reduction, "smooth_l1_loss")
-    m = a.clamp(max=beta)
-    return _reduce(m * m * (0.5 / beta) + (a - m), reduction, "smooth_l1_loss")
+        _same_shape(input, target, "smooth_l1_loss")   # (an error names the function called)
+        return l1_loss(input, target, reduction)
+    return _reduce(_quadratic_then_linear("smooth_l1_loss", input, target, beta, 1.0 / beta, 1.0), reduction,
+                   "smooth_l1_loss")
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
-    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), d = input - target: smooth_l1_loss with beta = delta,
-    times delta; reduced as reduction. Its gradient is d inside, delta sign(d) outside."""
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), d = input - target (smooth_l1_loss with beta = delta,
+    times delta); reduced as reduction."""
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got delta={delta}")
-    _same_shape(input, target, "huber_loss")
-    a = (input - target).abs()
-    m = a.clamp(max=delta)
-    return _reduce(m * m * 0.5 + (a - m) * delta, reduction, "huber_loss")
+    return _reduce(_quadratic_then_linear("huber_loss", input, target, delta, 1.0, delta), reduction, "huber_loss")
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):

@@ -132,6 +132,9 @@ def test_modules_and_errors_as_torch():
              (lambda: F.smooth_l1_loss(a, b, reduction="avg"),
               lambda: torch.nn.functional.smooth_l1_loss(ta, tb, reduction="avg")),
              (lambda: nn.HuberLoss(reduction="avg"), lambda: torch.nn.HuberLoss(reduction="avg")(ta, tb))]
+    for beta in (0.0, 1.0):   # (PyTorch broadcasts with a warning; minitorch refuses, as mse_loss does)
+        with pytest.raises(ValueError, match="smooth_l1_loss: target of shape"):
+            F.smooth_l1_loss(a, mt.ones(2, 3), beta=beta)
     for mine, theirs in cases:
         with pytest.raises(Exception) as their_error:
             theirs()
