@@ -373,6 +373,11 @@ def _difference_6(torch):
         assert mt.load(path)["w"].numpy().tolist() == [1.0, 2.0]
         assert mt.load(path, weights_only=True, map_location="cpu")["w"].numpy().tolist() == [1.0, 2.0]
         assert _raises(ValueError, lambda: mt.load(path, weights_only=False))
+        import io
+        buffer = io.BytesIO()
+        mt.save({"w": mt.tensor([1.0, 2.0])}, buffer)
+        buffer.seek(0)
+        assert mt.load(buffer)["w"].tolist() == [1.0, 2.0]
         if torch:
             import zipfile
             torch.save({"w": torch.tensor([1.0, 2.0])}, Path(folder) / "state.pt")
@@ -399,15 +404,20 @@ def _difference_9(torch):
     from minitorch.utils import data
     assert not any(hasattr(mt, name) for name in ("compile", "jit", "sparse"))
     assert all(hasattr(data, name) for name in ("Dataset", "TensorDataset", "Subset", "random_split", "DataLoader"))
+    assert all(hasattr(data, name) for name in ("SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+                                                "BatchSampler"))
     ds = data.TensorDataset(mt.arange(4))
-    assert _raises(ValueError, lambda: data.DataLoader(ds, num_workers=2))
-    assert _raises(TypeError, lambda: data.DataLoader(ds, sampler=None))
-    assert not hasattr(data, "Sampler")
+    import multiprocessing
+    before = len(multiprocessing.active_children())
+    loader = data.DataLoader(ds, batch_size=2, num_workers=2, pin_memory=True)
+    assert [b.tolist() for (b,) in loader] == [[0, 1], [2, 3]]
+    assert len(multiprocessing.active_children()) == before   # no worker started
+    assert not any(hasattr(data, name) for name in ("IterableDataset", "WeightedRandomSampler", "DistributedSampler"))
     if torch:
         assert all(hasattr(torch, name) for name in ("compile", "jit", "sparse"))
         import torch.utils.data
-        torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.arange(4)), num_workers=2, sampler=None)
-        assert hasattr(torch.utils.data, "Sampler")
+        assert all(hasattr(torch.utils.data, name) for name in ("IterableDataset", "WeightedRandomSampler",
+                                                                "DistributedSampler"))
 
 
 def _difference_10(torch):
@@ -456,6 +466,7 @@ def _difference_14(torch):
     sd = opt.state_dict()
     assert opt.state[p] is opt.state[0] and sd["state"][0]["step"] == 1 and isinstance(sd["state"][0]["step"], int)
     assert sorted(sd) == ["param_groups", "state"] and "foreach" not in sd["param_groups"][0]
+    assert "maximize" not in sd["param_groups"][0] and mt.optim.Adamax([p]).param_groups[0]["maximize"] is False
     if torch:
         q = torch.nn.Parameter(torch.ones(2))
         theirs = torch.optim.Adam([q])
@@ -469,8 +480,16 @@ def _difference_15(torch):
     assert [n for n, _ in lstm.named_parameters()][:4] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
                                                            "bias_hh_l0"]
     assert _raises(TypeError, lambda: mt.nn.LSTM(2, 3, proj_size=1))
+    rnn = mt.nn.RNN(2, 3, 2, "relu")
+    assert [n for n, _ in rnn.named_parameters()][4:6] == ["weight_ih_l1", "weight_hh_l1"]
+    assert _raises(ValueError, lambda: mt.nn.RNNCell(2, 3, nonlinearity="sigmoid"))
+    assert [n for n, _ in mt.nn.LSTMCell(2, 3).named_parameters()] == ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
     if torch:
         torch.nn.LSTM(2, 3, proj_size=1)
+        cell = torch.nn.RNNCell(2, 3, nonlinearity="sigmoid")   # made; refused when called
+        assert _raises(RuntimeError, lambda: cell(torch.zeros(1, 2)))
+        assert [n for n, _ in torch.nn.LSTMCell(2, 3).named_parameters()] == ["weight_ih", "weight_hh", "bias_ih",
+                                                                             "bias_hh"]
 
 
 def _difference_16(torch):

@@ -1,4 +1,5 @@
-"""The basic layers: Linear, Embedding, LayerNorm, Dropout, and the activations ReLU, GELU, Tanh, Sigmoid."""
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout (Dropout1d, Dropout2d: whole channels), and the
+activations ReLU, GELU, Tanh, Sigmoid."""
 import math
 
 from .. import functional as F
@@ -78,6 +79,32 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}"
+
+
+class Dropout1d(Module):
+    """Zero whole channels of (N, C, L) (or (C, L)) with probability p while training, scaling the others by
+    1/(1-p); identity in eval mode."""
+
+    function = staticmethod(F.dropout1d)
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{type(self).__name__}: dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, x):
+        return self.function(x, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout1d):
+    """Zero whole channels of (N, C, H, W) with probability p while training, scaling the others by 1/(1-p);
+    identity in eval mode."""
+
+    function = staticmethod(F.dropout2d)
 
 
 class ReLU(Module):

@@ -14,6 +14,16 @@ from ..nn.utils import flat
 from ..tensor import Tensor
 
 
+def check_options(lr, eps, weight_decay, betas=None):
+    """PyTorch's checks of the common options, in its words (ValueError)."""
+    for name, value in (("learning rate", lr), ("epsilon value", eps), ("weight_decay value", weight_decay)):
+        if not value >= 0.0:
+            raise ValueError(f"Invalid {name}: {value}")
+    for i, beta in enumerate(betas or ()):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
 class _FirstGroup(dict):
     """optimizer.hyper, kept from before parameter groups: reads the first group's options, writes every group's."""
 
