@@ -193,6 +193,13 @@ def one_dim_cases(draw, values=arrays):
 # max(dim) gathers the maxima at their indices (a GetItem), as PyTorch, instead of Max's even split of ties
 OPS["max"] = Op(one_dim_cases(values=distinct), lambda x, dim, keepdim: x.max(dim, keepdim=keepdim).values,
                 lambda x, dim, keepdim: np.max(x, axis=dim, keepdims=keepdim), ops.GetItem)
+OPS["amin"] = Op(reduce_cases(values=distinct), lambda x, dim, keepdim: x.amin(dim=dim, keepdim=keepdim),
+                 lambda x, dim, keepdim: np.min(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Min)
+OPS["min()"] = Op(unary(distinct), lambda x: x.min(), np.min, ops.Min)
+OPS["mt.min"] = Op(one_dim_cases(values=distinct), lambda x, dim, keepdim: mt.min(x, dim, keepdim=keepdim).values,
+                   lambda x, dim, keepdim: np.min(x, axis=dim, keepdims=keepdim), ops.GetItem)
+OPS["mt.amin"] = Op(reduce_cases(values=distinct), lambda x, dim, keepdim: mt.amin(x, dim, keepdim),
+                    lambda x, dim, keepdim: np.min(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Min)
 OPS["mt.sum"] = Op(reduce_cases(), lambda x, dim, keepdim: mt.sum(x, dim=dim, keepdim=keepdim),
                    lambda x, dim, keepdim: np.sum(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Sum)
 OPS["mt.mean"] = Op(reduce_cases(), lambda x, dim, keepdim: mt.mean(x, dim, keepdim),
