@@ -114,6 +114,8 @@ class Tensor(Value):
 
     def __repr__(self):
         grad = ", requires_grad=True" if self.requires_grad else ""
+        if self.device == "meta":   # (no values to show: PyTorch's form)
+            return f"tensor(..., device='meta', size={self.shape}, dtype={self.dtype}{grad})"
         dev = ", device='cuda'" if self.device == "cuda" else ""
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}{dev}{grad})"
@@ -316,7 +318,7 @@ class Tensor(Value):
         return self.data.item()
 
     def tolist(self):
-        return self.numpy().tolist()
+        return backend.to_numpy(backend.to_device(self.data, "cpu")).tolist()   # (a meta tensor: PyTorch's error)
 
     def to(self, device=None, dtype=None):
         """Move to a device ('cpu'/'cuda') and/or convert dtype; differentiable."""

@@ -391,6 +391,7 @@ def _difference_8(torch):
     x = mt.tensor([1.0])
     assert x.to("cpu").device == "cpu" and _raises(ValueError, lambda: x.to("mps"))
     assert mt.backends.mps.is_available() is False and _raises(RuntimeError, lambda: mt.device("mps"))
+    assert x.to("meta").device == "meta" and _raises(ValueError, lambda: x.to("xpu"))
     if torch:
         assert [torch.device(name).type for name in ("mps", "xpu", "meta")] == ["mps", "xpu", "meta"]
 
