@@ -496,11 +496,17 @@ def _difference_18(torch):
     assert len(mt.where(cond, x, 2.0 * x).grad_fn.next_functions) == 3
     assert (2 * x).grad_fn.next_functions[0] == (None, 0) and (x * 2).grad_fn.next_functions[1] == (None, 0)
     assert x.max(0).values.grad_fn.name() == "ReshapeBackward0" and (x * x).grad_fn.name() == "MulBackward0"
+    loss = (x * 2).sum()
+    loss.backward()
+    assert loss.grad_fn.next_functions == ()
     if torch:
         y = torch.ones(2, requires_grad=True)
         assert len(torch.where(torch.tensor([True, False]), y, 2.0 * y).grad_fn.next_functions) == 2
         assert (2 * y).grad_fn.next_functions[1] == (None, 0)
         assert y.max(0).values.grad_fn.name() == "MaxBackward0" and (y * y).grad_fn.name() == "MulBackward0"
+        loss = (y * 2).sum()
+        loss.backward()
+        assert loss.grad_fn.next_functions[0][0].name() == "MulBackward0"
 
 
 def _difference_19(torch):
