@@ -23,7 +23,6 @@ NO_VALUES = "Tensor.item() cannot be called on meta tensors"   # PyTorch's words
 class MetaArray:
     """A shape and a dtype, with NumPy's array interface; no memory."""
     __slots__ = ("shape", "dtype")
-    __array_priority__ = 2000   # above Tensor's: ndarray (op) meta asks the MetaArray
     base = None                 # (a view of nothing: versions.same_buffer)
 
     def __init__(self, shape, dtype=np.float64):
@@ -70,7 +69,7 @@ class MetaArray:
         return None
 
     def __setitem__(self, index, value):
-        return None   # a write changes no shape (broadcasting aside: the stand-in of setitem checks it)
+        return None   # a write changes neither shape nor dtype: nothing to do
 
     def _reduce(self, name, axis=None, dtype=None, keepdims=False, **kwargs):
         """The shape of a reduction over axis, and its dtype from NumPy on one element."""

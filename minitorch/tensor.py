@@ -683,8 +683,9 @@ MinResult = namedtuple("min", "values indices")   # and min(dim) (torch.return_t
 def _check_dim(name, dim, ndim):
     """dim as a non-negative int for a tensor of ndim dims (a 0-d tensor takes 0 and -1, as PyTorch)."""
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"{name}: dim must be an int (or a Tensor: the elementwise {name}), got {dim!r}"
-                        + (f"; a{name} takes several dims" if name in ("max", "min") else ""))
+        raise TypeError(f"{name}: dim must be an int, got {dim!r}" + (
+            f"; a{name} takes several dims, and {name}(other) with a Tensor is the elementwise {name}"
+            if name in ("max", "min") else ""))
     if not -max(ndim, 1) <= dim < max(ndim, 1):
         raise IndexError(f"{name}: dim {dim} is out of range for a tensor of {ndim} dims")
     return int(dim) % max(ndim, 1)
