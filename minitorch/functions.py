@@ -92,6 +92,9 @@ def mul(input, other): return input * other   # a number or array first: Python 
 def div(input, other): return input / other
 def amax(input, dim=None, keepdim=False): return input.amax(dim=dim, keepdim=keepdim)
 def max(input, dim=None, keepdim=False): return input.max(dim=dim, keepdim=keepdim)   # noqa: A001
+def min(input, dim=None, keepdim=False): return input.min(dim=dim, keepdim=keepdim)   # noqa: A001
+def amin(input, dim=None, keepdim=False): return input.amin(dim=dim, keepdim=keepdim)
+def argmin(input, dim=None, keepdim=False): return input.argmin(dim=dim, keepdim=keepdim)
 def transpose(input, dim0, dim1): return input.transpose(dim0, dim1)
 def reshape(input, shape): return input.reshape(shape)
 def unsqueeze(input, dim): return input.unsqueeze(dim)

@@ -396,6 +396,7 @@ def _difference_8(torch):
     x = mt.tensor([1.0])
     assert x.to("cpu").device == "cpu" and _raises(ValueError, lambda: x.to("mps"))
     assert mt.backends.mps.is_available() is False and _raises(RuntimeError, lambda: mt.device("mps"))
+    assert x.to("meta").device == "meta" and _raises(ValueError, lambda: x.to("xpu"))
     if torch:
         assert [torch.device(name).type for name in ("mps", "xpu", "meta")] == ["mps", "xpu", "meta"]
 
@@ -510,12 +511,21 @@ def _difference_17(torch):
 
 
 def _difference_18(torch):
-    x = mt.ones(2, requires_grad=True)
+    x, cond = mt.ones(2, requires_grad=True), mt.tensor([True, False])
+    assert len(mt.where(cond, x, 2.0 * x).grad_fn.next_functions) == 3
+    assert (2 * x).grad_fn.next_functions[0] == (None, 0) and (x * 2).grad_fn.next_functions[1] == (None, 0)
+    assert x.max(0).values.grad_fn.name() == "ReshapeBackward0" and (x * x).grad_fn.name() == "MulBackward0"
     loss = (x * 2).sum()
-    assert loss.grad_fn is not None and not hasattr(loss.grad_fn, "next_functions") and loss.grad_fn.parents
+    loss.backward()
+    assert loss.grad_fn.next_functions == ()
     if torch:
         y = torch.ones(2, requires_grad=True)
-        assert (y * 2).sum().grad_fn.next_functions
+        assert len(torch.where(torch.tensor([True, False]), y, 2.0 * y).grad_fn.next_functions) == 2
+        assert (2 * y).grad_fn.next_functions[1] == (None, 0)
+        assert y.max(0).values.grad_fn.name() == "MaxBackward0" and (y * y).grad_fn.name() == "MulBackward0"
+        loss = (y * 2).sum()
+        loss.backward()
+        assert loss.grad_fn.next_functions[0][0].name() == "MulBackward0"
 
 
 def _difference_19(torch):

@@ -14,12 +14,14 @@ class Linear(Module):
     Initialised as PyTorch does: W and b from U(-1/sqrt(in_features), 1/sqrt(in_features)).
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         bound = 1.0 / math.sqrt(in_features)
-        self.weight = Parameter(init.uniform_(zeros((out_features, in_features), dtype=dtype), -bound, bound))
-        self.bias = Parameter(init.uniform_(zeros((out_features,), dtype=dtype), -bound, bound)) if bias else None
+        shape = (out_features, in_features)
+        self.weight = Parameter(init.uniform_(zeros(shape, dtype=dtype, device=device), -bound, bound))
+        self.bias = Parameter(init.uniform_(zeros((out_features,), dtype=dtype, device=device), -bound, bound)) \
+            if bias else None
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
@@ -31,10 +33,10 @@ class Linear(Module):
 class Embedding(Module):
     """ids (...) int -> vectors (..., embedding_dim). Initialised N(0, 1); the padding_idx row is zero, untrained."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = Parameter(init.normal_(zeros((num_embeddings, embedding_dim), dtype=dtype)))
+        self.weight = Parameter(init.normal_(zeros((num_embeddings, embedding_dim), dtype=dtype, device=device)))
         if padding_idx is not None:
             self.weight.data[padding_idx] = 0
 
@@ -48,13 +50,13 @@ class Embedding(Module):
 class LayerNorm(Module):
     """Normalise over the last dim(s) to mean 0, variance 1, then scale by weight (ones) and shift by bias (zeros)."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.eps = eps
         if elementwise_affine:
-            self.weight = Parameter(init.ones_(zeros(self.normalized_shape, dtype=dtype)))
-            self.bias = Parameter(init.zeros_(zeros(self.normalized_shape, dtype=dtype)))
+            self.weight = Parameter(init.ones_(zeros(self.normalized_shape, dtype=dtype, device=device)))
+            self.bias = Parameter(init.zeros_(zeros(self.normalized_shape, dtype=dtype, device=device)))
         else:
             self.weight = self.bias = None
 
