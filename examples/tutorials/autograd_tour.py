@@ -11,26 +11,28 @@ from minitorch import nn
 a = torch.tensor([2.0, 3.0], requires_grad=True)
 b = torch.tensor([6.0, 4.0], requires_grad=True)
 Q = 3 * a ** 3 - b ** 2
+
+
+def walk(fn, depth=0):
+    """Print the graph below fn: each op's node, and each leaf's AccumulateGrad with the leaf's shape. An input
+    without grad is (None, 0): left out here, as the two libraries give a number's slot in different places
+    (docs/differences.md row 18)."""
+    for next_fn, index in fn.next_functions:
+        if next_fn is None:
+            continue
+        if type(next_fn).__name__ == "AccumulateGrad":
+            print("  " * depth + f"- leaf of shape {list(next_fn.variable.shape)}, index {index}")
+        else:
+            print("  " * depth + f"- an op, index {index}")
+            walk(next_fn, depth + 1)
+
+
+print("Q's graph:")   # walked before backward, which lets go of the graph (docs/differences.md row 18)
+walk(Q.grad_fn)
 external_grad = torch.tensor([1.0, 1.0])
 Q.backward(gradient=external_grad)
 print("a.grad", a.grad.tolist(), "9a^2", (9 * a ** 2).tolist(), bool((9 * a ** 2 == a.grad).all()))
 print("b.grad", b.grad.tolist(), "-2b", (-2 * b).tolist(), bool((-2 * b == b.grad).all()))
-
-
-def walk(fn, depth=0):
-    """Print the graph below fn: an op's node, a leaf's AccumulateGrad (with the leaf's shape), or None."""
-    for next_fn, index in fn.next_functions:
-        if next_fn is None:
-            print("  " * depth + f"- none (an input without grad), index {index}")
-        elif type(next_fn).__name__ == "AccumulateGrad":
-            print("  " * depth + f"- leaf of shape {list(next_fn.variable.shape)}, index {index}")
-        else:
-            print("  " * depth + f"- an op with {len(next_fn.next_functions)} inputs, index {index}")
-            walk(next_fn, depth + 1)
-
-
-print("Q's graph:")
-walk(Q.grad_fn)
 
 x = torch.rand(5, 5)
 y = torch.rand(5, 5)

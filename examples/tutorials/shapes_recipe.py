@@ -11,7 +11,7 @@ import minitorch.nn.functional as F
 
 t = torch.rand(2, 3, 10, 10, device="meta")
 conv = nn.Conv2d(3, 5, 2, stride=2, padding=1).to("meta")
-print(f"input shape: {list(t.shape)}, dtype {t.dtype}, device {t.device.type}")
+print(f"input shape: {list(t.shape)}, dtype {t.dtype}, device {t.device}")
 print(f"conv output shape: {list(conv(t).shape)}")
 
 
@@ -42,7 +42,7 @@ net = Net().to("meta")   # parameters too: shapes and dtypes, no memory
 for name, layer in net.named_modules():
     layer.register_forward_hook(fw_hook)
 out = net(torch.rand(1, 3, 32, 32, device="meta"))
-print("on meta:", list(out.shape), out.dtype, out.device.type)
+print("on meta:", list(out.shape), out.dtype, out.device)
 print("on real data:", list(Net()(torch.rand(1, 3, 32, 32)).shape))
 try:
     out.sum().item()
