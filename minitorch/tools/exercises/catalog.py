@@ -105,16 +105,17 @@ def _broadcast_pair(draw, st, hnp, away_from_zero=False):
 
 
 def _reduction_case(draw, st, hnp):
-    shape = _shapes(draw, hnp, min_dims=2)  # at least one dim summed and one kept
-    ndim = len(shape)
     # partial reductions and keepdim=False weigh double: there the summed dims must be put back before broadcasting
     kind = draw(st.sampled_from(["one dim", "a tuple of dims", "every dim", "one dim", "a tuple of dims"]))
+    # at least one dim summed and one kept; a tuple of two or more dims with one kept needs three
+    shape = _shapes(draw, hnp, min_dims=3 if kind == "a tuple of dims" else 2)
+    ndim = len(shape)
     if kind == "every dim":
         dim = None
     elif kind == "one dim":
         dim = draw(st.integers(-ndim, ndim - 1))
-    else:  # negatives allowed, each axis once
-        dim = tuple(draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim - 1,
+    else:  # negatives allowed, each axis once, two or more: each must be put back
+        dim = tuple(draw(st.lists(st.integers(-ndim, ndim - 1), min_size=2, max_size=ndim - 1,
                                   unique_by=lambda d: d % ndim)))
     keepdim = draw(st.sampled_from([False, True, False]))
     return Case([_values(draw, st, shape)], {"dim": dim, "keepdim": keepdim},

@@ -263,20 +263,26 @@ def _trace(program, no_grad, records):
     return trace
 
 
+def trace_of(function, case):
+    """The trace of the case's blocks with `function` as no_grad on the tiny engine, which is left recording."""
+    v = Value(np.ones(2))
+    state.grad_enabled = True
+    try:
+        return _trace(case.options["program"], function, lambda: bool((v * v).parents))
+    finally:
+        state.grad_enabled = True
+
+
 def check_no_grad(function, case, strict=True):
     program = case.options["program"]
     x = Tensor._make(np.ones(2), requires_grad=True)
     want = _trace(program, engine_no_grad, lambda: (x * x).requires_grad)
-    v = Value(np.ones(2))
-    state.grad_enabled = True
     try:
-        got = _trace(program, function, lambda: bool((v * v).parents))
+        got = trace_of(function, case)
     except NotImplementedError:
         raise ExerciseFailed("no_grad is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
         raise ExerciseFailed(f"no_grad failed on {case.text}: {type(e).__name__}: {e}") from e
-    finally:
-        state.grad_enabled = True
     for (mine, where), (engine, _) in zip(got, want):
         if mine != engine:
             why = {"after a block left by an exception": "restore the mode in a finally: clause, so that an "

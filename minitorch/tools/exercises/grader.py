@@ -30,7 +30,11 @@ def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, fo
         try:
             exercise.check_case(function, case, strict)
         except ExerciseFailed as failure:
-            raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases), folder)}") from None
+            from .explain import explain   # (it grades smaller cases with this module)
+            explained = explain(exercise, function, case, len(cases) - 1, str(failure), strict)
+            failed = ExerciseFailed(f"{explained}\n{replay(exercise.name, len(cases), folder)}")
+            failed.mutations = explained.mutations
+            raise failed from None
     if notes is not None and hasattr(exercise, "apply"):
         notes.extend(unused_saved(exercise, function, cases[0]))
     return len(cases)
