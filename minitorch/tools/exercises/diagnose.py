@@ -77,28 +77,29 @@ def transposed(got, want):
 
 
 def diagnose(exercise, case, i, grads, wants):
-    """'\n  diagnosis: ...' for a fact the numbers show, or ''. grads, wants: your gradients and the right ones, one
-    per input (i: the input that differs)."""
+    """'\n  fact: ...' for what the numbers show without a cause ('\n  diagnosis: ...' where a ratio is one of the
+    exercise's own scales), or ''. grads, wants: your gradients and the right ones, one per input (i: the input
+    that differs)."""
     got, want = np.asarray(grads[i]), np.asarray(wants[i])
     if got.shape != want.shape:
         if transposed(got.shape, want.shape):
-            return (f"\n  diagnosis: your dL/d{exercise.inputs[i]} {got.shape} is shaped like the right one "
+            return (f"\n  fact: your dL/d{exercise.inputs[i]} {got.shape} is shaped like the right one "
                     f"transposed {want.shape}")
-        return f"\n  diagnosis: a wrong-shaped gradient: {got.shape} for an input of shape {want.shape}"
+        return f"\n  fact: a wrong-shaped gradient: {got.shape} for an input of shape {want.shape}"
     if not np.isfinite(got).all():
-        return "\n  diagnosis: your gradient has inf or nan: an overflow, or a division by zero"
+        return "\n  fact: your gradient has inf or nan (an overflow, or a division by zero)"
     r = constant_ratio(got, want)
     if r is not None:
         own = exercise.scales(case) if exercise.scales is not None else []
         for value, meaning in own + _scales(case):
             if abs(r - value) <= 1e-4 * abs(value):
-                return (f"\n  diagnosis: a constant ratio {r:.6g} between your gradient and the right one: "
-                        f"{meaning}")
-        return f"\n  diagnosis: a constant ratio {r:.6g} between your gradient and the right one: a missing scale"
+                kind = "diagnosis" if (value, meaning) in own else "fact"
+                return f"\n  {kind}: a constant ratio {r:.6g} between your gradient and the right one: {meaning}"
+        return f"\n  fact: a constant ratio {r:.6g} between your gradient and the right one"
     axes = exercise.zero_sum(case) if exercise.zero_sum is not None and i == 0 else None
     if axes is not None:
         should, sums = want.sum(axis=axes), got.sum(axis=axes)
         if np.allclose(should, 0, atol=1e-6) and not np.allclose(sums, 0, atol=1e-6):
-            return (f"\n  diagnosis: each row of dx along dim {axes} should sum to 0 (the output does not change "
+            return (f"\n  fact: each row of dx along dim {axes} should sum to 0 (the output does not change "
                     f"when the row is shifted by a constant), and yours sum to {plain(sums)}")
     return ""

@@ -14,8 +14,8 @@ WORDS = {
     ("reduce", "mean"): "yours is the mean over the broadcast axes: sum, do not average",
     ("leading", "first_copy"): "only one copy's gradient is kept (grad[0] over the added leading axes): sum over every "
                                "copy",
-    ("which", "grad_ones"): "the axes summed are those of size 1 in grad, where they are those of size 1 in the "
-                            "input's shape that grad stretched",
+    ("leading", "kept"): "the leading axes that broadcasting added are summed with keepdims=True: they must go, "
+                         "the input's shape does not have them",
     ("result", "total"): "every element gets the sum of the whole gradient, where each gets the sum over its own "
                          "copies",
 }
@@ -25,12 +25,13 @@ def unbroadcast(grad, shape):
     reduce = pick("reduce", np.sum, mean=np.mean)
     if step("leading"):
         grad = reduce(grad, axis=tuple(range(grad.ndim - len(shape))))
+    elif instead("leading", "kept"):
+        grad = reduce(grad, axis=tuple(range(grad.ndim - len(shape))), keepdims=True)
     elif instead("leading", "first_copy"):
         grad = grad[(0,) * (grad.ndim - len(shape))]
     elif instead("leading", "first_only"):
         grad = reduce(grad, axis=0) if grad.ndim > len(shape) else grad
-    stretched = pick("which", tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1),
-                     grad_ones=tuple(i for i, n in enumerate(grad.shape) if n == 1))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
         grad = pick("stretched", reduce(grad, axis=stretched, keepdims=True), no_keepdims=reduce(grad, axis=stretched),
                     none=grad)
