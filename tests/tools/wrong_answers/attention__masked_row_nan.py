@@ -5,7 +5,7 @@ import numpy as np
 from minitorch.autograd import Function
 from minitorch.ops.dropout import keep_mask
 
-MISTAKE = r"row of the mask has no True"
+MISTAKE = r"mask with no True"
 
 
 class ScaledDotProductAttention(Function):
