@@ -97,48 +97,57 @@ def _key(call):
     return None, None
 
 
-def _words(words, key, name):
-    w = words.get(key)
-    if w is None:
-        raise KeyError(f"derivations/{name}.py: WORDS has no entry for {key!r}")
+def _said(words, name, key, operator=None):
+    """WORDS[(key, operator)] or WORDS[key] (its text, where it is (text, block names)); KeyError naming the file."""
+    entry = key if operator is None else (key, operator)
+    if entry not in words:
+        raise KeyError(f"derivations/{name}.py: WORDS has no entry for {entry!r}")
+    w = words[entry]
     return w[0] if isinstance(w, tuple) else w
+
+
+def _alternatives(node):
+    """(name, body) of each `elif instead(key, name):` branch of an `if step(key):` statement."""
+    branch = node.orelse
+    while len(branch) == 1 and isinstance(branch[0], ast.If) and _key(branch[0].test)[0] == "instead":
+        yield branch[0].test.args[1].value, branch[0].body
+        branch = branch[0].orelse
+
+
+def _of(name, words, node):
+    """The mutations of one marked part (a marker's call, or an `if step(key):`)."""
+    if isinstance(node, ast.If):
+        kind, key = _key(node.test)
+        if kind != "step":
+            return []
+        found = [Mutation(name, key, alt, _said(words, name, key, alt)) for alt, _ in _alternatives(node)]
+        if not found or key in words or (key, "drop") in words:   # one with alternatives is dropped where WORDS says
+            found.append(Mutation(name, key, "drop", words.get((key, "drop")) or OPERATORS["step"][0][1].format(
+                w=_said(words, name, key))))
+        return found
+    kind, key = _key(node)
+    if kind in ("term", "factor", "scale"):   # WORDS[(key, operator)] says it where the template would not
+        return [Mutation(name, key, op, words.get((key, op)) or how.format(w=_said(words, name, key)))
+                for op, how in OPERATORS[kind]]
+    if kind == "pick":
+        return [Mutation(name, key, k.arg, _said(words, name, key, k.arg)) for k in node.keywords]
+    if kind == "blocks":
+        w = words[key]
+        text, names = w if isinstance(w, tuple) else (w, [ast.unparse(e) for e in node.args[1].elts])
+        return [Mutation(name, key, f"swap {i} {j}", f"{text}: {names[i]} and {names[j]} are swapped")
+                for i in range(len(names)) for j in range(i + 1, len(names))]
+    return []
 
 
 @functools.lru_cache(maxsize=None)
 def mutations(name):
-    """Every mutation of the exercise's derivation, in the order its parts appear."""
+    """Every mutation of the exercise's derivation, in the order its parts appear; a part marked at several places
+    (the same transpose in dA and dB, a step in two places) is one mutation."""
     tree, words = _parsed(name)
-    found = []
-    for node in ast.walk(tree):
-        kind, key = _key(node)
-        if kind in ("term", "factor", "scale"):   # WORDS[(key, operator)] says it where the template would not
-            found += [(node.lineno, Mutation(name, key, op, words.get((key, op)) or how.format(
-                w=_words(words, key, name)))) for op, how in OPERATORS[kind]]
-        elif kind == "pick":
-            for k in node.keywords:
-                if (key, k.arg) not in words:
-                    raise KeyError(f"derivations/{name}.py: WORDS has no entry for {(key, k.arg)!r}")
-                found.append((node.lineno, Mutation(name, key, k.arg, words[(key, k.arg)])))
-        elif kind == "blocks":
-            w = words[key]
-            text, names = w if isinstance(w, tuple) else (w, [ast.unparse(e) for e in node.args[1].elts])
-            found += [(node.lineno, Mutation(name, key, f"swap {i} {j}", f"{text}: {names[i]} and {names[j]} are "
-                                                                         f"swapped"))
-                      for i in range(len(names)) for j in range(i + 1, len(names))]
-        elif isinstance(node, ast.If) and _key(node.test) == ("step", _key(node.test)[1]) and _key(node.test)[1]:
-            key = _key(node.test)[1]
-            alternatives = []
-            branch = node.orelse
-            while len(branch) == 1 and isinstance(branch[0], ast.If) and _key(branch[0].test)[0] == "instead":
-                alternatives.append(branch[0].test.args[1].value)
-                branch = branch[0].orelse
-            found += [(node.lineno, Mutation(name, key, alt, words[(key, alt)])) for alt in alternatives]
-            if not alternatives or key in words or (key, "drop") in words:   # (left out only where WORDS says it)
-                found += [(node.lineno, Mutation(name, key, "drop", words.get((key, "drop")) or OPERATORS["step"][0][
-                    1].format(w=_words(words, key, name))))]
-    found.sort(key=lambda item: item[0])
+    found = sorted(((node.lineno, k, m) for node in ast.walk(tree) if hasattr(node, "lineno")
+                    for k, m in enumerate(_of(name, words, node))), key=lambda item: item[:2])
     unique = {}
-    for _, m in found:   # a part marked at several places (the same transpose in dA and dB) is one mutation
+    for _, _, m in found:
         unique.setdefault(m.id, m)
     return tuple(unique.values())
 
@@ -188,13 +197,8 @@ class _Apply(ast.NodeTransformer):
             self.generic_visit(node)
             return node
         chosen = node.body
-        if key == self.key:
-            chosen = []   # drop, unless an alternative is named
-            branch = node.orelse
-            while len(branch) == 1 and isinstance(branch[0], ast.If) and _key(branch[0].test)[0] == "instead":
-                if branch[0].test.args[1].value == self.operator:
-                    chosen = branch[0].body
-                branch = branch[0].orelse
+        if key == self.key:   # the named alternative, else nothing (dropped, or this place is not the one changed)
+            chosen = next((body for alt, body in _alternatives(node) if alt == self.operator), [])
         out = []
         for statement in chosen:
             visited = self.visit(statement)
@@ -279,7 +283,6 @@ def _strip(tree):
 @functools.lru_cache(maxsize=None)
 def render(name, mutation=None):
     """The source of the exercise's answer with `mutation` applied (None: the right answer), as a student writes it."""
-    tree, _ = _parsed(name)
     tree = ast.parse(source(name))   # a fresh tree: the transformers change it
     tree = _Simplify().visit(_Apply(mutation).visit(tree))
     tree = ast.fix_missing_locations(_strip(tree))
