@@ -4,10 +4,9 @@ the student's answer returns (gradients, an order, a trace, or the error raised)
 failing case, shrunk from the drawn one, with its numbers, and no guess."""
 import numpy as np
 
-from ...tensor import Tensor
 from . import engine_checks, mutation
 from .drawing import draw_cases
-from .grader import ExerciseFailed, _leaves
+from .grader import ExerciseFailed, _value_and_grads
 from .shrink import shrink
 from .strict_shapes import strict_shapes
 
@@ -15,17 +14,23 @@ DISAMBIGUATE = 10   # drawn cases on which several matching mutations are told a
 
 
 def _op_outcome(exercise, function, case):
-    """("grads", [one per input]) of sum(w * out) for the grader's fixed weights w, or ("raised", type, text)."""
-    leaves = _leaves(case)
+    """("grads", [one per input]) of sum(w * out) for the grader's fixed weights w, run as the grader runs the
+    student's op (strict shapes, the same checks), or ("raised", what was raised)."""
     try:
         with strict_shapes(), np.errstate(all="ignore"):
-            out = exercise.apply(function, leaves, case.options)
-            weights = np.random.default_rng(1).standard_normal(out.shape)
-            (out * Tensor._make(weights)).sum().backward()
+            return ("grads", _value_and_grads(exercise, lambda t: exercise.apply(function, t, case.options), case,
+                                              f"{exercise.cls}:")[1])
     except Exception as e:
-        return ("raised", type(e).__name__, str(e))
-    return ("grads", [None if t is None else (np.zeros(t.shape) if t.grad is None else t.grad.numpy())
-                      for t in leaves])
+        return ("raised", *_raised(e))
+
+
+def _raised(e):
+    """What an error says, the same for the student's file and a mutation's: the error under the grader's message
+    (whose wording may name the file), else the message's first line."""
+    cause = e.__cause__
+    if cause is not None:
+        return type(cause).__name__, str(cause)
+    return type(e).__name__, str(e).split("\n")[0]
 
 
 def _engine_outcome(exercise, function, case):
@@ -43,7 +48,7 @@ def _engine_outcome(exercise, function, case):
                 return ("grads", [np.asarray(function(case.arrays[0].copy(), case.options["shape"]))])
             return ("trace", engine_checks.trace_of(function, case))
     except Exception as e:
-        return ("raised", type(e).__name__, str(e))
+        return ("raised", *_raised(e))
 
 
 def _close(a, b):
