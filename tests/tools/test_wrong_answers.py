@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from minitorch.tools.exercises import EXERCISES, mutation
 from minitorch.tools.exercises.survey import VERDICTS, declared, verdict
 
@@ -52,3 +54,22 @@ def test_a_verdict_reads_the_diagnosis_not_the_numbers():
                    r"row sum") == "numbers only"
     assert verdict("X: backward disagrees on a (3,)\n  input a: [1]\n    diagnosis: the row sum (of a smaller case)",
                    r"sign") == "numbers only"
+
+
+# the issue's examples: numbers only for the LSTM cell, conv2d, exp and log; a false diagnosis for Mean's n, the
+# masked attention row, col2im's crop, log_softmax's keepdims, and a right dv told about dw. Each is named now.
+ISSUE = ["lstm_cell__gates_out_of_order", "lstm_cell__no_tanh_prime", "lstm_cell__sigmoid_prime_on_gates",
+         "lstm_cell__h_only", "lstm_cell__dc_prev_without_f", "conv2d__no_stride_in_col2im", "conv2d__flipped_kernel",
+         "conv2d__bias_first_sample", "conv2d__crop_from_start", "exp__times_input", "exp__exp_of_out",
+         "log__one_over_a", "log__a_squared", "mean__first_dim", "attention__masked_row_nan",
+         "attention__dv_before_dropout", "log_softmax__keepdims_lost", "sum__new_axis_at_end"]
+
+
+@pytest.mark.parametrize("name", ISSUE)
+def test_the_issues_wrong_answers_are_named_and_told_nothing_false(name):
+    from minitorch.tools.exercises.survey import grade
+    v, said = grade(HERE / f"{name}.py")
+    assert v == "named", said
+    assert "subtract the max" not in said and "+=" not in said and ".T" not in said, said
+    if name.startswith("attention__dv"):
+        assert "dw" not in said.split("diagnosis:")[1], said
