@@ -67,9 +67,6 @@ def constant_ratio(got, want):
     return r if np.allclose(got[~mask], r * want[~mask], rtol=1e-3, atol=1e-6 * size) else None
 
 
-TRANSPOSED = "a transpose too many, or the product's factors in the wrong order ((G^T A)^T = A^T G)"
-
-
 def transposed(got, want):
     """Whether shape got is shape want with its last two dims swapped (a matrix's transpose), for shapes that differ:
     the grader's and strict_shapes' one test of that mistake."""
