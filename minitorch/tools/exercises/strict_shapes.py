@@ -9,7 +9,7 @@ import contextlib
 import numpy as np
 
 from ...core import op_hook
-from .diagnose import TRANSPOSED, transposed
+from .diagnose import transposed
 
 
 def _checked(op, phase, args, options):
@@ -36,7 +36,7 @@ def _refuse(op, i, got, want):
     except ValueError:
         broadcast = False
     if transposed(got, want):
-        why = f"it is shaped like the input transposed: {TRANSPOSED}"
+        why = "it is shaped like the input transposed"   # (which transpose is wrong: the derivation's diagnosis)
     else:
         why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
                else "it must have the input's shape")
