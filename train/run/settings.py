@@ -30,6 +30,7 @@ class Check:
     expected: str
     flag_words: str = None
     choices: tuple = None   # the flag's choices, where the setting is one of a few names
+    inner: object = None    # inner(value, where): ValueError naming a key inside a value that passed test
 
     def argparse_type(self):
         """The flag's argparse type: a bad value is an argparse error (exit status 2) saying what was expected."""
@@ -72,8 +73,20 @@ POSITIVE, NON_NEGATIVE = _number(lambda v: v > 0, "a positive number"), _number(
 RATE = _number(lambda v: 0 <= v < 1, "a number in [0, 1)")
 COUNT, NATURAL = _integer(1), _integer(0)
 DECODING_CHECKS = {"checkpoint": _one_of(CHECKPOINTS), "beam": COUNT, "length_penalty": NON_NEGATIVE}
-DECODING_WORDS = f"an object with some of {', '.join(DECODING_CHECKS)}"
-_DECODING = Check(None, lambda v: isinstance(v, dict), DECODING_WORDS)
+
+
+def _check_keys(value, where):
+    """ValueError naming the first key of an object (decoding) that is none of DECODING_CHECKS or holds a bad value."""
+    for key, v in value.items():
+        c = DECODING_CHECKS.get(key)
+        if c is None:
+            raise ValueError(f"{where} has the key {shown(key)}; expected some of {', '.join(DECODING_CHECKS)}")
+        if not c.test(v):
+            raise ValueError(f"{where}.{key} holds {shown(v)}; expected {c.expected}")
+
+
+_DECODING = Check(None, lambda v: isinstance(v, dict), f"an object with some of {', '.join(DECODING_CHECKS)}",
+                  inner=_check_keys)
 
 
 @dataclass(frozen=True)
@@ -246,12 +259,8 @@ def check(d, where="settings."):
             raise ValueError(f"{where}{key} is missing (expected {c.expected})")
         if key in d and not c.test(d[key]):
             raise ValueError(f"{where}{key} holds {shown(d[key])}; expected {c.expected}")
-    for key, value in d["decoding"].items():
-        c = DECODING_CHECKS.get(key)
-        if c is None:
-            raise ValueError(f"{where}decoding has the key {shown(key)}; expected some of {', '.join(DECODING_CHECKS)}")
-        if not c.test(value):
-            raise ValueError(f"{where}decoding.{key} holds {shown(value)}; expected {c.expected}")
+        if key in d and c.inner is not None:
+            c.inner(d[key], f"{where}{key}")
 
 
 def shown(value, width=60):
