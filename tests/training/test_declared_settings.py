@@ -142,3 +142,19 @@ def test_a_toy_setting_is_one_declaration(toy_setting, tmp_path, capsys):
     del stored["settings"]["toy_knob"]   # a run from before the setting: the value it trained with
     (run_dir / "config.json").write_text(json.dumps(stored))
     assert read_config(run_dir).settings.toy_knob == 1
+
+
+def kind_branches(path):
+    """The lines of a file that compare something with a model kind's name (`kind == "transformer"`)."""
+    from transformer.registry import MODELS
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return sorted({node.lineno for node in ast.walk(tree) if isinstance(node, ast.Compare)
+                   and any(isinstance(x, ast.Constant) and x.value in MODELS for x in [node.left, *node.comparators])})
+
+
+def test_train_asks_the_registry_about_model_kinds_instead_of_branching_on_their_names(tmp_path):
+    branches = {str(p.relative_to(ROOT)): kind_branches(p) for p in sorted((ROOT / "train").rglob("*.py"))}
+    assert not {p: lines for p, lines in branches.items() if lines}
+    branching = tmp_path / "branching.py"
+    branching.write_text('fields = SIZES["transformer" if kind == "transformer" else "lstm"]\n')
+    assert kind_branches(branching) == [1]   # the check can fail
