@@ -27,6 +27,11 @@ class Preset:
             return values[key]
         raise AttributeError(f"Preset has no attribute {key!r}")
 
+    def replace(self, **changes):
+        """A copy with some settings (or its model sizes: model=, lstm=) changed, as dataclasses.replace does."""
+        sizes = {k: changes.pop(k, getattr(self, k)) for k in ("model", "lstm")}
+        return Preset(self.name, self.description, **sizes, **{**self.values, **changes})
+
     def to_dict(self):
         """The settings this preset chooses."""
         return dict(self.values)
