@@ -41,7 +41,7 @@ def add_arguments(p):
                                      "(default: runs/PRESET-SRC-TGT)")
     add_device_argument(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
-    add_flags(p)   # a flag for each run setting that fit takes (run/settings.py declares them)
+    add_flags(p, PRESETS)   # a flag for each run setting that fit takes (run/settings.py declares them)
     parallel.add_distributed_argument(p)
     add_threads_argument(p)
     sizes = p.add_argument_group("model size (default: the preset's)")

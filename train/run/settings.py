@@ -222,12 +222,12 @@ def _copy(value):
     return dict(value) if isinstance(value, dict) else value
 
 
-def add_flags(parser, names=None):
-    """fit's flag for each declared setting that has help (`names`: only these), its type from the setting's check.
-    Each flag's default is None: a flag not given leaves the preset's value (or the run's, on resume)."""
-    from .presets import PRESETS
+def add_flags(parser, presets):
+    """fit's flag for each declared setting that has help, its type from the setting's check, its help naming each
+    preset's value where it says "{presets}" (presets: presets.PRESETS). Each flag's default is None: a flag not
+    given leaves the preset's value (or the run's, on resume)."""
     for s in SETTINGS:
-        if s.help is None or (names is not None and s.name not in names):
+        if s.help is None:
             continue
         kw = {"metavar": s.metavar} if s.metavar else {}
         if s.check.choices:
@@ -235,7 +235,7 @@ def add_flags(parser, names=None):
         elif s.check.parse is not str:
             kw["type"] = s.check.argparse_type()
         text = s.help if "{presets}" not in s.help else s.help.format(
-            presets=", ".join(f"{name} {getattr(p, s.name):,}" for name, p in PRESETS.items()))
+            presets=", ".join(f"{name} {getattr(p, s.name):,}" for name, p in presets.items()))
         parser.add_argument(s.flag, default=None, help=text, **kw)
 
 
