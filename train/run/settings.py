@@ -47,32 +47,32 @@ class Check:
         return parse
 
 
-def _number(test, expected):
+def number(test, expected):
     # JSON's true and false are no numbers, and NaN or Infinity (which Python's json reads) no setting
     return Check(float, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
                  and (isinstance(v, int) or math.isfinite(v)) and test(v), expected)
 
 
-def _integer(low):
+def integer(low):
     return Check(int, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low, f"an integer >= {low}",
                  "a positive integer" if low == 1 else None)
 
 
-def _one_of(choices):
+def one_of(choices):
     return Check(str, lambda v: isinstance(v, str) and v in choices, f"one of {', '.join(choices)}",
                  choices=tuple(choices))
 
 
-def _optional(c):
+def optional(c):
     return Check(c.parse, lambda v: v is None or c.test(v), f"{c.expected}, or null", c.flag_words or c.expected,
                  c.choices)
 
 
 NAME = Check(str, lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string")
-POSITIVE, NON_NEGATIVE = _number(lambda v: v > 0, "a positive number"), _number(lambda v: v >= 0, "a number >= 0")
-RATE = _number(lambda v: 0 <= v < 1, "a number in [0, 1)")
-COUNT, NATURAL = _integer(1), _integer(0)
-DECODING_CHECKS = {"checkpoint": _one_of(CHECKPOINTS), "beam": COUNT, "length_penalty": NON_NEGATIVE}
+POSITIVE, NON_NEGATIVE = number(lambda v: v > 0, "a positive number"), number(lambda v: v >= 0, "a number >= 0")
+RATE = number(lambda v: 0 <= v < 1, "a number in [0, 1)")
+COUNT, NATURAL = integer(1), integer(0)
+DECODING_CHECKS = {"checkpoint": one_of(CHECKPOINTS), "beam": COUNT, "length_penalty": NON_NEGATIVE}
 
 
 def _check_keys(value, where):
@@ -123,7 +123,7 @@ class Setting:
 # config.json's "settings", in the order it writes them
 SETTINGS = (
     # the data: corpus, languages, vocabulary, segmentation
-    Setting("corpus", str, "multi30k", _one_of(("demo", "multi30k")), presets={"demo": "demo"}),
+    Setting("corpus", str, "multi30k", one_of(("demo", "multi30k")), presets={"demo": "demo"}),
     Setting("src", str, "de", NAME, "source language: the file suffix, e.g. de (default: the preset's)",
             presets={"demo": "en"}),
     Setting("tgt", str, "en", NAME, "target language, e.g. en (default: the preset's)", presets={"demo": "toy"}),
@@ -155,7 +155,7 @@ SETTINGS = (
     Setting("rdrop", float, 0.0, NON_NEGATIVE, "R-Drop: each batch twice through the model (two dropout masks) and "
             "ALPHA times the symmetric KL of the two output distributions added to the loss; a step costs about "
             "twice (default: the preset's, 0 = off)", older=0.0, metavar="ALPHA"),
-    Setting("extra_source", str | None, None, _optional(NAME), "a second source language whose training file "
+    Setting("extra_source", str | None, None, optional(NAME), "a second source language whose training file "
             "(train.LANG, aligned with train.SRC) joins training as LANG->TGT pairs: one shared vocabulary, each "
             "source after a language tag (<de>, <fr>); validation and decoding stay SRC->TGT (e.g. fr for "
             "Multi30k)", older=None, metavar="LANG"),
@@ -166,18 +166,18 @@ SETTINGS = (
     Setting("decoding", dict, DECODING, _DECODING, older=DECODING,
             presets={"small": {"checkpoint": "avg", "beam": 8, "length_penalty": 1.4}}),
     # the preset it started from, the model kind and its dropouts
-    Setting("preset", str | None, None, _optional(NAME), preset=False),
-    Setting("model", str, "transformer", _one_of(MODELS), "the architecture (default: transformer)", preset=False),
+    Setting("preset", str | None, None, optional(NAME), preset=False),
+    Setting("model", str, "transformer", one_of(MODELS), "the architecture (default: transformer)", preset=False),
     Setting("seed", int, 0, NATURAL, "seed of initialisation, dropout and data order (default 0)", preset=False),
-    Setting("max_steps", int | None, None, _optional(COUNT), "stop after this many steps in all, validating at the "
+    Setting("max_steps", int | None, None, optional(COUNT), "stop after this many steps in all, validating at the "
             "end", resume=COMMAND, preset=False),   # a step budget belongs to one command, not to the run
     Setting("dropout", float, 0.1, RATE, "dropout rate (default: the preset's)", model_field=True, preset=False),
-    Setting("attention_dropout", float | None, None, _optional(RATE), "Transformer: dropout on the attention "
+    Setting("attention_dropout", float | None, None, optional(RATE), "Transformer: dropout on the attention "
             "weights (default: the preset's)", absent_when_none=True, model_field=True, preset=False),
-    Setting("activation_dropout", float | None, None, _optional(RATE), "Transformer: dropout on the feed-forward "
+    Setting("activation_dropout", float | None, None, optional(RATE), "Transformer: dropout on the feed-forward "
             "network's hidden units (default: the preset's)", absent_when_none=True, model_field=True, preset=False),
     # the corpus folder, set once the corpus is found (fit's --data-dir names where to look)
-    Setting("data_dir", str | None, None, _optional(NAME), absent_when_none=True, preset=False),
+    Setting("data_dir", str | None, None, optional(NAME), absent_when_none=True, preset=False),
 )
 DECLARED = {s.name: s for s in SETTINGS}
 # derived: each setting's check, and the keys that older config.json files lack with the value those runs used
