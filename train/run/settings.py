@@ -185,7 +185,8 @@ CHECKS = {s.name: s.check for s in SETTINGS}
 OLDER_RUNS = {s.name: s.older for s in SETTINGS if s.older is not REQUIRED}
 
 
-def _frozen_default(value):
+def _field_default(value):
+    # a dict default (decoding) is each Settings's own copy
     return field(default_factory=lambda: dict(value)) if isinstance(value, dict) else value
 
 
@@ -207,7 +208,7 @@ class _SettingsMethods:
         return replace(self, **changes)
 
 
-Settings = make_dataclass("Settings", [(s.name, s.type, _frozen_default(s.default)) for s in SETTINGS],
+Settings = make_dataclass("Settings", [(s.name, s.type, _field_default(s.default)) for s in SETTINGS],
                           bases=(_SettingsMethods,), frozen=True)
 Settings.__module__ = __name__   # (Python 3.12 takes it as an argument)
 Settings.__doc__ = "Everything a run trained with, apart from the model's sizes (config.json's model_config)."
