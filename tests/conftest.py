@@ -138,9 +138,9 @@ def without_timing(rs):
 
 
 def interrupt_at(monkeypatch, step, how):
-    """Make Trainer.train_step send Ctrl-C (SIGINT), write a STOP file or crash right after the given step."""
+    """Make Trainer.advance send Ctrl-C (SIGINT), write a STOP file or crash right after the given step."""
     from train.loop.trainer import Trainer
-    original = Trainer.train_step
+    original = Trainer.advance
 
     def step_then_stop(self, index):
         original(self, index)
@@ -151,7 +151,7 @@ def interrupt_at(monkeypatch, step, how):
                 (self.run_dir / "STOP").touch()
             else:
                 raise RuntimeError("simulated crash")
-    monkeypatch.setattr(Trainer, "train_step", step_then_stop)
+    monkeypatch.setattr(Trainer, "advance", step_then_stop)
 
 
 def final_weights(run_dir):
@@ -161,14 +161,14 @@ def final_weights(run_dir):
 def stop_after(monkeypatch, step):
     """Make fit stop (as Ctrl-C would) right after the given step."""
     from train.loop.trainer import Trainer
-    original = Trainer.train_step
+    original = Trainer.advance
 
     def step_then_stop(self, index):
         updated = original(self, index)
         if self.step == step:
             signal.raise_signal(signal.SIGINT)
         return updated
-    monkeypatch.setattr(Trainer, "train_step", step_then_stop)
+    monkeypatch.setattr(Trainer, "advance", step_then_stop)
 
 
 @pytest.fixture(scope="module")

@@ -247,6 +247,22 @@ def test_warmup_schedule_state_round_trip_and_errors():
         optim.WarmupSchedule(opt, d_model=32, warmup=0)
 
 
+def test_the_warmup_schedule_is_an_lr_scheduler_like_the_others():
+    """One scheduler protocol: step(), get_last_lr() (one lr per parameter group), last_epoch, state_dict()."""
+    a, b = make_params(), make_params()
+    opt = optim.SGD([{"params": a}, {"params": b, "lr": 5.0}], lr=1.0)
+    sched = optim.WarmupSchedule(opt, d_model=16, warmup=4)
+    assert isinstance(sched, optim.lr_scheduler.LRScheduler) and sched.last_epoch == 0
+    for k in range(1, 6):
+        sched.step()
+        assert sched.last_epoch == k
+        assert sched.get_last_lr() == [pytest.approx(optim.warmup_lr(k + 1, 16, 4))] * 2
+        assert [g["lr"] for g in opt.param_groups] == sched.get_last_lr()
+    again = optim.WarmupSchedule(optim.SGD(make_params(), lr=1.0), d_model=16, warmup=4)
+    again.load_state_dict(sched.state_dict())
+    assert again.last_epoch == 5 and again.get_last_lr() == sched.get_last_lr()[:1]
+
+
 def test_an_optimizer_step_on_the_device(device):
     p = nn.Parameter(mt.tensor([1.0, -2.0], dtype=np.float64, device=device))
     opt = optim.AdamW([p], lr=0.1)

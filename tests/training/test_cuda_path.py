@@ -41,10 +41,10 @@ def count_step_syncs(monkeypatch):
     """Wrap Trainer.train_step: the list it returns gets each step's host synchronisations (kind, where)."""
     per_step, original = [], Trainer.train_step
 
-    def counted(self, index):
+    def counted(self, *args, **kwargs):
         log = sync_log()
         start = len(log)
-        done = original(self, index)
+        done = original(self, *args, **kwargs)
         per_step.append(log[start:])
         return done
     monkeypatch.setattr(Trainer, "train_step", counted)

@@ -39,7 +39,7 @@ class RunParts:
     validation: ValidationData
     model: mt.nn.Module
     optimizer: mt.optim.Adam  # Adam, or AdamW with weight decay, over the model's FlatParameters
-    schedule: mt.optim.WarmupSchedule
+    schedule: mt.optim.lr_scheduler.LRScheduler   # WarmupSchedule (LambdaLR with ramp=False)
     step_fn: TrainStep        # TrainStep or RDropStep, with the gradient sync of a job of several ranks
     blas_check: threads.StepCheck
     metrics_path: Path
@@ -49,7 +49,7 @@ class Update(NamedTuple):
     """The parts of fit's update of a model, built by make_update()."""
     flat: mt.nn.utils.FlatParameters
     optimizer: mt.optim.Adam
-    schedule: mt.optim.WarmupSchedule   # (LambdaLR with ramp=False)
+    schedule: mt.optim.lr_scheduler.LRScheduler   # WarmupSchedule (LambdaLR with ramp=False)
     step_fn: TrainStep
 
 

@@ -7,6 +7,7 @@ import json
 import math
 import sys
 import time
+from typing import NamedTuple
 
 from tqdm import tqdm
 
@@ -27,6 +28,13 @@ RESUMABLE = ("the checkpoints written before are whole: --resume continues from 
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 
 
+class Stepped(NamedTuple):
+    """What Trainer.train_step did: step.py's StepResult, the batch's target tokens (all ranks') and its seconds."""
+    result: object
+    n_tokens: int
+    seconds: float
+
+
 class Trainer:
     """The loop that trains a run: its parts (model, optimizer, data, ...) and where it stands (progress)."""
 
@@ -43,6 +51,7 @@ class Trainer:
         self.stop_file = self.run_dir / STOP_FILE
         self.bad_steps = []   # the current run of skipped steps (not saved: a resumed run starts a new count)
         self.examples = []   # the last validation's example translations
+        self.scoring = validation.Scoring(self.s.batch_tokens, self.s.label_smoothing, self.device, self.world)
 
     @property
     def step(self):
@@ -70,7 +79,7 @@ class Trainer:
                                    enabled=self.main)
                 while p.batch_pos < len(batches) and not self.out_of_steps():
                     with during(f"training step {p.step + 1}", "a smaller --batch-tokens needs less"):
-                        updated = self.train_step(batches[p.batch_pos])
+                        updated = self.advance(batches[p.batch_pos])
                     bar.update(1)
                     bar.set_postfix_str(self.postfix(len(batches)), refresh=False)
                     if self.stopping(stop):
@@ -112,9 +121,35 @@ class Trainer:
     def out_of_steps(self):
         return self.s.max_steps is not None and self.progress.step >= self.s.max_steps
 
-    def train_step(self, index):
-        """One update on the batch of sentences `index`; False when the batch was skipped for a nan/inf loss or
-        gradient norm (the weights, optimizer and schedule are then left as they were)."""
+    def advance(self, index):
+        """One step of the loop on the batch of sentences `index`: the update (train_step), and beside it what the
+        loop keeps of each step: this rank's stop vote (sent with the step's gradient sync), where the run stands,
+        the window statistics, a skipped batch, the BLAS-thread check. False when the batch was skipped."""
+        lr = self.optimizer.lr
+        done = self.train_step(index, stop_vote=self.stop_vote())
+        result = done.result
+        self.stop_votes = result.stop_votes
+        self.progress.batch_pos += 1
+        if not result.applied:
+            bad = "loss" if not math.isfinite(result.loss) else "gradient norm"
+            self.skip_step(bad, result.loss if bad == "loss" else result.grad_norm)
+            return False
+        self.bad_steps = []
+        self.progress.add_step(result.loss, done.n_tokens, done.seconds, lr)
+        self.blas_check.after_step(done.seconds, done.n_tokens)
+        if self.progress.window["steps"] == self.s.log_every:
+            self.log_window()
+        return True
+
+    def stop_vote(self):
+        """Whether this rank asks to stop, in a job of several ranks (each step's sync counts the votes, so that all
+        stop after the same step); one process decides alone (stopping)."""
+        return self.world.size > 1 and self.stop_request is not None and self.stop_wanted(self.stop_request)
+
+    def train_step(self, index, stop_vote=False):
+        """One update on the batch of sentences `index` -> Stepped: step.py's StepResult (applied False when a nan/inf
+        loss or gradient norm left the weights, optimizer and schedule as they were), the batch's target tokens
+        and the step's seconds."""
         start = time.perf_counter()
         # each rank takes its share of the batch; its loss is its tokens' sum over the whole batch's token count,
         # so that the ranks' gradients add up to the gradient of the batch's mean loss
@@ -123,30 +158,8 @@ class Trainer:
         n_tokens = sum(len(train_tgt[i]) + 1 for i in index)
         batch = (training_batch([train_src[i] for i in mine], [train_tgt[i] for i in mine])
                  if len(mine) else None)
-        distributed = self.world.size > 1
-        stop_vote = distributed and self.stop_request is not None and self.stop_wanted(self.stop_request)
-        lr = self.optimizer.lr
-        result = self.step_fn(batch, n_tokens if distributed else None, stop_vote)
-        self.stop_votes = result.stop_votes
-        self.progress.batch_pos += 1
-        if not result.applied:
-            bad = "loss" if not math.isfinite(result.loss) else "gradient norm"
-            self.skip_step(bad, result.loss if bad == "loss" else result.grad_norm)
-            return False
-        self.bad_steps = []
-        self.progress.step += 1
-        self.progress.epoch_loss += result.loss * n_tokens
-        self.progress.epoch_tokens += n_tokens
-        w = self.progress.window
-        w["loss"] += result.loss
-        w["steps"] += 1
-        w["tokens"] += n_tokens
-        w["time"] += (seconds := progress.elapsed(start, time.perf_counter()))
-        self.blas_check.after_step(seconds, n_tokens)
-        w["lr"] = lr
-        if w["steps"] == self.s.log_every:
-            self.log_window()
-        return True
+        result = self.step_fn(batch, n_tokens if self.world.size > 1 else None, stop_vote)
+        return Stepped(result, n_tokens, progress.elapsed(start, time.perf_counter()))
 
     def skip_step(self, what, value):
         """Leave out the current batch: its loss or gradient norm is nan or inf."""
@@ -183,7 +196,7 @@ class Trainer:
             self.log_window()
         start = time.perf_counter()
         with during("validation"):
-            validated = validation.validate(self, stop)
+            validated = validation.validate(self.model, self.validation, self.tok, stop, self.scoring)
         if validated is None:
             return None
         val, self.examples = validated

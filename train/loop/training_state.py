@@ -26,6 +26,19 @@ class Progress:
     window: dict = field(default_factory=lambda: {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0})
     epoch_skipped: int = 0   # batches skipped this epoch for a nan/inf loss or gradient norm
 
+    def add_step(self, loss, tokens, seconds, lr):
+        """Count an applied step: its batch's loss and target tokens in the epoch's and the window's statistics (the
+        steps since the last train record), its seconds and learning rate in the window's."""
+        self.step += 1
+        self.epoch_loss += loss * tokens
+        self.epoch_tokens += tokens
+        w = self.window
+        w["loss"] += loss
+        w["steps"] += 1
+        w["tokens"] += tokens
+        w["time"] += seconds
+        w["lr"] = lr
+
     @classmethod
     def from_dict(cls, p):
         return cls(step=p["step"], epoch=p["epoch"], batch_pos=p["batch_pos"], best_bleu=p["best_bleu"],

@@ -54,9 +54,9 @@ class FlatParameters:
         members = {}
         for p in self.params:
             members.setdefault((p.dtype, p.device), []).append(p)
-        self.groups = [FlatBuffer(ps) for ps in members.values()]
-        for group in self.groups:   # (weakly: an optimizer given the parameters alone finds the FlatParameters)
-            group.owner = weakref.ref(self)
+        self.buffers = [FlatBuffer(ps) for ps in members.values()]   # one per dtype and device
+        for buffer in self.buffers:   # (weakly: an optimizer given the parameters alone finds the FlatParameters)
+            buffer.owner = weakref.ref(self)
 
     def __iter__(self):
         return iter(self.params)
@@ -69,15 +69,15 @@ class FlatParameters:
 
     def settle(self):
         """Take back reassigned .data and .grad (the module docstring's rule), so the buffers hold every value."""
-        for group in self.groups:
-            group.settle()
+        for buffer in self.buffers:
+            buffer.settle()
 
     def to(self, device):
         """Move the buffers (values and gradients), and so every parameter, to device; returns self."""
         device = backend.check_device(device)
         self.settle()
-        for group in self.groups:
-            group.to(device)
+        for buffer in self.buffers:
+            buffer.to(device)
         return self
 
 

@@ -93,7 +93,7 @@ def main(args):
     device = check_device(args.device)
     preset = PRESETS[args.preset]
     if args.vocab_size is not None:
-        preset = dataclasses.replace(preset, vocab_size=args.vocab_size)
+        preset = preset.replace(vocab_size=args.vocab_size)
     batch_size = args.batch_size or max(preset.batch_tokens // args.seq_len, 1)
     if args.seq_len < 2:
         raise UsageError(f"--seq-len {args.seq_len}: needs at least 2 (one token and eos)")

@@ -238,7 +238,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
     job_s = [max(ranks_s) for ranks_s in per_step]
     reduce_s = [list(column) for column in zip(*(r["allreduce_s"] for r in ranks))]
     one_s, n_s = statistics.median(alone["step_s"]), statistics.median(job_s)
-    grad_bytes = sum(group.grad.nbytes for group in step.flat.groups) if world.size > 1 else 0
+    grad_bytes = sum(buffer.grad.nbytes for buffer in step.flat.buffers) if world.size > 1 else 0
     return {
         "mode": "train", "distributed": True, "preset": preset.name, "device": device, "n_ranks": world.size,
         "parameters": model.num_parameters(),
