@@ -629,10 +629,10 @@ class Tensor(Value):
         return self.new_full(size, 1, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        from .factories import full
         size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
-        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
+        xp = backend.xp_of_device(backend.check_device(device)) if device is not None else backend.xp_of(self.data)
+        t = Tensor._make(xp.full(size, fill_value, dtype=resolve_dtype(dtype) or self.dtype))
+        return t.requires_grad_(True) if requires_grad else t
 
     def eq(self, other): return self == other
     def ne(self, other): return self != other
