@@ -164,7 +164,7 @@ def test_a_step_over_flat_buffers_is_one_kernel_and_reads_nothing_back(name):
     for _ in range(2):   # the second step: the state exists
         opt.zero_grad()
         sum((p * p).sum() for p in params).backward()
-        for buffer in opt.groups:
+        for buffer in opt.flat_buffers:
             buffer.settle()   # (gathers the gradients: the step's own work is what is counted)
         with cupy._standin.count_launches() as n, cupyx.allow_synchronize(False):
             opt.step()
