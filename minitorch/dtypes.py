@@ -4,6 +4,7 @@ import numpy as np
 
 float = np.float32      # noqa: A001 (torch.float is float32)
 double = np.float64
+float16 = half = np.float16   # mixed precision (mt.autocast)
 long = np.int64
 int32 = np.int32
 
