@@ -4,8 +4,9 @@ float16 gradients of small losses underflow to 0; multiplying the loss by a larg
 range, and dividing the float32 gradients by S before the update (unscale_) gives them back. Too large an S overflows
 some gradient to inf: that step is skipped, and S shrinks. So:
     scale(loss)        loss * S
-    unscale_(opt)      g /= S for the optimizer's gradients; found_inf = any g inf or nan, on the device
-    step(opt)          opt.step() unless found_inf (reading it: the one device read; set_found_inf gives it instead)
+    unscale_(opt)      g /= S for the optimizer's gradients
+    step(opt)          opt.step() unless found_inf, whether any g is inf or nan: one reduction on the device and
+                       one read (a caller that read it with its own numbers gives it with set_found_inf instead)
     update()           found_inf: S *= backoff_factor, and the count of clean steps restarts; otherwise the count
                        grows, and after growth_interval clean steps in a row S *= growth_factor (kept where that is
                        not finite)
@@ -79,11 +80,11 @@ class GradScaler:
         raise TypeError(f"GradScaler.scale: expected a Tensor or a list or tuple of them, got {type(outputs).__name__}")
 
     def _state(self, optimizer):
-        return self._per_optimizer.setdefault(id(optimizer), {"stage": READY, "found_inf": None})
+        return self._per_optimizer.setdefault(id(optimizer), {"stage": READY, "found_inf": None, "grads": ()})
 
     def unscale_(self, optimizer):
-        """Divide the optimizer's gradients by S in place (float32: after its flat buffers are settled) and note, on
-        the device, whether any is inf or nan. Once per optimizer between update()s, and before step()."""
+        """Divide the optimizer's gradients by S in place (float32: after its flat buffers are settled). Once per
+        optimizer between update()s, and before step()."""
         if not self._enabled:
             return
         state = self._state(optimizer)
@@ -93,29 +94,37 @@ class GradScaler:
             raise RuntimeError("unscale_() is being called after step().")
         grads = _gradients(optimizer)
         inv_scale = np.float64(1.0) / np.float64(self._scale)   # (as PyTorch: the reciprocal in double, then float)
-        found = None
         for g in grads:
             flat.run(unscale_kernel, [g], g.dtype.type(np.float32(inv_scale)))
-            bad = flat.run_sum(any_non_finite, g)
-            found = bad if found is None else found + bad
-        state["found_inf"] = False if found is None else found
-        state["stage"] = UNSCALED
+        state["grads"], state["stage"] = grads, UNSCALED
 
     def found_inf(self, optimizer):
-        """Whether unscale_ found an inf or nan in the optimizer's gradients: a 0-d device array (> 0: found), to be
-        read with the other numbers of a step, or a bool once known (set_found_inf)."""
-        return self._state(optimizer)["found_inf"]
+        """Whether the optimizer's unscaled gradients hold an inf or nan: a 0-d device array (> 0: found), computed
+        here, for the caller to read with the other numbers of its step; or a bool once known (set_found_inf)."""
+        return self._found_on_device(self._state(optimizer))
+
+    @staticmethod
+    def _found_on_device(state):
+        if state["found_inf"] is None and state["stage"] != READY:
+            found = False
+            for g in state["grads"]:
+                bad = flat.run_sum(any_non_finite, g)
+                found = bad if found is False else found + bad
+            state["found_inf"] = found
+        return state["found_inf"]
+
+    def _found_on_host(self, state):
+        """found_inf as a bool, read from the device if it is not known yet (False if nothing was unscaled)."""
+        found = self._found_on_device(state)
+        if found is None:
+            return False
+        if not isinstance(found, bool):   # the step's device read
+            found = state["found_inf"] = bool(backend.to_numpy(found) > 0)
+        return found
 
     def set_found_inf(self, optimizer, found):
         """Give found_inf(optimizer) as the caller read it (with its step's other numbers): step() reads nothing."""
         self._state(optimizer)["found_inf"] = bool(found)
-
-    def _found(self, optimizer):
-        state = self._state(optimizer)
-        found = state["found_inf"]
-        if not isinstance(found, bool):   # the step's device read
-            found = state["found_inf"] = bool(backend.to_numpy(found) > 0)
-        return found
 
     def step(self, optimizer, *args, **kwargs):
         """optimizer.step(*args, **kwargs) unless the gradients hold an inf or nan (unscale_ first if not done);
@@ -127,7 +136,7 @@ class GradScaler:
             raise RuntimeError("step() has already been called since the last update().")
         if state["stage"] == READY:
             self.unscale_(optimizer)
-        result = None if self._found(optimizer) else optimizer.step(*args, **kwargs)
+        result = None if self._found_on_host(state) else optimizer.step(*args, **kwargs)
         state["stage"] = STEPPED
         return result
 
@@ -140,21 +149,13 @@ class GradScaler:
             value = new_scale.item() if isinstance(new_scale, Tensor) else new_scale
             self._scale = np.float32(value)
         else:
-            if not any(s["found_inf"] is not None for s in self._per_optimizer.values()):
+            if not any(s["found_inf"] is not None or s["stage"] != READY for s in self._per_optimizer.values()):
                 raise AssertionError("No inf checks were recorded prior to update.")
-            found = any(self._found_of(k) for k in self._per_optimizer)
+            found = any([self._found_on_host(state) for state in self._per_optimizer.values()])
             self._scale, self._growth_tracker = next_scale(self._scale, self._growth_tracker, found,
                                                            self._growth_factor, self._backoff_factor,
                                                            self._growth_interval)
         self._per_optimizer = {}
-
-    def _found_of(self, key):
-        state = self._per_optimizer[key]
-        if state["found_inf"] is None:
-            return False
-        if not isinstance(state["found_inf"], bool):
-            state["found_inf"] = bool(backend.to_numpy(state["found_inf"]) > 0)
-        return state["found_inf"]
 
     def state_dict(self):
         """{"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"} ({} when disabled)."""

@@ -23,8 +23,9 @@ from transformer import registry
 
 from ..cli import memory, parallel
 from ..cli.errors import UsageError
-from ..cli.arguments import (add_device_argument, add_threads_argument, check_device, non_negative_float,
-                             non_negative_int, positive_float, positive_int, probability)
+from ..cli.arguments import (add_device_argument, add_precision_arguments, add_threads_argument, apply_tf32,
+                             check_device, non_negative_float, non_negative_int, positive_float, positive_int,
+                             probability)
 from ..data.corpus import prepare_corpus
 from ..loop.assemble import assemble
 from ..run import lock as run_lock, threads
@@ -80,6 +81,7 @@ def add_arguments(p):
                         "them beside validation after each epoch (see train/data/held_back.py; default 0)")
     p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
                                                                 "end of each epoch)")
+    add_precision_arguments(p)
     parallel.add_distributed_argument(p)
     add_threads_argument(p)
     sizes = p.add_argument_group("model size (default: the preset's)")
@@ -95,6 +97,7 @@ def main(args):
     if hasattr(sys.stdout, "reconfigure"):   # in a log file each line as it comes, in order with stderr's progress
         sys.stdout.reconfigure(line_buffering=True)
     device = check_device(args.device)
+    apply_tf32(args, device)
     world = parallel.init_world(args.distributed, device)
     with parallel.stop_job_on_error(world, "fit"), run_lock.RunLock(world) as lock:
         return build_trainer(args, device, world, lock).fit()

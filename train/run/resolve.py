@@ -17,7 +17,7 @@ from .settings import Settings
 # Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
 OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "attention_dropout",
              "activation_dropout", "label_smoothing", "weight_decay", "save_every", "bpe_dropout", "rdrop",
-             "extra_source", "held_back")
+             "extra_source", "held_back", "precision")
 TRANSFORMER_DROPOUTS = ("attention_dropout", "activation_dropout")   # model fields that an LSTM does not have
 CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
 # Flags that override a preset's model size: flag -> the configuration fields it sets, for each model kind

@@ -10,11 +10,11 @@ from typing import NamedTuple
 from transformer.registry import MODELS
 
 from .checkpoint import CHECKPOINTS
-from .presets import DECODING, PRESETS
+from .presets import DECODING, PRECISIONS, PRESETS
 
 # keys that older config.json files lack, and the value those runs trained (or decoded) with
 OLDER_RUNS = {"extra_source": None, "held_back": 0, "weight_decay": 0.0, "bpe_dropout": 0.0, "rdrop": 0.0,
-              "decoding": DECODING}
+              "decoding": DECODING, "precision": "fp32"}
 # keys written only where they apply: Transformer dropouts (an LSTM has none), the corpus folder (once it is known)
 ABSENT_WHEN_NONE = ("attention_dropout", "activation_dropout", "data_dir")
 
@@ -45,6 +45,8 @@ class Settings:
     rdrop: float = 0.0
     extra_source: str | None = None
     held_back: int = 0
+    # the training step's precision: fp32, or fp16 (mixed, with loss scaling)
+    precision: str = "fp32"
     # decoding: evaluate's and translate's defaults
     decoding: dict = field(default_factory=lambda: dict(DECODING))
     # the preset it started from, the model kind and its dropouts
@@ -114,7 +116,8 @@ CHECKS = {"corpus": _one_of(sorted({p.corpus for p in PRESETS.values()})), "src"
           "warmup": _integer(1), "label_smoothing": _RATE, "weight_decay": _NON_NEGATIVE, "clip_norm": _POSITIVE,
           "avg_last": _integer(1), "val_bleu_sentences": _integer(0), "save_every": _integer(0),
           "log_every": _integer(1), "bpe_dropout": _RATE, "rdrop": _NON_NEGATIVE, "extra_source": _optional(_NAME),
-          "held_back": _integer(0), "preset": _optional(_NAME), "model": _one_of(MODELS), "seed": _integer(0),
+          "held_back": _integer(0), "precision": _one_of(PRECISIONS), "preset": _optional(_NAME),
+          "model": _one_of(MODELS), "seed": _integer(0),
           "max_steps": _optional(_integer(1)), "dropout": _RATE, "attention_dropout": _optional(_RATE),
           "activation_dropout": _optional(_RATE), "data_dir": _optional(_NAME)}
 DECODING_CHECKS = {"checkpoint": _one_of(CHECKPOINTS), "beam": _integer(1), "length_penalty": _NON_NEGATIVE}
