@@ -74,11 +74,13 @@ def test_fit_evaluate_translate_plot_on_cuda(kind, corpus, tmp_path, monkeypatch
 
 
 @requires_standin
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("kind", list(MODELS))
-def test_a_training_step_reads_the_device_once(kind, corpus, tmp_path, monkeypatch):
+def test_a_training_step_reads_the_device_once(kind, precision, corpus, tmp_path, monkeypatch):
+    """In float32 and in fp16, whose GradScaler learns of an overflow from the norm that the one read brings."""
     per_step = count_step_syncs(monkeypatch)
     assert main(tiny_fit(corpus, tmp_path / "run", *MODELS[kind], "--batch-tokens", "96", "--max-steps", "3",
-                         "--device", "cuda")) == 0
+                         "--device", "cuda", "--precision", precision)) == 0
     assert len(per_step) == 3
     assert all(len(step) == 1 for step in per_step), summary(per_step)
     assert all(where.endswith(("train/loop/step.py:" + where.rsplit(":", 1)[1])) for step in per_step
