@@ -62,6 +62,8 @@ class autocast:  # noqa: N801 (torch.autocast)
     def cast_inputs(self, cls, inputs):
         """The inputs of op cls as the block runs it: float32 Parameters (and, for a matrix product, every float32
         tensor) of the block's device in float16; the rest as they are. Called by Function.apply."""
+        if cls.autocast_to == "none":
+            return inputs
         half = cls.autocast_to == "half"
         out = None
         for k, x in enumerate(inputs):

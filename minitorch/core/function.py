@@ -163,8 +163,7 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain numbers or arrays); record it in the graph if a gradient is needed."""
-        if state.autocast is not None and cls.autocast_to != "none":   # (mt.autocast: float16 inputs)
-            inputs = state.autocast.cast_inputs(cls, inputs)
+        inputs = inputs if state.autocast is None else state.autocast.cast_inputs(cls, inputs)   # (mt.autocast)
         first, arrays, needs = _read_inputs(cls, inputs)
         record = state.grad_enabled and True in needs
         op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()

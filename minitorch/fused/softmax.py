@@ -9,7 +9,7 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..ops import normalize_dims
-from .precision import narrow, wide
+from .precision import HALF, narrow, wide
 
 
 def safe_max(x, dim):
@@ -58,20 +58,20 @@ class Softmax(Function):
     needs_float = True
 
     def forward(self, x, dim):
-        self.dim, dtype, x = dim, x.dtype, wide(x)
-        y = x - safe_max(x, dim)                         # z = x - max, then exp(z), then / sum, all in place
-        backend.xp_of(x).exp(y, out=y)
+        self.dim, half = dim, x.dtype == HALF
+        y = (wide(x) if half else x) - safe_max(x, dim)  # z = x - max, then exp(z), then / sum, all in place
+        backend.xp_of(y).exp(y, out=y)
         y /= _row_sums(y, dim)
-        y = narrow(y, dtype)
+        y = narrow(y, HALF) if half else y
         self.save_for_backward(y)
         return y
 
     def backward(self, g):
         y, = self.saved_tensors
-        dtype, g, y = g.dtype, wide(g), wide(y)
+        g, y = (wide(g), wide(y)) if (half := g.dtype == HALF) else (g, y)
         dx = g - (g * y).sum(axis=self.dim, keepdims=True)   # g - <g, y>: a new array (or Tensor), scaled in place
         dx *= y
-        return narrow(dx, dtype)
+        return narrow(dx, HALF) if half else dx
 
 
 class LogSoftmax(Function):

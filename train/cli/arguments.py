@@ -5,6 +5,9 @@ from minitorch import backend
 
 from .errors import TrainError, UsageError
 
+# a training step's precision: float32, or mixed float16 with loss scaling (train/loop/step.py)
+PRECISIONS = ("fp32", "fp16")
+
 
 def _number(convert, accept, expected):
     """An argparse type: text -> convert(text); an argparse error saying `expected` when it fails or accept() says
@@ -51,7 +54,6 @@ def add_threads_argument(parser):
 
 def add_precision_arguments(parser, default=None):
     """--precision (fp32, or fp16: mixed precision with loss scaling) and --tf32 (float32 products in TF32 on cuda)."""
-    from ..run.presets import PRECISIONS
     parser.add_argument("--precision", choices=PRECISIONS, default=default,
                         help="fp32, or fp16: float16 activations and matrix products (float32 sums where they "
                              "matter), float32 master weights and optimizer, dynamic loss scaling; on a GPU with "

@@ -22,7 +22,7 @@ import minitorch as mt
 from minitorch import backend
 from minitorch.optim.schedule import noam_factor
 
-from ..run.presets import PRECISIONS
+from ..cli.arguments import PRECISIONS
 from .loss import share_loss
 
 QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}  # non-finite values are handled in update()

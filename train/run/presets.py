@@ -7,8 +7,6 @@ from dataclasses import asdict, dataclass, field
 
 # evaluate's and translate's defaults where a preset has not chosen its own on validation (and for older runs)
 DECODING = {"checkpoint": "best", "beam": 5, "length_penalty": 0.6}
-# a training step's precision: float32, or mixed float16 with loss scaling (train/loop/step.py)
-PRECISIONS = ("fp32", "fp16")
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,7 @@ class Preset:
     rdrop: float = 0.0                          # R-Drop's weight of the symmetric KL of two dropout passes; 0 = off
     extra_source: str = None                    # a second source language of the training split (e.g. fr), tagged
     held_back: int = 0                          # training pairs held back (the rarest words) and scored beside val
-    precision: str = "fp32"                     # fp32, or fp16: mixed precision with loss scaling (PRECISIONS)
+    precision: str = "fp32"                     # fp32, or fp16: mixed precision with loss scaling
     decoding: dict = field(default_factory=lambda: dict(DECODING))   # evaluate's and translate's defaults
 
     def to_dict(self):

@@ -10,7 +10,8 @@ from typing import NamedTuple
 from transformer.registry import MODELS
 
 from .checkpoint import CHECKPOINTS
-from .presets import DECODING, PRECISIONS, PRESETS
+from ..cli.arguments import PRECISIONS
+from .presets import DECODING, PRESETS
 
 # keys that older config.json files lack, and the value those runs trained (or decoded) with
 OLDER_RUNS = {"extra_source": None, "held_back": 0, "weight_decay": 0.0, "bpe_dropout": 0.0, "rdrop": 0.0,
