@@ -74,7 +74,7 @@ def test_a_flat_buffer_is_cast_once_a_block_and_settles_float32_gradients(device
 
 
 @pytest.mark.skipif(not CUPY_STANDIN, reason="counts launches, which only the CuPy stand-in does")
-def test_a_flat_buffer_costs_one_cast_each_way():
+def test_a_flat_buffer_on_cuda_costs_one_cast_each_way():
     import cupy
     mt.manual_seed(0)
     model = nn.Sequential(*[nn.Linear(8, 8) for _ in range(6)]).to("cuda")
@@ -147,6 +147,7 @@ def mt_lstm_cell(gates, c_prev):
     return mt.stack([h, c])
 
 
+IDS = np.array([[0, 3, 3], [4, 1, 3]])   # (a repeated id: its rows' gradients add up)
 rng = np.random.default_rng(0)
 LONG_ROW = rng.standard_normal((2, 2048)) * 2.0
 # (op on Tensors, NumPy form, inputs, output dtype): rows of 2048 too, where float16 sums would lose the small terms
@@ -178,6 +179,7 @@ HALF_CASES = {
                   np.float16),
     "bias_relu": (F.bias_relu, lambda a, b: np.maximum(a + b, 0), [rng.standard_normal((3, 6)),
                                                                   rng.standard_normal(6)], np.float16),
+    "embedding": (lambda w: F.embedding(IDS, w), lambda w: w[IDS], [rng.standard_normal((5, 3))], np.float16),
     "gelu": (F.gelu, lambda a: 0.5 * a * (1 + np.tanh(0.7978845608028654 * (a + 0.044715 * a ** 3))),
              [rng.standard_normal((3, 6)) * 2], np.float16),
 }
@@ -297,7 +299,7 @@ def test_the_scaler_scales_unscales_and_round_trips_its_state():
 
 
 @pytest.mark.skipif(not CUPY_STANDIN, reason="counts host reads, which only the CuPy stand-in does")
-def test_the_scaler_finds_an_overflow_on_the_device_with_one_read():
+def test_the_scaler_finds_an_overflow_on_cuda_with_one_read():
     """step() reads found_inf once (a reduction on the device, then one read); told it by the caller, none."""
     import cupy
     mt.manual_seed(0)
