@@ -11,6 +11,8 @@ Inside the block, on tensors of its device:
   (fused/precision.py); cross-entropy's loss is float32;
 - the other ops follow type promotion, so activations made from float16 stay float16.
 Outside the block nothing changes: the parameters, their gradients and the optimizer stay float32 (master weights).
+As PyTorch asks, a block wraps the forward and the loss, not backward or the optimizer's step: a parameter's float16
+copy is made at its first use in the block, and an update inside the same block would not reach it.
 """
 import functools
 import itertools

@@ -6,7 +6,8 @@ it stopped: step, optimizer, schedule, random state and the position in the epoc
 the current step and saves `last` (so do SIGTERM and a file named STOP in the run folder: `touch RUN_DIR/STOP`, the
 way to stop a --distributed job, whose launcher kills its processes a moment after Ctrl-C). A step whose loss or
 gradient norm is nan or inf is skipped with a warning; 5 of them in a row stop the run, leaving the last checkpoint
-as it was.
+as it was. With --precision fp16 a step whose scaled gradients overflow (a finite loss) is skipped without one: the
+loss scale is halved, and metrics.jsonl counts them (overflow_batches). Validation and decoding run in float32.
 
 On a terminal a progress bar shows the epoch; elsewhere (a log file, a pipe, CI) a plain progress line goes to
 stdout every 30 seconds and at the end of each epoch. The BLAS threads are chosen for the preset (see --threads),

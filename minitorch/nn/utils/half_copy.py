@@ -10,6 +10,7 @@ parameter (PyTorch's autocast casts each weight once per region too; its gradien
 import numpy as np
 
 from ... import backend
+from ...core.versions import increment_version
 from ...tensor import Tensor
 
 
@@ -28,6 +29,7 @@ class HalfCopy:
         """Parameter i's float16 leaf, the copy made again from the float32 buffer once per autocast region."""
         if self.region != region:
             self.data[...] = self.buffer.data        # (one cast of the whole buffer)
+            increment_version(self.leaves)           # a graph that saved the old values refuses to backward
             self.region = region
         return self.leaves[i]
 
