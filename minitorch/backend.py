@@ -311,6 +311,25 @@ def _cuda_state(generator):
     return state
 
 
+# TF32: cuBLAS may read float32 operands as TF32 (10-bit mantissa) on tensor cores, an opt-in as in PyTorch.
+# CuPy picks a product's compute type with get_compute_type(dtype) (cupy/_core/_routines_linalg.pyx): DEFAULT
+# (CUBLAS_COMPUTE_32F for float32 and float16) unless set_compute_type changed it or CUPY_TF32=1 was in the environment
+# at the first float32 product; the types are a cdef enum that CuPy does not export, so they are named here.
+COMPUTE_TYPE_DEFAULT, COMPUTE_TYPE_TF32 = 1, 7
+
+
+def set_tf32(enabled):
+    """Let cuBLAS compute float32 products in TF32 (enabled) or in full float32; RuntimeError without a GPU. CuPy
+    falls back to full float32, with a warning, on GPUs older than compute capability 8.0."""
+    check_device("cuda")
+    _cp._core.set_compute_type(np.float32, COMPUTE_TYPE_TF32 if enabled else COMPUTE_TYPE_DEFAULT)
+
+
+def tf32_enabled():
+    """Whether CuPy computes float32 products in TF32 (False without a GPU)."""
+    return cuda_available() and _cp._core.get_compute_type(np.float32) == COMPUTE_TYPE_TF32
+
+
 # GPUs for data-parallel jobs: one device per process, and NCCL to reduce across them.
 def gpu_count():
     """The number of CUDA devices CuPy sees (0 without CuPy or a GPU)."""

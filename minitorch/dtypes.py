@@ -6,6 +6,7 @@ from . import backend
 
 float = np.float32      # noqa: A001 (torch.float is float32)
 double = np.float64
+float16 = half = np.float16   # mixed precision (mt.autocast)
 long = np.int64
 int32 = np.int32
 

@@ -339,6 +339,10 @@ class Tensor(Value):
     def double(self):
         return self.to(dtype=np.float64)
 
+    def half(self):
+        """float16 values, differentiable (the gradient comes back in this tensor's dtype)."""
+        return self.to(dtype=np.float16)
+
     def long(self):
         """int64 values (truncated); not differentiable."""
         return self._cut(self.data.astype(np.int64), "long()")

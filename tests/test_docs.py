@@ -312,7 +312,9 @@ def _difference_1(torch):
 def _difference_2(torch):
     assert (mt.tensor([1, 2]) * 1.5).dtype == mt.float32 and (mt.tensor([1, 2]) / 2).dtype == mt.float32
     assert (mt.tensor([1, 2], dtype=np.int32) + mt.tensor([1], dtype=np.uint8)).dtype == np.int32
-    assert not any(hasattr(mt, name) for name in ("float16", "bfloat16", "complex64"))
+    assert not any(hasattr(mt, name) for name in ("bfloat16", "complex64"))
+    half = mt.tensor([1.0], dtype=mt.float16)
+    assert (half * 2.5).dtype == mt.float16 and (half * mt.tensor([1.0])).dtype == mt.float32
     if torch:
         assert (torch.tensor([1, 2]) * 1.5).dtype == (torch.tensor([1, 2]) / 2).dtype == torch.float32
         assert (torch.tensor([1.0], dtype=torch.float16) * 2.5).dtype == torch.float16
@@ -386,10 +388,31 @@ def _difference_6(torch):
 
 
 def _difference_7(torch):
-    assert all(hasattr(mt, name) for name in ("float32", "float64", "int64", "bool_"))
-    assert not any(hasattr(mt, name) for name in ("float16", "half", "bfloat16", "autocast"))
+    assert all(hasattr(mt, name) for name in ("float32", "float64", "float16", "half", "int64", "bool_", "autocast"))
+    assert not hasattr(mt, "bfloat16")
+    mt.manual_seed(0)
+    model = mt.nn.Sequential(mt.nn.Embedding(5, 4), mt.nn.LayerNorm(4), mt.nn.Linear(4, 3))
+    flat = mt.nn.utils.FlatParameters(model)
+    flat.zero_grad()
+    with mt.autocast("cpu"):
+        h = model[0](np.array([1, 3]))
+        y = model[2](model[1](h))
+        loss = mt.nn.functional.cross_entropy(y, np.array([0, 1]))
+    assert h.dtype == y.dtype == mt.float16 and loss.dtype == mt.float32
+    loss.backward()
+    assert model[0].weight.grad is None                      # in the float16 copy's leaf until settled
+    flat.settle()
+    assert model[0].weight.grad.dtype == mt.float32
+    assert isinstance(mt.amp.GradScaler("cpu").get_scale(), float)
     if torch:
         assert all(hasattr(torch, name) for name in ("float16", "bfloat16", "autocast"))
+        t_model = torch.nn.Sequential(torch.nn.Embedding(5, 4), torch.nn.LayerNorm(4), torch.nn.Linear(4, 3))
+        with torch.autocast("cpu", dtype=torch.float16):
+            t_h = t_model[0](torch.tensor([1, 3]))
+            t_y = t_model[2](t_model[1](t_h))
+        assert t_h.dtype == torch.float32 and t_y.dtype == torch.float16
+        t_y.float().sum().backward()
+        assert t_model[2].weight.grad is not None
 
 
 def _difference_8(torch):

@@ -152,6 +152,9 @@ class Function:
     _superseded = False  # True once an in-place op in the graph changed the output (versions.refuse_stale_view)
     materialize_grads = True   # several outputs: zeros (not None) for an output that got no gradient
     ctx_form_apply = None  # the apply of a Function written in PyTorch's form, set by ctx_form.py (built on this)
+    # under mt.autocast: "half" casts every float32 input to float16 (matrix products), "none" casts nothing (casts,
+    # moves); the default casts the Parameters alone (amp/autocast_mode.py)
+    autocast_to = "parameters"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -161,6 +164,7 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain numbers or arrays); record it in the graph if a gradient is needed."""
+        inputs = inputs if state.autocast is None else state.autocast.cast_inputs(cls, inputs)   # (mt.autocast)
         first, arrays, needs = _read_inputs(cls, inputs)
         record = state.grad_enabled and True in needs
         op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()

@@ -6,7 +6,8 @@ it stopped: step, optimizer, schedule, random state and the position in the epoc
 the current step and saves `last` (so do SIGTERM and a file named STOP in the run folder: `touch RUN_DIR/STOP`, the
 way to stop a --distributed job, whose launcher kills its processes a moment after Ctrl-C). A step whose loss or
 gradient norm is nan or inf is skipped with a warning; 5 of them in a row stop the run, leaving the last checkpoint
-as it was.
+as it was. With --precision fp16 a step whose scaled gradients overflow (a finite loss) is skipped without one: the
+loss scale is halved, and metrics.jsonl counts them (overflow_batches). Validation and decoding run in float32.
 
 On a terminal a progress bar shows the epoch; elsewhere (a log file, a pipe, CI) a plain progress line goes to
 stdout every 30 seconds and at the end of each epoch. The BLAS threads are chosen for the preset (see --threads),
@@ -22,7 +23,8 @@ from minitorch import distributed
 
 from ..cli import memory, parallel
 from ..cli.errors import UsageError
-from ..cli.arguments import add_device_argument, add_threads_argument, check_device, positive_int
+from ..cli.arguments import (add_device_argument, add_tf32_argument, add_threads_argument, apply_tf32, check_device,
+                             positive_int)
 from ..data.corpus import prepare_corpus
 from ..loop.assemble import assemble
 from ..run import lock as run_lock, threads
@@ -42,6 +44,7 @@ def add_arguments(p):
     add_device_argument(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
     add_flags(p, PRESETS)   # a flag for each run setting that fit takes (run/settings.py declares them)
+    add_tf32_argument(p)
     parallel.add_distributed_argument(p)
     add_threads_argument(p)
     sizes = p.add_argument_group("model size (default: the preset's)")
@@ -57,6 +60,7 @@ def main(args):
     if hasattr(sys.stdout, "reconfigure"):   # in a log file each line as it comes, in order with stderr's progress
         sys.stdout.reconfigure(line_buffering=True)
     device = check_device(args.device)
+    apply_tf32(args, device)
     world = parallel.init_world(args.distributed, device)
     with parallel.stop_job_on_error(world, "fit"), run_lock.RunLock(world) as lock:
         return build_trainer(args, device, world, lock).fit()

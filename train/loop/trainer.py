@@ -63,7 +63,7 @@ class Trainer:
         s = self.s
         p = self.progress
         print(f"run folder {self.run_dir}; {len(self.batches(p.epoch))} batches an epoch of about "
-              f"{s.batch_tokens} tokens"
+              f"{s.batch_tokens} tokens" + (f"; precision {s.precision}" if s.precision != "fp32" else "")
               + (f"; resuming at step {p.step} (epoch {p.epoch + 1})" if p.step else "")
               + (f"; data-parallel over {self.world.size} processes" if self.world.size > 1 else ""))
         if self.main and self.stop_file.is_file():   # left by a run that ended before it saw it
@@ -99,6 +99,9 @@ class Trainer:
                     print(f"reached --max-steps {s.max_steps}; continue with --resume and a larger --max-steps")
                     break
         validation.print_examples(self.examples, self.run_dir, self.s.src)
+        if self.step_fn.scaler is not None:
+            print(f"fp16: {p.overflows} step{'s' if p.overflows != 1 else ''} skipped for overflowing gradients; "
+                  f"loss scale now {self.step_fn.scaler.get_scale():g}")
         wall = progress.elapsed(self.started, time.perf_counter())
         print(f"done: best validation BLEU {p.best_bleu:.2f}; checkpoints in {self.run_dir}; validation took "
               f"{self.val_seconds:.0f} s of {wall:.0f} s ({100 * self.val_seconds / max(wall, 1e-9):.0f}%)")
@@ -130,6 +133,11 @@ class Trainer:
         result = done.result
         self.stop_votes = result.stop_votes
         self.progress.batch_pos += 1
+        if result.overflow:   # fp16: the scaled gradients overflowed; the scaler lowered the scale
+            self.optimizer.zero_grad()
+            self.progress.epoch_overflows += 1
+            self.progress.overflows += 1
+            return False
         if not result.applied:
             bad = "loss" if not math.isfinite(result.loss) else "gradient norm"
             self.skip_step(bad, result.loss if bad == "loss" else result.grad_norm)
@@ -178,9 +186,14 @@ class Trainer:
         w = p.window
         speed = progress.per_second(w["tokens"], w["time"])   # None (null) when the clock stood still
         self.log({"kind": "train", "step": p.step, "epoch": p.epoch + 1, "loss": w["loss"] / w["steps"],
-                  "lr": w["lr"], "tokens_per_s": speed, "s_per_step": w["time"] / w["steps"]})
+                  "lr": w["lr"], "tokens_per_s": speed, "s_per_step": w["time"] / w["steps"], **self.scaling()})
         p.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": w["loss"] / w["steps"],
                     "last_steps": w["steps"], "speed": speed, "step_time": w["time"] / w["steps"], "lr": w["lr"]}
+
+    def scaling(self):
+        """fp16: {"loss_scale": the scaler's scale now, "overflows": steps skipped for overflow in the run}, else {}."""
+        scaler = self.step_fn.scaler
+        return {} if scaler is None else {"loss_scale": scaler.get_scale(), "overflows": self.progress.overflows}
 
     def postfix(self, n_batches):
         """The progress bar's text (progress.training_postfix) with the steps left in the whole run."""
@@ -203,7 +216,8 @@ class Trainer:
         seconds = progress.elapsed(start, time.perf_counter())
         self.val_seconds += seconds
         record = {"kind": "epoch", "epoch": p.epoch + 1, "step": p.step, "partial": partial,
-                  "train_loss": p.epoch_loss / max(p.epoch_tokens, 1), "skipped_batches": p.epoch_skipped, **val,
+                  "train_loss": p.epoch_loss / max(p.epoch_tokens, 1), "skipped_batches": p.epoch_skipped,
+                  **({"overflow_batches": p.epoch_overflows} if self.step_fn.scaler is not None else {}), **val,
                   "val_seconds": seconds,   # wall_seconds: since this command started (resume: anew)
                   "wall_seconds": progress.elapsed(self.started, time.perf_counter())}
         self.log(record)
@@ -228,7 +242,7 @@ class Trainer:
                      "epochs": [path.stem for path in kept]}, checkpoint.checkpoint_path(self.run_dir, "avg"))
         if not partial:
             p.epoch += 1
-            p.batch_pos, p.epoch_loss, p.epoch_tokens, p.epoch_skipped = 0, 0.0, 0, 0
+            p.batch_pos, p.epoch_loss, p.epoch_tokens, p.epoch_skipped, p.epoch_overflows = 0, 0.0, 0, 0, 0
         training_state.save_last(self)
 
     def save_last(self):

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, make_dataclass, replace
 
 from transformer.registry import MODELS
 
+from ..cli.arguments import PRECISION_HELP, PRECISIONS
 from .checkpoint import CHECKPOINTS
 
 # evaluate's and translate's defaults where a preset has not chosen its own on validation (and for older runs)
@@ -162,6 +163,8 @@ SETTINGS = (
     Setting("held_back", int, 0, NATURAL, "take the N training pairs with the highest rare-word rate out of "
             "training and score them beside validation after each epoch (see train/data/held_back.py; default 0)",
             older=0, metavar="N"),
+    # the training step's arithmetic: fp32, or fp16 (mixed, with loss scaling: train/loop/step.py)
+    Setting("precision", str, "fp32", one_of(PRECISIONS), PRECISION_HELP + " (default: the preset's)", older="fp32"),
     # decoding: evaluate's and translate's defaults
     Setting("decoding", dict, DECODING, _DECODING, older=DECODING,
             presets={"small": {"checkpoint": "avg", "beam": 8, "length_penalty": 1.4}}),

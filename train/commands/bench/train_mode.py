@@ -31,10 +31,12 @@ class BenchStep:
     then the time of the sum over the ranks in the last step.
     """
 
-    def __init__(self, preset, model, batch, device, world=None, batch_tokens=None):
+    def __init__(self, preset, model, batch, device, world=None, batch_tokens=None, precision="fp32"):
         self.batch, self.batch_tokens, self.device = batch, batch_tokens, device   # host arrays, moved each step
         sync_of = None if world is None else (lambda flat: TimedSync(distributed.GradientSync(flat, world), device))
-        update = make_update(model.train(), preset, preset.model["d_model"], device, world, sync_of=sync_of)
+        update = make_update(model.train(), preset, preset.model["d_model"], device, world, sync_of=sync_of,
+                             precision=precision)
+        self.overflows = 0   # fp16: steps skipped because the scaled gradients overflowed (the scale then drops)
         self.flat, self.step, self.timed_sync = update.flat, update.step_fn, update.step_fn.sync
         self.saved = None
 
@@ -61,7 +63,8 @@ class BenchStep:
             marks = [m + walk for m in marks]  # the graph walk is the bench's, not the step's
         result = self.step.update(loss, mark=mark)   # ends with the step's one read of the loss and gradient norm
         marks.append(time.perf_counter())
-        if not result.applied:
+        self.overflows += result.overflow
+        if not result.applied and not result.overflow:
             raise TrainError(f"the loss became {result.loss} during the benchmark")
         return result.loss, marks
 
@@ -128,16 +131,18 @@ def profile_steps(step, device, n_steps):
             "matmul_op_gflops": prof.matmul_flops / n_steps / matmul_s / 1e9 if matmul_s else 0.0}
 
 
-def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, profile, progress=True):
-    """Time `steps` training steps after `warmup_steps` -> a dict of figures (see print_result)."""
+def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, profile, progress=True,
+                precision="fp32"):
+    """Time `steps` training steps after `warmup_steps` in `precision` (fp32, fp16) -> a dict of figures (see
+    print_result)."""
     say = progress_printer(progress)
     memory = HostMemory()
     src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
     batch = training_batch(src_ids, tgt_ids)
     model = build_model(preset, device, seed)
-    step = BenchStep(preset, model, batch, device)
+    step = BenchStep(preset, model, batch, device, precision=precision)
     say(f"{warmup_steps} warm-up step(s), then {steps} timed: {preset.name}, batch {batch[0].shape} -> "
-        f"{batch[1].shape}, {device}")
+        f"{batch[1].shape}, {device}, {precision_name(precision, device)}")
     for i in range(warmup_steps):
         step(measure_saved=i == 0)
     backend.device_memory(device, release=True)
@@ -162,6 +167,7 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
                               batch[1].shape[1])
     result = {
         "mode": "train", "preset": preset.name, "device": device, "parameters": n_params,
+        "precision": precision_name(precision, device), "overflow_steps": step.overflows,
         "batch": {"sentences": batch_size, "src_len": int(batch[0].shape[1]), "tgt_len": int(batch[1].shape[1]),
                   "target_tokens": target_tokens, "padding": float((batch[2] == PAD_ID).mean()),
                   "vocab_size": preset.vocab_size, "seed": seed},
@@ -187,6 +193,13 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         result["profile"] = profile_steps(step, device, steps)
         result["profile"]["matmul_op_peak_fraction"] = result["profile"]["matmul_op_gflops"] / peak
     return result
+
+
+def precision_name(precision, device):
+    """What a step's products ran in: fp32, fp32 (tf32 products) with --tf32 on cuda, or fp16 (mixed)."""
+    if precision == "fp32" and device == "cuda" and backend.tf32_enabled():
+        return "fp32 (tf32 products)"
+    return precision if precision == "fp32" else "fp16 (mixed, loss scaling)"
 
 
 def timed_steps(step, steps, warmup_steps, world=None):
