@@ -245,21 +245,11 @@ def _smaller(steps):
                 yield steps[:k] + [("block", inner, s[2])] + steps[k + 1:]
 
 
-def _shrunk(function, program):
-    """The smallest program (greedily) on which the student's no_grad still differs from the engine's: a failing case
-    small enough to follow by hand."""
-    shrinking = True
-    while shrinking:
-        shrinking = False
-        for smaller in _smaller(program):
-            try:
-                failed = _no_grad_mismatch(function, smaller) is not None
-            except Exception:
-                failed = False   # (another failure: keep the case that shows this one)
-            if failed:
-                program, shrinking = smaller, True
-                break
-    return program
+def smaller_blocks(case):
+    """The nestings one step smaller than the case's (what shrink.py shrinks a failing no_grad case by: a block
+    has nothing drawn to lower, and a step or a block left out shows the mistake on a shorter nesting)."""
+    for program in _smaller(case.options["program"]):
+        yield Case([], {"program": program}, f"the blocks {_describe(program)}")
 
 
 def check_no_grad(function, case, strict=True):
@@ -273,10 +263,7 @@ def check_no_grad(function, case, strict=True):
                              f"{where(e, files_of(function))}") from e
     if mismatch is None:
         return
-    small = _shrunk(function, program)
-    place, mine, engine = _no_grad_mismatch(function, small)
-    shown = f"the blocks {_describe(small)}" + (" (the drawn case, shrunk to the smallest nesting that fails)"
-                                                if small != program else "")
+    place, mine, engine = mismatch
     why = {"after a block left by an exception": "restore the mode in a finally: clause, so that an exception inside "
                                                  "the block cannot leave it off",
            "nested": "restore the mode the block found (a saved previous value), not True: an inner block ends inside "
@@ -284,4 +271,4 @@ def check_no_grad(function, case, strict=True):
     key = "nested" if "nested" in place and "exception" not in place else place
     hint = why.get(key, "an op records its graph exactly when no no_grad block is open")
     raise ExerciseFailed(f"no_grad: an op {place} {'records' if mine else 'does not record'} its graph where the "
-                         f"engine's {'does' if engine else 'does not'}, on {shown}\n  diagnosis: {hint}")
+                         f"engine's {'does' if engine else 'does not'}, on {case.text}\n  diagnosis: {hint}")

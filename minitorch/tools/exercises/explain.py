@@ -125,15 +125,22 @@ def explain(exercise, function, case, index, text, strict=True):
     else the smallest failing case found by shrinking the drawn one, with its numbers. An ExerciseFailed whose
     `mutations` lists the ids of the mutations named."""
     line, found = diagnosis(exercise, function, case)
-    if line is not None:
-        failed = ExerciseFailed(_with_diagnosis(text, line))
-        failed.mutations = [m.id for m in found]
+    if line is None:
+        small = shrink(exercise, function, index, strict)
+        failed = ExerciseFailed(text if small is None else (
+            f"{text}\n  no wrong derivation this grader knows gives what yours gives; the smallest case found that "
+            f"fails ({small.case.text}):\n    " + str(small.failure).replace("\n", "\n    ")))
+        failed.mutations = []
         return failed
-    small = shrink(exercise, function, index, strict)
-    failed = ExerciseFailed(text if small is None else (
-        f"{text}\n  no wrong derivation this grader knows gives your numbers; the smallest case found that fails "
-        f"({small.case.text}):\n    " + str(small.failure).replace("\n", "\n    ")))
-    failed.mutations = []
+    if getattr(exercise, "smaller", None) is not None:
+        # a case that is a structure (no_grad's blocks) holds no numbers that the diagnosis reads: the mistake is
+        # shown where it is plainest, on the smallest case that fails
+        small = shrink(exercise, function, index, strict)
+        if small is not None:
+            first, *rest = str(small.failure).split("\n")
+            text = "\n".join([f"{first} (the drawn case, shrunk to the smallest that fails)", *rest])
+    failed = ExerciseFailed(_with_diagnosis(text, line))
+    failed.mutations = [m.id for m in found]
     return failed
 
 

@@ -32,7 +32,7 @@ WORDS = {
 
 class ScaledDotProductAttention(Function):
     def forward(self, q, k, v, mask, words, dropout_p):
-        self.scale = 1 / np.sqrt(q.shape[-1])
+        self.scale = q.shape[-1] ** -0.5   # a Python float: the product keeps q's dtype
         s = q @ k.swapaxes(-1, -2) * self.scale
         if mask is not None:
             s = np.where(mask, s, -np.inf)

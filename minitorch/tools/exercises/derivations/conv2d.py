@@ -47,7 +47,7 @@ class Conv2d(Function):
                       mean=g.mean(axis=(0, 2, 3)))
         kernel = pick("kernel", weight, flipped=weight[:, :, ::-1, ::-1])
         d_cols = np.einsum("ok,nol->nkl", kernel.reshape(o, -1), g2).reshape(n, c, kh, kw, ho, wo)
-        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw))
+        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw), dtype=g.dtype)
         for i in range(kh):
             for j in range(kw):
                 top, left = i * pick("row dilation", w.dh, ignored=1), j * w.dw

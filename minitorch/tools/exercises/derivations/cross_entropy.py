@@ -33,7 +33,7 @@ class CrossEntropy(Function):
     def forward(self, x, target, ignore_index, label_smoothing, reduction):
         n, c = x.shape
         valid = target != ignore_index
-        one_hot = np.eye(c)[np.where(valid, target, 0)]
+        one_hot = np.eye(c, dtype=x.dtype)[np.where(valid, target, 0)]
         q = (1 - label_smoothing) * one_hot + label_smoothing / c
         z = x - x.max(axis=1, keepdims=True)
         log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
@@ -49,7 +49,7 @@ class CrossEntropy(Function):
         log_p, target = self.saved_tensors
         n, c = log_p.shape
         valid = target != self.ignore_index
-        one_hot = np.eye(c)[np.where(valid, target, 0)]
+        one_hot = np.eye(c, dtype=log_p.dtype)[np.where(valid, target, 0)]
         q = pick("targets", factor("1 - e", 1 - self.e) * one_hot + term("uniform", self.e / c), hard=one_hot)
         rows = g if self.reduction == "none" else np.full(n, g)
         if self.reduction == "mean":
