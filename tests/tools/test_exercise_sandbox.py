@@ -121,8 +121,13 @@ WRITES = [
 
 @pytest.mark.parametrize("name, function, named, line", WRITES, ids=[w[1].__name__ for w in WRITES])
 def test_a_write_into_what_the_op_is_given_fails_named_at_the_students_line(name, function, named, line):
-    text = _failure(name, function)
+    """The sandbox's message is the diagnosis: no mutation of the derivation (whose numbers a write into g may
+    happen to give) is named beside it (explain.py)."""
+    with pytest.raises(ExerciseFailed) as failure:
+        check(name, function)
+    text = str(failure.value)
     assert re.search(named, text, re.S), text
+    assert failure.value.mutations == () and "\n  diagnosis: " not in text, text
     assert re.search(rf"at .*{HERE}, line \d+, in (forward|backward): .*{line}", text), text
     assert re.search(r"replay: it is case 1 of", text), text   # the first case shows it: no luck needed
 

@@ -120,13 +120,13 @@ def _with_diagnosis(text, line):
     return "\n".join(lines[:at] + [f"  {line}"] + lines[at + 1:])
 
 
-def explain(exercise, function, case, index, text, strict=True):
+def explain(exercise, function, case, index, text, strict=True, show_smallest=True):
     """The failure on drawn case `index` (0-based) explained: the mistake named by the derivation it matches, or
-    else the smallest failing case found by shrinking the drawn one, with its numbers. An ExerciseFailed whose
-    `mutations` lists the ids of the mutations named."""
+    else (with show_smallest) the smallest failing case found by shrinking the drawn one, with its numbers. An
+    ExerciseFailed whose `mutations` lists the ids of the mutations named."""
     line, found = diagnosis(exercise, function, case)
     if line is None:
-        small = shrink(exercise, function, index, strict)
+        small = shrink(exercise, function, index, strict) if show_smallest else None
         failed = ExerciseFailed(text if small is None else (
             f"{text}\n  no wrong derivation this grader knows gives what yours gives; the smallest case found that "
             f"fails ({small.case.text}):\n    " + str(small.failure).replace("\n", "\n    ")))
