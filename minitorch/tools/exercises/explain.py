@@ -14,12 +14,14 @@ DISAMBIGUATE = 10   # drawn cases on which several matching mutations are told a
 
 
 def _op_outcome(exercise, function, case):
-    """("grads", [one per input]) of sum(w * out) for the grader's fixed weights w, run as the grader runs the
-    student's op (strict shapes, the same checks), or ("raised", what was raised)."""
+    """("grads", [out, then one gradient per input]) of sum(w * out) for the grader's fixed weights w, run as the
+    grader runs the student's op (strict shapes, the same checks), or ("raised", what was raised). The output is
+    compared too: a wrong forward (an overflow) is no mutation's, whatever its gradients."""
     try:
         with strict_shapes(), np.errstate(all="ignore"):
-            return ("grads", _value_and_grads(exercise, lambda t: exercise.apply(function, t, case.options), case,
-                                              f"{exercise.cls}:")[1])
+            out, grads, _ = _value_and_grads(exercise, lambda t: exercise.apply(function, t, case.options), case,
+                                             f"{exercise.cls}:")
+            return ("grads", [out, *grads])
     except Exception as e:
         return ("raised", *_raised(e))
 
