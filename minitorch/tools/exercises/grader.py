@@ -51,8 +51,8 @@ def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, fo
             raise failed from None
     if hasattr(exercise, "apply"):
         # a promise's failure is not explained: its hint (what the stub promised) is the diagnosis; an answer that
-        # passed every drawn case gives there what many mutations give (those that change nothing on a 1-row case,
-        # the b term's 0 where b**2 overflows), so that a mutation's name would be false
+        # passed every drawn case gives there what the mutations that change nothing on that case give (a broadcast
+        # sum where nothing is broadcast, the dropout's scale where dropout is off), so a mutation's name would be false
         for case, hint in promised_cases(exercise, cases[0]):
             try:
                 check_promise(exercise, function, case, hint, strict)

@@ -16,6 +16,9 @@ WORDS = {
                                "copy",
     ("leading", "kept"): "the leading axes that broadcasting added are summed with keepdims=True: they must go, "
                          "the input's shape does not have them",
+    ("aligned", "from_left"): "the stretched axes are summed at the input's indices counted from the left, before the "
+                              "leading axes are summed away: broadcasting aligns the shapes on the right, so sum the "
+                              "leading axes first",
     ("result", "total"): "every element gets the sum of the whole gradient, where each gets the sum over its own "
                          "copies",
 }
@@ -23,16 +26,22 @@ WORDS = {
 
 def unbroadcast(grad, shape):
     reduce = pick("reduce", np.sum, mean=np.mean)
-    if step("leading"):
+    if step("aligned"):
+        if step("leading"):
+            grad = reduce(grad, axis=tuple(range(grad.ndim - len(shape))))
+        elif instead("leading", "kept"):
+            grad = reduce(grad, axis=tuple(range(grad.ndim - len(shape))), keepdims=True)
+        elif instead("leading", "first_copy"):
+            grad = grad[(0,) * (grad.ndim - len(shape))]
+        elif instead("leading", "first_only"):
+            grad = reduce(grad, axis=0) if grad.ndim > len(shape) else grad
+        stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+        if stretched:
+            grad = pick("stretched", reduce(grad, axis=stretched, keepdims=True),
+                        no_keepdims=reduce(grad, axis=stretched), none=grad)
+    elif instead("aligned", "from_left"):
+        for i, n in enumerate(shape):
+            if n == 1 and grad.shape[i] != 1:
+                grad = reduce(grad, axis=i, keepdims=True)
         grad = reduce(grad, axis=tuple(range(grad.ndim - len(shape))))
-    elif instead("leading", "kept"):
-        grad = reduce(grad, axis=tuple(range(grad.ndim - len(shape))), keepdims=True)
-    elif instead("leading", "first_copy"):
-        grad = grad[(0,) * (grad.ndim - len(shape))]
-    elif instead("leading", "first_only"):
-        grad = reduce(grad, axis=0) if grad.ndim > len(shape) else grad
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    if stretched:
-        grad = pick("stretched", reduce(grad, axis=stretched, keepdims=True), no_keepdims=reduce(grad, axis=stretched),
-                    none=grad)
     return pick("result", grad, total=np.full(shape, grad.sum()))
