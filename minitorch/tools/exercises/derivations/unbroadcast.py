@@ -11,6 +11,9 @@ WORDS = {
                                   "input's shape disappeared",
     ("stretched", "none"): "an axis of size 1 in the input's shape, stretched by broadcasting, is not summed "
                            "(keepdims=True)",
+    ("stretched", "reshape"): "the gradient is reshaped to the input's shape where an axis of size 1 in the input's "
+                              "shape, stretched by broadcasting, must be summed (keepdims=True): a reshape does not "
+                              "add up the copies",
     ("reduce", "mean"): "yours is the mean over the broadcast axes: sum, do not average",
     ("leading", "first_copy"): "only one copy's gradient is kept (grad[0] over the added leading axes): sum over every "
                                "copy",
@@ -38,7 +41,8 @@ def unbroadcast(grad, shape):
         stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
         if stretched:
             grad = pick("stretched", reduce(grad, axis=stretched, keepdims=True),
-                        no_keepdims=reduce(grad, axis=stretched), none=grad)
+                        no_keepdims=reduce(grad, axis=stretched), none=grad,
+                        reshape=grad.reshape(shape))
     elif instead("aligned", "from_left"):
         for i, n in enumerate(shape):
             if n == 1 and grad.shape[i] != 1:
