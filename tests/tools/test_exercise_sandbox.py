@@ -378,6 +378,21 @@ def test_an_engine_exercise_exception_names_the_students_line():
                      r"raise KeyError", text), text
 
 
+
+def test_a_walk_that_asks_an_array_for_its_truth_names_the_line_and_reads_it():
+    """`parent.grad or 0` asks an array for one True or False: the walk's failure names the student's line and reads
+    NumPy's error (a missing value is tested with `is None`)."""
+    def backward(order):
+        for node in order:
+            if node.grad is not None and node.backward_fn is not None:
+                for parent, g in zip(node.parents, node.backward_fn(node.grad)):
+                    parent.grad = (parent.grad or 0) + g
+    text = _failure("backward", backward)
+    assert re.search(rf"backward failed on .*ValueError: The truth value of an array .*\n  at .*{HERE}, line \d+, in "
+                     r"backward: parent\.grad = \(parent\.grad or 0\) \+ g", text), text
+    assert re.search(r"diagnosis: .*`x is None`", text), text
+
+
 # ----- the stubs say what the check tests -----
 
 OPS = [name for name, e in BY_NAME.items() if hasattr(e, "apply")]

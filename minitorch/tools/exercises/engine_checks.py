@@ -8,7 +8,7 @@ from ...core.grad_mode import no_grad as engine_no_grad
 from ...tensor import Tensor
 from . import reference
 from .case import ROW, Case
-from .blame import files_of, where
+from .blame import files_of, read, where
 from .diagnose import plain, show
 from .grader import ExerciseFailed
 from .harness import Value, build, state
@@ -61,27 +61,29 @@ def check_topological_order(function, case, strict=True):
     except NotImplementedError:
         raise ExerciseFailed("topological_order is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
-        raise ExerciseFailed(f"topological_order failed on {case.text}: {type(e).__name__}: {e}") from e
+        place = where(e, files_of(function))
+        raise ExerciseFailed(f"topological_order failed on {case.text}: {type(e).__name__}: {e}{place}"
+                             f"{read(e) if place else ''}") from e
     names = " ".join(getattr(v, "name", repr(v)) for v in order)
-    where = f"on {case.text}: your order is [{names}]"
+    shown = f"on {case.text}: your order is [{names}]"
     seen = [id(v) for v in order]
     twice = [v.name for k, v in enumerate(order) if id(v) in seen[:k]]
     if twice:
-        raise ExerciseFailed(f"topological_order lists {twice[0]} twice {where}\n  diagnosis: a node used twice "
+        raise ExerciseFailed(f"topological_order lists {twice[0]} twice {shown}\n  diagnosis: a node used twice "
                              f"(by two nodes, or as both operands of x * x) is reached twice: keep a set of the nodes "
                              f"visited and skip them")
     if len(order) != reachable:
         raise ExerciseFailed(f"topological_order lists {len(order)} nodes where {reachable} are reachable from the "
-                             f"root (as the engine counts them) {where}\n  diagnosis: every node reachable from the "
+                             f"root (as the engine counts them) {shown}\n  diagnosis: every node reachable from the "
                              f"root through .parents, the leaves included, once")
     position = {id(v): k for k, v in enumerate(order)}
     if order[0] is not root:
-        raise ExerciseFailed(f"topological_order does not start with the root {where}\n  diagnosis: the root comes "
+        raise ExerciseFailed(f"topological_order does not start with the root {shown}\n  diagnosis: the root comes "
                              f"first (append each node after its parents, then reverse the list)")
     for v in order:
         for p in v.parents:
             if position[id(p)] < position[id(v)]:
-                raise ExerciseFailed(f"topological_order puts {p.name} before {v.name}, which uses it, {where}\n"
+                raise ExerciseFailed(f"topological_order puts {p.name} before {v.name}, which uses it, {shown}\n"
                                      f"  diagnosis: each node must come before the nodes it was computed from, so "
                                      f"that its gradient is complete when backward reaches it: append a node after "
                                      f"visiting all its parents (depth first), then reverse")
@@ -108,7 +110,9 @@ def check_backward(function, case, strict=True):
     except NotImplementedError:
         raise ExerciseFailed("backward is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
-        raise ExerciseFailed(f"backward failed on {case.text}: {type(e).__name__}: {e}") from e
+        place = where(e, files_of(function))
+        raise ExerciseFailed(f"backward failed on {case.text}: {type(e).__name__}: {e}{place}"
+                             f"{read(e) if place else ''}") from e
     want = _leaf_grads_engine(case, g)
     for k, w in enumerate(want):
         got = nodes[k].grad
@@ -143,7 +147,9 @@ def check_unbroadcast(function, case, strict=True):
     except NotImplementedError:
         raise ExerciseFailed("unbroadcast is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
-        raise ExerciseFailed(f"unbroadcast failed on {case.text}: {type(e).__name__}: {e}") from e
+        place = where(e, files_of(function))
+        raise ExerciseFailed(f"unbroadcast failed on {case.text}: {type(e).__name__}: {e}{place}"
+                             f"{read(e) if place else ''}") from e
     if got.shape != tuple(shape):
         if got.ndim > len(shape):
             why = "the leading axes that broadcasting added are not summed away"
