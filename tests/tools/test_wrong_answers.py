@@ -73,3 +73,16 @@ def test_the_issues_wrong_answers_are_named_and_told_nothing_false(name):
     assert "subtract the max" not in said and "+=" not in said and ".T" not in said, said
     if name.startswith("attention__dv"):
         assert "dw" not in said.split("diagnosis:")[1], said
+
+
+# the issue's wrong answers that passed every case: a write into g or into an input, and formulas that overflow
+# where the stub promises stability (b**2 at b = 1e200; no max shift at logits near 1000). Each fails, named.
+USED_TO_PASS = ["div__divides_g_in_place", "mul__multiplies_g_in_place", "exp__exp_in_place", "div__b_squared",
+                "log_softmax__no_shift", "attention__no_shift", "softmax__no_shift"]
+
+
+@pytest.mark.parametrize("name", USED_TO_PASS)
+def test_the_wrong_answers_that_used_to_pass_fail_named(name):
+    from minitorch.tools.exercises.survey import grade
+    v, said = grade(HERE / f"{name}.py")
+    assert v == "named", said

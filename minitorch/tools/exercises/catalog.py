@@ -62,6 +62,8 @@ class EngineExercise:
     hints: tuple
     draw: Callable
     checker: Callable
+    # case -> the cases one step smaller, where the case is a structure with nothing drawn to lower (shrink.py)
+    smaller: Callable = None
 
     def solution(self):
         return getattr(reference, self.cls)
@@ -284,7 +286,7 @@ ENGINE_EXERCISES = [
         "it on exit. Which value must the exit put back, and how does it run even when the block raised?",
         "previous = state.grad_enabled; state.grad_enabled = False; try: yield; finally: state.grad_enabled = "
         "previous."),
-        engine_checks.draw_blocks, engine_checks.check_no_grad),
+        engine_checks.draw_blocks, engine_checks.check_no_grad, engine_checks.smaller_blocks),
 ]
 
 OP_EXERCISES = [

@@ -8,7 +8,7 @@ from ... import backend
 from ...core.grad_mode import no_grad
 from ...tensor import Tensor
 from .blame import files_of, read, where
-from .sandbox import Broken, sandbox
+from .sandbox import Broken, WrongDtype, sandbox
 from .diagnose import COMMAND, diagnose, replay, show
 from .drawing import draw_cases
 from .promises import promised_cases
@@ -22,8 +22,11 @@ UNFINISHED = ("is not written yet", "forward keeps an array as self.", "does not
 
 class ExerciseFailed(AssertionError):
     """A graded Function is not finished or is wrong; the message says where and on which input. mutations: the ids
-    of the wrong derivations its diagnosis names (mutation.py)."""
+    of the wrong derivations its diagnosis names (mutation.py). sandbox: what the sandbox caught, if anything:
+    "write" (a write into g, what forward saved or an input: the message is the diagnosis, which no mutation's name
+    replaces) or "dtype" (another dtype out: a matching mutation is named beside it, and no smaller case is shown)."""
     mutations = ()
+    sandbox = None
 
 
 def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, folder="DIR"):
@@ -38,14 +41,18 @@ def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, fo
         try:
             exercise.check_case(function, case, strict)
         except ExerciseFailed as failure:
-            if any(unfinished in str(failure) for unfinished in UNFINISHED):
+            if failure.sandbox == "write" or any(unfinished in str(failure) for unfinished in UNFINISHED):
                 raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases), folder)}") from None
             from .explain import explain   # (it grades smaller cases with this module)
-            explained = explain(exercise, function, case, len(cases) - 1, str(failure), strict)
+            explained = explain(exercise, function, case, len(cases) - 1, str(failure), strict,
+                                show_smallest=failure.sandbox is None)
             failed = ExerciseFailed(f"{explained}\n{replay(exercise.name, len(cases), folder)}")
             failed.mutations = explained.mutations
             raise failed from None
     if hasattr(exercise, "apply"):
+        # a promise's failure is not explained: its hint (what the stub promised) is the diagnosis; an answer that
+        # passed every drawn case gives there what the mutations that change nothing on that case give (a broadcast
+        # sum where nothing is broadcast, the dropout's scale where dropout is off), so a mutation's name would be false
         for case, hint in promised_cases(exercise, cases[0]):
             try:
                 check_promise(exercise, function, case, hint, strict)
@@ -155,7 +162,9 @@ def _value_and_grads(exercise, call, case, who, graded=None):
     except ExerciseFailed:
         raise
     except Broken as e:
-        raise ExerciseFailed(f"{e}\n  on {case.text}") from None
+        broken = ExerciseFailed(f"{e}\n  on {case.text}")
+        broken.sandbox = "dtype" if isinstance(e, WrongDtype) else "write"
+        raise broken from None
     except Exception as e:
         # the engine checks what backward returns: "... incorrect number of gradients (expected n, got m)"
         count = re.search(r"incorrect number of gradients \(expected (\d+), got (\d+)\)", str(e))
