@@ -10,7 +10,7 @@ from . import reference
 from .case import ROW, Case
 from .blame import files_of, read, where
 from .diagnose import plain, show
-from .grader import ExerciseFailed
+from .failure import ExerciseFailed
 from .harness import Value, build, state
 
 SHAPE = (ROW,)   # rows as short as the op exercises' cases

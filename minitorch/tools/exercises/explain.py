@@ -6,7 +6,8 @@ import numpy as np
 
 from . import engine_checks, mutation
 from .drawing import draw_cases
-from .grader import ExerciseFailed, _value_and_grads
+from .failure import ExerciseFailed
+from .grader import _value_and_grads
 from .shrink import shrink
 from .strict_shapes import strict_shapes
 

@@ -64,7 +64,7 @@ def _size(case):
 
 
 def _failure(exercise, function, case, strict):
-    from .grader import ExerciseFailed
+    from .failure import ExerciseFailed
     try:
         with np.errstate(all="ignore"):
             exercise.check_case(function, case, strict)
