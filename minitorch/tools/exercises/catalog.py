@@ -36,6 +36,8 @@ class Exercise:
     # the scales of this case (a count, sqrt(d)), named first when a gradient is a constant ratio of the right one
     # and no mutation of the derivation (derivations/NAME.py) matches: case -> [(ratio, meaning)]
     scales: Callable = None
+    # the outputs joined (last axis, equal parts) into what apply returns, named apart in a failure's report
+    outputs: tuple = ("out",)
 
     def solution(self):
         """The engine's own Function class for this exercise."""
@@ -397,7 +399,7 @@ OP_EXERCISES = [
                  "Save i, f, g, o, c_prev and tanh(c). dc = gc + gh o (1 - tanh(c)^2); di = dc g, df = dc c_prev, "
                  "dg = dc i, do = gh tanh(c), each times its activation's derivative; dc_prev = dc f."),
              _lstm_case, lambda cls, t, o: cat(list(cls.apply(t[0], t[1])), dim=-1),
-             lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1), inputs=("gates", "c_prev")),
+             lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1), inputs=("gates", "c_prev"), outputs=("h", "c")),
 ]
 
 

@@ -244,14 +244,15 @@ def _compare(exercise, function, case, mine, engine, strict):
             raise ExerciseFailed(f"{name}: backward disagrees with central finite differences of its forward on "
                                  f"{case.text} (input {i}: {_difference(g, n)})"
                                  f"{diagnose(exercise, case, i, grads, numeric)}\n"
-                                 f"{show(case.arrays, exercise.inputs, weights, grads, numeric, i)}")
+                                 + show(case.arrays, exercise.inputs, weights, grads, numeric, i,
+                                        outputs=exercise.outputs))
     for i, (g, w) in enumerate(zip(grads, want_grads)):
         if g is not None and not np.allclose(g, w, rtol=1e-7, atol=1e-10):
             raise ExerciseFailed(f"{name}: the gradient of input {i} differs from the engine's on "
                                  f"{case.text}: {_difference(g, w)}"
                                  f"{diagnose(exercise, case, i, grads, want_grads)}\n"
                                  + show(case.arrays, exercise.inputs, weights, grads, want_grads, i,
-                                        "engine"))
+                                        "engine", outputs=exercise.outputs))
 
 
 SHIFTED = ("softmax", "log_softmax", "cross_entropy", "attention")   # the exercises whose forward exponentiates rows
