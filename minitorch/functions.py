@@ -14,9 +14,10 @@ def where(cond, a, b):
     return where_op(cond, a, b)
 
 
-def matmul(a, b):
-    """a @ b with NumPy's (and torch.matmul's) rules: batched, broadcast batch dims, 1-D operands."""
-    return a @ b if isinstance(a, Tensor) else Tensor.__rmatmul__(b, a)
+def matmul(input, other):
+    """input @ other with NumPy's (and torch.matmul's) rules: batched, broadcast batch dims, 1-D operands; PyTorch's
+    argument names (torch.matmul(input=g, other=x))."""
+    return input @ other if isinstance(input, Tensor) else Tensor.__rmatmul__(other, input)
 
 
 def mm(input, mat2):
