@@ -91,6 +91,7 @@ def add(input, other, alpha=1): return Tensor.add(input, other, alpha)    # its 
 def sub(input, other, alpha=1): return Tensor.sub(input, other, alpha)
 def mul(input, other): return input * other   # a number or array first: Python calls Tensor.__rmul__ (array priority)
 def div(input, other): return input / other
+def norm(input, p="fro", dim=None, keepdim=False): return input.norm(p, dim, keepdim)
 def amax(input, dim=None, keepdim=False): return input.amax(dim=dim, keepdim=keepdim)
 def max(input, dim=None, keepdim=False): return input.max(dim=dim, keepdim=keepdim)   # noqa: A001
 def min(input, dim=None, keepdim=False): return input.min(dim=dim, keepdim=keepdim)   # noqa: A001

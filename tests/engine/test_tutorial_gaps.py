@@ -147,3 +147,47 @@ def test_lbfgs_on_the_device_matches_the_cpu(device):
         opt.step(closure)
         results.append(model.weight.to("cpu").detach().numpy())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-6)
+
+
+# ----- Tensor.norm / torch.norm (the autograd tutorial's `while y.norm() < 1000`) -----
+@pytest.mark.parametrize("p, dim, keepdim", [("fro", None, False), (2, 1, False), (2, (0, 2), True), (1, None, False),
+                                             (1, -1, True), (float("inf"), 0, False), (-float("inf"), None, False),
+                                             (0, 1, False), (3, None, False), (0.5, 2, True)])
+def test_norm_values_dtypes_and_gradients_follow_torch(p, dim, keepdim):
+    a = RNG.standard_normal((3, 4, 2))
+    a[0, 1, 0] = 0.0
+    for dtype, tdtype, rtol in ((mt.float64, torch.float64, 1e-10), (mt.float32, torch.float32, 1e-5)):
+        x, tx = mt.tensor(a, dtype=dtype, requires_grad=True), torch.tensor(a, dtype=tdtype, requires_grad=True)
+        ours, theirs = x.norm(p, dim, keepdim), tx.norm(p, dim, keepdim)
+        assert ours.shape == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol)
+        if p == 0 or p == 0.5:   # (0: no gradient in PyTorch either; 0.5: |x|^0.5 has none at the zero above)
+            continue
+        w = RNG.standard_normal(tuple(theirs.shape))
+        (ours * mt.tensor(w, dtype=dtype)).sum().backward()
+        (theirs * torch.tensor(w, dtype=tdtype)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=rtol * 10, atol=1e-12 if rtol < 1e-6 else 1e-6)
+
+
+def test_the_2_norm_of_zeros_has_gradient_zero_as_torchs():
+    x, tx = mt.zeros(2, 3, requires_grad=True), torch.zeros(2, 3, requires_grad=True)
+    x.norm(dim=1).sum().backward()
+    tx.norm(dim=1).sum().backward()
+    assert x.grad.tolist() == tx.grad.tolist() == [[0.0] * 3] * 2
+    y = mt.tensor([[3.0, 4.0], [0.0, 0.0]], requires_grad=True)
+    mt.norm(y, dim=1).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [[0.6, 0.8], [0.0, 0.0]], rtol=1e-6)
+
+
+def test_torch_norm_is_the_method_and_refuses_what_torch_refuses():
+    a = RNG.standard_normal((2, 3))
+    np.testing.assert_allclose(mt.norm(mt.tensor(a, dtype=mt.float64), p=2, dim=0).numpy(),
+                               torch.norm(torch.tensor(a), p=2, dim=0).numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.tensor([1, 2]).norm()
+    with pytest.raises(RuntimeError, match="floating point"):
+        mt.tensor([1, 2]).norm()
+    with pytest.raises(RuntimeError, match="not supported"):
+        torch.ones(3).norm(p="abc")
+    with pytest.raises(RuntimeError, match="not supported"):
+        mt.ones(3).norm(p="abc")
