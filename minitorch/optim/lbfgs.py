@@ -15,7 +15,7 @@ class LBFGS(Optimizer):
     """q = -g;  a_i = rho_i s_i.q, q -= a_i y_i (newest first);  r = H q, H = s.y / y.y of the newest pair;
     b_i = rho_i y_i.r, r += (a_i - b_i) s_i (oldest first);  d = r;  p += t d;  rho_i = 1 / y_i.s_i, a pair kept
     only where y.s > 1e-10. State as PyTorch's, on the first parameter: func_evals, n_iter, d, t, old_dirs (the y),
-    old_stps (the s), ro, H_diag, prev_flat_grad, prev_loss."""
+    old_stps (the s), ro, al, H_diag, prev_flat_grad, prev_loss."""
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
@@ -30,6 +30,24 @@ class LBFGS(Optimizer):
                          tolerance_change=tolerance_change, history_size=history_size, line_search_fn=None)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+
+    def load_state_dict(self, sd):
+        """A state_dict() of an LBFGS over parameters of the same sizes: its options, and its state (flat vectors and
+        their history, kept on the first parameter) as saved, moved to the parameters' device."""
+        saved = sd["param_groups"]
+        if len(saved) != 1 or len(saved[0]["params"]) != len(self.params):
+            raise ValueError(f"LBFGS.load_state_dict: the state holds {[len(g['params']) for g in saved]} "
+                             f"parameters in its groups, the optimizer one group of {len(self.params)}")
+        self.param_groups[0].update((k, v) for k, v in saved[0].items() if k != "params")
+        device = self.params[0].device
+
+        def move(v):
+            if isinstance(v, (list, tuple)):
+                return [move(a) for a in v]
+            return backend.to_device(backend.array_of(v), device) if hasattr(v, "shape") else v
+
+        self.state[0].clear()
+        self.state[0].update((k, move(v)) for k, v in next(iter(sd["state"].values()), {}).items())
 
     def _flat_grad(self):
         """Every parameter's gradient as one vector (zeros where a parameter has none)."""
@@ -94,7 +112,7 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     H_diag = ys / y.dot(y)
-                al = [None] * len(old_dirs)
+                al = state.setdefault("al", [None] * history_size)   # (kept in the state, as PyTorch's)
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = old_stps[i].dot(q) * ro[i]

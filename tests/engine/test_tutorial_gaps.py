@@ -127,6 +127,42 @@ def test_lbfgs_refuses_as_torch_does_and_names_what_it_lacks():
         optim.LBFGS(w.parameters(), line_search_fn="strong_wolfe")
 
 
+def test_lbfgs_state_has_torchs_names_and_a_resumed_run_equals_an_uninterrupted_one():
+    import io
+
+    def run(lib, resume):
+        model = lib.nn.Linear(3, 1).double()
+        with lib.no_grad():
+            model.weight.copy_(lib.tensor(W1[:1], dtype=lib.float64))
+            model.bias.copy_(lib.tensor(B2, dtype=lib.float64))
+        x, y = lib.tensor(X, dtype=lib.float64), lib.tensor(Y, dtype=lib.float64)
+        opts = [lib.optim.LBFGS(model.parameters(), max_iter=3, history_size=2)]
+
+        def closure():
+            opts[0].zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            return loss
+
+        opts[0].step(closure)
+        keys = set(opts[0].state_dict()["state"][0])
+        if resume:
+            buffer = io.BytesIO()
+            lib.save(opts[0].state_dict(), buffer)
+            buffer.seek(0)
+            opts[0] = lib.optim.LBFGS(model.parameters(), max_iter=3, history_size=2)
+            opts[0].load_state_dict(lib.load(buffer))
+        opts[0].step(closure)
+        opts[0].step(closure)
+        return model.weight.detach().numpy(), keys
+
+    (straight, keys), (resumed, _) = run(mt, False), run(mt, True)
+    np.testing.assert_array_equal(resumed, straight)
+    theirs, their_keys = run(torch, False)
+    assert keys == their_keys
+    np.testing.assert_allclose(straight, theirs, rtol=1e-10)
+
+
 def test_lbfgs_on_the_device_matches_the_cpu(device):
     results = []
     for where in ("cpu", device):
