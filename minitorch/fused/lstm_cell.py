@@ -24,7 +24,7 @@ class LSTMCellFunction(Function):
     Backward (docs/backprop.md section 6), with gh, gc the gradients of h and c, and dc = gc + gh o (1 - tanh(c)^2):
       da_i = dc g i (1 - i);  da_f = dc c_prev f (1 - f);  da_g = dc i (1 - g^2);  da_o = gh tanh(c) o (1 - o)
       dc_prev = dc f
-    Saves gates and c_prev; backward computes the activations again from them (the GPU kernel keeps them instead).
+    Saves gates and c_prev; backward computes the activations again from them (so do the GPU kernels).
     """
     needs_float = True
 

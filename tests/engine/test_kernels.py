@@ -8,6 +8,8 @@ ops draw their words as an input, so one seed gives every path the same mask. Th
 covered, launches per op on the stand-in, and the kernels stay finite for large logits and fully masked rows and keep
 float32.
 """
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -286,6 +288,26 @@ def test_launches_per_op(name):
     fn, arrays, forward, backward = LAUNCHES[name]
     tensors = [mt.tensor(a, device="cuda", requires_grad=True) for a in arrays]
     assert launches(fn, *tensors) == (forward, backward)
+
+
+@pytest.mark.skipif(not CUPY_STANDIN, reason="counts launches, which only the CuPy stand-in does")
+def test_lstm_cell_launches():
+    """One kernel forward (h and c), two backward (the gate gradients as one array, dc_prev); the reference op,
+    counted the same way, takes at least eight each way."""
+    import cupy
+    gates, c = (mt.tensor(a, device="cuda", requires_grad=True) for a in OPS["lstm_cell"][1])
+    counts = []
+    for reference in (False, True):
+        with mt.reference_ops() if reference else contextlib.nullcontext():
+            F.lstm_cell(gates, c)
+            with cupy._standin.count_launches() as forward:
+                h, c_next = F.lstm_cell(gates, c)
+            gh, gc = (cupy.ones(t.shape, dtype=t.dtype) for t in (h, c_next))
+            with cupy._standin.count_launches() as backward:
+                h._op.parents[0].backward(gh, gc)
+        counts.append((dict(forward), dict(backward)))
+    assert counts[0] == ({"fused": 1}, {"fused": 2})
+    assert sum(counts[1][0].values()) >= 8 and sum(counts[1][1].values()) >= 8, counts[1]
 
 
 ATTENTION = {  # (forward, backward): one kernel copies q, k, v, k^T, v^T, three the softmax; the backward's two,
