@@ -11,18 +11,20 @@
 #      loss and every gradient compared within the script's stated tolerances (TOLERANCES)
 #   5. python -m train bench --device cuda    a training step in each precision the CLI offers (--precision, where it
 #      exists), the lstm-attn step, and decoding: step time, tokens/s, GPU memory
-# Settings (environment): PRESET (small), BENCH_STEPS (10), OUT_DIR (gpu-check): logs and JSON of each part;
+# Settings (environment): PRESET (small; demo on the stand-in), BENCH_STEPS (10), OUT_DIR (gpu-check): logs and JSON of each part;
 # SIGNATURES: a JSON of recorded fused calls to use in part 2 instead of recording them here (CI's);
 # GPU_CHECK_STANDIN=1 runs what can run without a GPU on the CuPy stand-in of tests/ (the device half of part 2 is
 # skipped), to try the script on a machine without one. Each part prints its time; exit status 1 if any part failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-preset=${PRESET:-small}
+standin=${GPU_CHECK_STANDIN:-0}
+default_preset=small
+[ "$standin" = 1 ] && default_preset=demo   # the stand-in computes on the CPU
+preset=${PRESET:-$default_preset}
 out=${OUT_DIR:-gpu-check}
 mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 real_cupy_path=$PYTHONPATH                       # scripts/cuda_sources.py build needs the real CuPy, GPU or not
-standin=${GPU_CHECK_STANDIN:-0}
 [ "$standin" = 1 ] && export PYTHONPATH=$PWD/tests/cupy_standin:$PYTHONPATH
 status=0
 started=$(date +%s)
