@@ -98,6 +98,7 @@ def test_every_fused_kernel_builds_as_cupy_compiles_it(usable, training_signatur
     assert len((tmp_path / "sources" / "index.txt").read_text().splitlines()) > 100
 
 
+@pytest.mark.slow
 def test_the_training_runs_call_the_training_kernels(training_signatures):
     """What the recorded runs must reach for the build to stand for a GPU training run: the fused LSTM cell (lstm and
     lstm-attn), attention (the Transformer), the flat buffer's update and clipping, and a `small` step's rows of 4000
