@@ -5,7 +5,8 @@
 #   2. the kernels as CuPy compiles them here against the ones CI builds without a GPU: the fused calls of what a GPU
 #      training run calls (tests/record_fused_calls.py --training, recorded on the CuPy stand-in on the CPU), built
 #      by scripts/cuda_sources.py as in CI (traced, no device) and run on this GPU; the two sets of modules must agree
-#   3. tests/engine/test_kernels.py on the real CuPy: every GPU kernel against its reference op on the CPU
+#   3. tests/engine/test_kernels.py -k cuda on the real CuPy: every GPU kernel against its reference op (values, first
+#      and second derivatives; the paths without a device run in CI)
 #   4. scripts/step_check.py: one whole training step (the same weights and batch, dropout off) on the CPU and on the
 #      GPU, in float32, with TF32 and in float16 (these two where the engine has them: else "not available"), the
 #      loss and every gradient compared within the script's stated tolerances (TOLERANCES)
@@ -72,7 +73,7 @@ sources 2>&1 | tee "$out/sources.log" | tail -n 12
 [ "${PIPESTATUS[0]}" = 0 ] || failed "kernel sources"
 
 part "3. the GPU kernels against their reference ops (tests/engine/test_kernels.py)"
-timeout 120 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/engine/test_kernels.py 2>&1 \
+timeout 120 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/engine/test_kernels.py -k cuda 2>&1 \
     | tee "$out/kernels.log" | tail -n 3
 [ "${PIPESTATUS[0]}" = 0 ] || failed "kernel tests"
 
