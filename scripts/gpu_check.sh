@@ -10,8 +10,8 @@
 #   4. scripts/step_check.py: one whole training step (the same weights and batch, dropout off) on the CPU and on the
 #      GPU, in float32, with TF32 and in float16 (these two where the engine has them: else "not available"), the
 #      loss and every gradient compared within the script's stated tolerances (TOLERANCES)
-#   5. python -m train bench --device cuda    a training step in each precision the CLI offers (--precision, where it
-#      exists), the lstm-attn step, and decoding: step time, tokens/s, GPU memory
+#   5. python -m train bench --device cuda    a training step in each precision the CLI offers (--precision and
+#      --tf32, where they exist), the lstm-attn step, and decoding: step time, tokens/s, GPU memory
 # Settings (environment): PRESET (small; demo on the stand-in), BENCH_STEPS (10), OUT_DIR (gpu-check): logs and JSON of each part;
 # SIGNATURES: a JSON of recorded fused calls to use in part 2 instead of recording them here (CI's);
 # GPU_CHECK_STANDIN=1 runs what can run without a GPU on the CuPy stand-in of tests/ (the device half of part 2 is
@@ -106,15 +106,21 @@ bench() {   # label, then bench's flags
         && summary "$file" "$label" || failed "bench $label"
 }
 steps=${BENCH_STEPS:-10}
-precisions=$(python3 -m train bench --help | python3 -c "
+help=$(python3 -m train bench --help)
+precisions=$(echo "$help" | python3 -c "
 import re, sys
 m = re.search(r'--precision \{([^}]*)\}', sys.stdin.read())
 print(' '.join(m.group(1).split(',')) if m else '')")
 if [ -z "$precisions" ]; then
-    echo "bench has no --precision here: float32 only (TF32 and fp16: not available)"
+    echo "bench has no --precision here: float32 only (fp16: not available)"
     bench "$preset train float32" --steps "$steps" --warmup-steps 2
 else
     for p in $precisions; do bench "$preset train $p" --steps "$steps" --warmup-steps 2 --precision "$p"; done
+fi
+if echo "$help" | grep -q -- "--tf32"; then
+    bench "$preset train float32 with TF32" --steps "$steps" --warmup-steps 2 --tf32
+else
+    echo "bench has no --tf32 here (TF32: not available)"
 fi
 bench "$preset lstm-attn train float32" --model lstm-attn --steps 3 --warmup-steps 1
 bench "$preset decode" --mode decode --steps 1 --batch-size 32

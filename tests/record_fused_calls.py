@@ -8,7 +8,7 @@ its validation (loss and greedy BLEU), `evaluate` of each with beam search and g
 preset at the bench's batch (its 4000-word vocabulary, which takes CuPy's CUB path for the rows of the logits), beam
 and greedy decoding of that model, and the data-parallel step of `fit --distributed` (GradientSync over the flat
 buffers) in one process, by a world of two ranks whose sums are its own. `--precision` picks a row of PRECISIONS:
-the flags that make those runs train in that precision (float32, the default, adds none).
+the flags that make those runs train in that precision (fp32, float32, the default, adds none).
 
 CI's tests/test_cuda_sources.py and scripts/gpu_check.sh run both. This file is also the pytest plugin that writes
 the engine tests' calls (`-p record_fused_calls`, with tests/ on PYTHONPATH): at the end of the run, into the file
@@ -27,7 +27,7 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 
 # precision -> the flags of `fit` and `bench` that train in it (a precision added to the CLI adds its row here)
-PRECISIONS = {"float32": []}
+PRECISIONS = {"fp32": []}   # (the CLI's names: fp32, fp16)
 RUNS = ("fit of transformer, lstm and lstm-attn on the demo corpus with validation; evaluate with beam 5 and greedy; "
         "a small step at the bench's batch; its beam and greedy decoding; the data-parallel step")
 
@@ -60,7 +60,7 @@ def record(path):
                           timeout=900)
 
 
-def record_training(path, precision="float32"):
+def record_training(path, precision="fp32"):
     """Run RUNS in `precision` on the stand-in in a child process, writing their fused calls to path; the run."""
     env = standin_env()
     env.pop("MINITORCH_FUSED_CALLS", None)
@@ -133,7 +133,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("out", help="the JSON file to write")
     parser.add_argument("--training", action="store_true", help="record RUNS instead of the engine's device tests")
-    parser.add_argument("--precision", choices=sorted(PRECISIONS), default="float32", help="--training's precision")
+    parser.add_argument("--precision", choices=sorted(PRECISIONS), default="fp32", help="--training's precision")
     args = parser.parse_args(argv)
     if not args.training:
         done = record(args.out)
