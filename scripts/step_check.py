@@ -11,9 +11,10 @@ and over all gradients ||g - g_cpu|| / ||g_cpu|| (the worst single parameter is 
 the bound of each precision. In float32 the two devices differ in the order of their sums and in their kernels (the
 GPU's fused LayerNorm and softmax, the CPU's own): the loss agrees to about 1e-7, and the gradient of a LayerNorm's
 weight, a sum over every token of products that cancel, to a few 1e-4 (the stand-in's float32 step, whose kernels are
-the GPU's bodies on NumPy, gives 1.7e-4 over all gradients and 8e-4 at worst for the `small` Transformer). TF32
-rounds the products' inputs to 10 bits of mantissa (about 5e-4 each); float16 rounds activations to 11 bits. Exit
-status 1 when a bound is exceeded.
+the GPU's bodies on NumPy, gives up to 1.7e-4 over all gradients and 8e-4 at worst for the `small` Transformer).
+TF32 rounds the products' inputs to 10 bits of mantissa, as float16 does with the products' inputs and the
+activations: on the stand-in (which rounds as cuBLAS does) each gives about 1e-2 over all gradients at the demo and
+small sizes, and a few 1e-7 to 1e-5 on the loss. Exit status 1 when a bound is exceeded.
 """
 import argparse
 import os
@@ -31,7 +32,7 @@ from train.loop.assemble import make_update   # noqa: E402
 from train.run.presets import PRESETS   # noqa: E402
 from transformer import registry   # noqa: E402
 
-TOLERANCES = {"float32": (1e-5, 1e-3), "tf32": (1e-3, 1e-2), "fp16": (5e-3, 5e-2)}   # (loss, gradients), relative
+TOLERANCES = {"float32": (1e-5, 1e-3), "tf32": (1e-3, 5e-2), "fp16": (1e-3, 5e-2)}   # (loss, gradients), relative
 
 
 def tf32_switch():
