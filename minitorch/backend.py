@@ -8,6 +8,8 @@ import importlib
 
 import numpy as np
 
+from . import meta
+
 try:  # CuPy is an optional extra; without it only the CPU exists.
     import cupy as _cp
 except Exception:  # ImportError, or a broken CUDA install that fails at import
@@ -44,9 +46,11 @@ def check_device(device):
     be used. The engine runs on one GPU, the current one: 'cuda:N' for another is refused, not silently replaced.
     None is the default device (set_default_device), so callers need not spell out that fallback."""
     given = str(default_device if device is None else device)
+    if given == "meta":   # shapes and dtypes without values (meta.py)
+        return given
     device, _, index = given.partition(":")
     if device not in DEVICES or (index and (device != "cuda" or not index.isdigit())):
-        raise ValueError(f"unknown device {given!r}; expected one of {DEVICES} or 'cuda:N'")
+        raise ValueError(f"unknown device {given!r}; expected one of {DEVICES}, 'cuda:N' or 'meta'")
     if device == "cuda":
         problem = _cuda_problem()
         if problem:
@@ -73,22 +77,26 @@ def get_default_device():
     return default_device
 
 
+_META = meta.MetaArray   # (one global read on the CPU path of xp_of and device_of)
+
+
 def xp_of_device(device):
-    """The array module (numpy or cupy) for a device name."""
-    return _cp if device == "cuda" else np
+    """The array module (numpy, cupy, or the meta device's: meta.xp) for a device name."""
+    return _cp if device == "cuda" else np if device != "meta" else meta.xp
 
 
 def device_of(array):
-    """'cuda' for a cupy array, else 'cpu'."""
-    return "cuda" if _cp is not None and isinstance(array, _cp.ndarray) else "cpu"
+    """'cuda' for a cupy array, 'meta' for a meta.MetaArray, else 'cpu'."""
+    return "cuda" if _cp is not None and isinstance(array, _cp.ndarray) else "meta" if type(array) is _META else "cpu"
 
 
 def xp_of(array):
-    """The array module (numpy or cupy) that owns an array."""
-    return _cp if _cp is not None and isinstance(array, _cp.ndarray) else np
+    """The array module (numpy, cupy or meta.xp) that owns an array."""
+    return _cp if _cp is not None and isinstance(array, _cp.ndarray) else meta.xp if type(array) is _META else np
 
 
-ARRAY_TYPES = (np.ndarray,) if _cp is None else (np.ndarray, _cp.ndarray)   # what is_array accepts
+# what is_array accepts
+ARRAY_TYPES = (np.ndarray, meta.MetaArray) if _cp is None else (np.ndarray, _cp.ndarray, meta.MetaArray)
 
 
 def is_array(obj):
@@ -96,7 +104,12 @@ def is_array(obj):
 
 
 def to_device(array, device):
-    """Move an array to a device (no copy when it is already there)."""
+    """Move an array to a device (no copy when it is already there); to "meta" it keeps its shape and dtype only."""
+    if type(array) is meta.MetaArray and device != "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data! (a meta tensor has a shape and a dtype, "
+                                  "no values: make the tensor on the device instead)")
+    if device == "meta":
+        return meta.xp.asarray(array)
     if device == "cuda":
         check_device("cuda")
         return _cp.asarray(array)
@@ -107,6 +120,8 @@ def to_device(array, device):
 
 def to_numpy(array):
     """A host NumPy array (a copy when the array lives on the GPU)."""
+    if type(array) is meta.MetaArray:
+        raise TypeError("can't convert a meta tensor to NumPy: it has a shape and a dtype, no values")
     return _cp.asnumpy(array) if device_of(array) == "cuda" else np.asarray(array)
 
 
@@ -294,6 +309,25 @@ def _cuda_state(generator):
         raise RuntimeError("this CuPy keeps its random generator's state where minitorch does not look "
                            "(bit_generator._state); resuming exactly on the GPU needs CuPy 14 (14.2 keeps it there)")
     return state
+
+
+# TF32: cuBLAS may read float32 operands as TF32 (10-bit mantissa) on tensor cores, an opt-in as in PyTorch.
+# CuPy picks a product's compute type with get_compute_type(dtype) (cupy/_core/_routines_linalg.pyx): DEFAULT
+# (CUBLAS_COMPUTE_32F for float32 and float16) unless set_compute_type changed it or CUPY_TF32=1 was in the environment
+# at the first float32 product; the types are a cdef enum that CuPy does not export, so they are named here.
+COMPUTE_TYPE_DEFAULT, COMPUTE_TYPE_TF32 = 1, 7
+
+
+def set_tf32(enabled):
+    """Let cuBLAS compute float32 products in TF32 (enabled) or in full float32; RuntimeError without a GPU. CuPy
+    falls back to full float32, with a warning, on GPUs older than compute capability 8.0."""
+    check_device("cuda")
+    _cp._core.set_compute_type(np.float32, COMPUTE_TYPE_TF32 if enabled else COMPUTE_TYPE_DEFAULT)
+
+
+def tf32_enabled():
+    """Whether CuPy computes float32 products in TF32 (False without a GPU)."""
+    return cuda_available() and _cp._core.get_compute_type(np.float32) == COMPUTE_TYPE_TF32
 
 
 # GPUs for data-parallel jobs: one device per process, and NCCL to reduce across them.

@@ -88,11 +88,12 @@ def rand(*shape, dtype=None, device=None, requires_grad=False):
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None):
-    """Like numpy.arange; integer arguments give int64."""
+    """Like numpy.arange; integer arguments give int64, a float one float32 (PyTorch's default dtype)."""
     device = backend.check_device(device)
     xp = backend.xp_of_device(device)
-    return Tensor._make(xp.arange(start, stop, step, dtype=resolve_dtype(dtype)) if stop is not None
-                        else xp.arange(start, dtype=resolve_dtype(dtype)))
+    dtype = resolve_dtype(dtype) or (np.float32 if any(isinstance(v, float) for v in (start, stop, step)) else None)
+    return Tensor._make(xp.arange(start, stop, step, dtype=dtype) if stop is not None
+                        else xp.arange(start, dtype=dtype))
 
 
 def zeros_like(t, dtype=None):

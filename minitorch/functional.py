@@ -5,6 +5,7 @@ cross_attention, lstm_cell) live in `minitorch/fused/`, each one Function with a
 re-exports them.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from .fused import (cross_attention, cross_entropy, layer_norm, log_softmax, lst
 from .ops import BiasRelu, Dropout, DropoutAdd, Embedding, Erf, Linear, MergeHeads, SplitHeads, random_words
 from .ops.conv import AvgPool2d as AvgPool2dOp, Conv2d as Conv2dOp, MaxPool2d as MaxPool2dOp, refuse_groups
 from .ops.windows import window
-from .factories import zeros_like
+from .factories import ones, zeros, zeros_like
 from .functions import stack
 from .tensor import Tensor
 
@@ -46,6 +47,48 @@ def dropout(x, p=0.5, training=True):
     if not training or p == 0.0:
         return x
     return Dropout.apply(x, random_words(x.shape, x.device), p=p)
+
+
+def _channel_dropout(who, x, p, training, inplace, channels=2):
+    """x times a mask of shape x.shape[:channels] + (1, ...) ((N, C, 1, ...), or (C, 1, ...) unbatched): each channel
+    kept whole, scaled by 1/(1-p), or zeroed with probability p. The mask is Dropout of ones, a constant: x's gradient
+    is g times the same mask."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{who}: dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return x
+    shape = x.shape[:channels] + (1,) * (x.ndim - channels)
+    if p == 1.0:   # every channel dropped (1/(1-p) would be infinite)
+        mask = zeros(shape, dtype=x.dtype, device=x.device)
+    else:
+        mask = Dropout.apply(ones(shape, dtype=x.dtype, device=x.device), random_words(shape, x.device), p=p)
+    return x.mul_(mask) if inplace else x * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels: input (N, C, L) (or unbatched (C, L)), each of the N x C rows of L values zeroed with
+    probability p, the others scaled by 1/(1-p); identity when not training."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input: dropout1d "
+                           f"drops channels of (N, C, L) or (C, L)")
+    return _channel_dropout("dropout1d", input, p, training, inplace, channels=input.ndim - 1)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels: input (N, C, H, W), each of the N x C maps of H x W values zeroed with probability p, the
+    others scaled by 1/(1-p); identity when not training. As PyTorch's, a 3-D input is taken as (N, C, L) (with a
+    warning), and other ranks are masked over their first two dims with a warning."""
+    if input.ndim < 2:
+        raise RuntimeError(f"dropout2d: Feature dropout requires at least 2 dimensions in the input, got shape "
+                           f"{input.shape}")
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated (PyTorch); "
+                      f"dropout2d drops channels of (N, C, H, W)", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), as PyTorch does; use "
+                      "dropout1d for that", stacklevel=2)
+    return _channel_dropout("dropout2d", input, p, training, inplace)
 
 
 def dropout_add(x, y, p=0.5, training=True):
@@ -136,6 +179,42 @@ def mse_loss(input, target, reduction="mean"):
     _same_shape(input, target, "mse_loss")
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
+
+
+def l1_loss(input, target, reduction="mean"):
+    """|input - target| elementwise, then averaged, summed or not (reduction); one shape for both."""
+    _same_shape(input, target, "l1_loss")
+    return _reduce((input - target).abs(), reduction, "l1_loss")
+
+
+def _quadratic_then_linear(who, input, target, edge, curve, slope):
+    """curve m^2 / 2 + slope (|d| - m), m = min(|d|, edge), d = input - target: curve d^2 / 2 where |d| < edge,
+    then a line of slope `slope` (continuous when slope = curve edge). Both branches at once, so that no where keeps
+    an infinite branch; the gradient is curve d inside, slope sign(d) outside, as PyTorch's."""
+    _same_shape(input, target, who)
+    a = (input - target).abs()
+    m = a.clamp(max=edge)
+    return m * m * (0.5 * curve) + (a - m) * slope
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, d = input - target (beta = 0: |d|); reduced as
+    reduction."""
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got beta={beta}")
+    if beta == 0:
+        _same_shape(input, target, "smooth_l1_loss")   # (an error names the function called)
+        return l1_loss(input, target, reduction)
+    return _reduce(_quadratic_then_linear("smooth_l1_loss", input, target, beta, 1.0 / beta, 1.0), reduction,
+                   "smooth_l1_loss")
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), d = input - target (smooth_l1_loss with beta = delta,
+    times delta); reduced as reduction."""
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta, got delta={delta}")
+    return _reduce(_quadratic_then_linear("huber_loss", input, target, delta, 1.0, delta), reduction, "huber_loss")
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
@@ -232,12 +311,31 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0):
     return _pool2d("avg_pool2d", AvgPool2dOp, input, kernel_size, stride, padding, 1)
 
 
-__all__ = ["conv2d", "max_pool2d", "avg_pool2d",
+def adaptive_avg_pool2d(input, output_size):
+    """The mean of each of (oh, ow) bins that tile the image as PyTorch's do: (N, C, H, W) -> (N, C, oh, ow); bin i
+    of a side of n spans floor(i n / oh) to ceil((i + 1) n / oh). Bins of one size are one avg_pool2d."""
+    x, unbatched = _images("adaptive_avg_pool2d", input)
+    H, W = x.shape[-2:]
+    oh, ow = (output_size, output_size) if isinstance(output_size, int) else output_size
+    oh, ow = H if oh is None else oh, W if ow is None else ow
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be positive, got {output_size!r}")
+    if H % oh == 0 and W % ow == 0:
+        out = avg_pool2d(x, (H // oh, W // ow))
+    else:
+        def span(i, n, m):
+            return slice(i * n // m, -(-(i + 1) * n // m))
+        out = stack([stack([x[:, :, span(i, H, oh), span(j, W, ow)].mean(dim=(2, 3)) for j in range(ow)], -1)
+                     for i in range(oh)], -2)
+    return out.squeeze(0) if unbatched else out
+
+
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "relu", "bias_relu", "gelu", "dropout", "dropout_add", "linear", "split_heads", "merge_heads",
            "embedding", "softmax", "log_softmax",
            "cross_entropy", "layer_norm", "scaled_dot_product_attention", "self_attention", "cross_attention",
            "lstm_cell", "sigmoid", "tanh", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "nll_loss"]
+           "nll_loss", "dropout1d", "dropout2d", "l1_loss", "smooth_l1_loss", "huber_loss"]
 
 
 def __dir__():  # dir(F) and tab completion list the API, not the modules this file imports (np, backend, ...)

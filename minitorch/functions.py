@@ -33,9 +33,21 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(xp.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+def equal(input, other):
+    """Whether the two tensors have the same shape and the same values (a Python bool, as torch.equal)."""
+    if input.shape != other.shape:
+        return False
+    return bool((input == other).all())
+
+
 def is_tensor(obj):
     """Whether obj is a minitorch Tensor (a Parameter too)."""
     return isinstance(obj, Tensor)
+
+
+def split(tensor, split_size_or_sections, dim=0): return tensor.split(split_size_or_sections, dim)
+def chunk(input, chunks, dim=0): return input.chunk(chunks, dim)
+def narrow(input, dim, start, length): return input.narrow(dim, start, length)
 
 
 def cat(tensors, dim=0):
@@ -80,6 +92,9 @@ def mul(input, other): return input * other   # a number or array first: Python 
 def div(input, other): return input / other
 def amax(input, dim=None, keepdim=False): return input.amax(dim=dim, keepdim=keepdim)
 def max(input, dim=None, keepdim=False): return input.max(dim=dim, keepdim=keepdim)   # noqa: A001
+def min(input, dim=None, keepdim=False): return input.min(dim=dim, keepdim=keepdim)   # noqa: A001
+def amin(input, dim=None, keepdim=False): return input.amin(dim=dim, keepdim=keepdim)
+def argmin(input, dim=None, keepdim=False): return input.argmin(dim=dim, keepdim=keepdim)
 def transpose(input, dim0, dim1): return input.transpose(dim0, dim1)
 def reshape(input, shape): return input.reshape(shape)
 def unsqueeze(input, dim): return input.unsqueeze(dim)

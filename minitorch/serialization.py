@@ -3,6 +3,7 @@
 The file holds one array per tensor or array ('a0', 'a1', ...) and a JSON description of the structure
 ('__structure__'), so loading reads numbers and text only and can never execute code from the file.
 """
+import io
 import json
 import os
 import tempfile
@@ -64,13 +65,31 @@ def _decode(node, arrays, device):
     return node
 
 
-def save(obj, path):
-    """Write obj to path (.npz) atomically: a temporary file in the same folder, then a rename."""
+def _is_file(f):
+    """An open file object (io.BytesIO, open(path, "wb")) rather than a path."""
+    return hasattr(f, "write") or hasattr(f, "read")
+
+
+def _name(f):
+    """A path, or the name of an open file (for the errors)."""
+    return os.fspath(f) if not _is_file(f) else str(getattr(f, "name", f"<{type(f).__name__}>"))
+
+
+def save(obj, f):
+    """Write obj to f, a path (.npz, written atomically: a temporary file in the same folder, then a rename) or a
+    file object opened for binary writing (io.BytesIO, open(path, "wb")), written from its current position."""
     arrays = []
     structure = _encode(obj, arrays, "")
     payload = {f"a{i}": a for i, a in enumerate(arrays)}
     payload["__structure__"] = np.frombuffer(json.dumps({"format": _FORMAT, "root": structure}).encode(), np.uint8)
-    path = os.fspath(path)
+    if _is_file(f):
+        if not hasattr(f, "write"):
+            raise TypeError(f"save: the file object {_name(f)} has no write(): open it for writing ('wb')")
+        if "b" not in getattr(f, "mode", "b"):
+            raise TypeError(f"save: the file {_name(f)} is open in text mode {f.mode!r}: open it with 'wb'")
+        np.savez(f, **payload)
+        return
+    path = os.fspath(f)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
     umask = os.umask(0)
@@ -88,19 +107,29 @@ def save(obj, path):
         raise
 
 
-def load(path, device="cpu", *, map_location=None, weights_only=True):
-    """Read what save() wrote; tensors are placed on device (or map_location, PyTorch's name). Raises ValueError
-    naming the file if it is damaged or not minitorch's. The file is only ever read as numbers and text: PyTorch's
-    weights_only=True is the one mode, and weights_only=False (unpickling code) is refused."""
+def load(f, device="cpu", *, map_location=None, weights_only=True):
+    """Read what save() wrote, from a path or a file object opened for binary reading (from its current position);
+    tensors are placed on device (or map_location, PyTorch's name). Raises ValueError naming the file if it is
+    damaged or not minitorch's. The file is only ever read as numbers and text: PyTorch's weights_only=True is the one
+    mode, and weights_only=False (unpickling code) is refused."""
+    path = _name(f)
     if not weights_only:
-        raise ValueError(f"load({os.fspath(path)!r}, weights_only=False): minitorch never unpickles a file (that could "
+        raise ValueError(f"load({path!r}, weights_only=False): minitorch never unpickles a file (that could "
                          f"run code from it); its files hold tensors, numbers and text only: use weights_only=True")
     device = str(map_location) if map_location is not None else device
-    path = os.fspath(path)
-    if not os.path.exists(path):
+    if _is_file(f):
+        if not hasattr(f, "read"):
+            raise TypeError(f"load: the file object {path} has no read(): open it for reading ('rb')")
+        if "b" not in getattr(f, "mode", "b"):
+            raise TypeError(f"load: the file {path} is open in text mode {f.mode!r}: open it with 'rb'")
+        if not (hasattr(f, "seekable") and f.seekable()):   # (a zip is read from its end: a stream is read whole)
+            f = io.BytesIO(f.read())
+    elif not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {path}")
+    else:
+        f = path
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with np.load(f, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
         raise ValueError(f"{path}: not a readable minitorch .npz file (truncated or corrupt?): {e}") from None

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import backend, ops
 from .core import Value, initial_grad, run_backward
+from .core.function import Output
 from .core.versions import bump, write_in_place
 from .core.grad_mode import is_grad_enabled
 from .core.versions import VersionCounter
@@ -113,6 +114,8 @@ class Tensor(Value):
 
     def __repr__(self):
         grad = ", requires_grad=True" if self.requires_grad else ""
+        if self.device == "meta":   # (no values to show: PyTorch's form)
+            return f"tensor(..., device='meta', size={self.shape}, dtype={self.dtype}{grad})"
         dev = ", device='cuda'" if self.device == "cuda" else ""
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}{dev}{grad})"
@@ -129,10 +132,34 @@ class Tensor(Value):
             raise TypeError("a CUDA Tensor was handed to NumPy: use t.cpu() or t.numpy() (a copy on the host)")
         return self.data if dtype is None else self.data.astype(dtype, copy=False)
 
+    # Python's conversions of a one-element tensor (`if loss < best:`, `float(loss)`, `classes[pred.argmax(0)]`), as
+    # PyTorch's: each reads the value, from the device for a GPU tensor, so they belong where the user asks for a
+    # number, never inside an op or a step's loop
     def __bool__(self):
         if self.data.size != 1:
-            raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
-        return bool(self.data)
+            count = "no values" if self.data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {count} is ambiguous (shape {self.shape})")
+        return bool(self._one_value("bool()"))
+
+    def __int__(self):
+        return int(self._one_value("int()"))
+
+    def __float__(self):
+        return float(self._one_value("float()"))
+
+    def __index__(self):
+        """A one-element integer (or bool) tensor as a list index or a range's bound, as PyTorch's."""
+        if self.dtype.kind not in "biu" or self.data.size != 1:
+            raise TypeError(f"only integer tensors of a single element can be converted to an index, got shape "
+                            f"{self.shape} ({self.dtype})")
+        return int(self._one_value("__index__"))
+
+    def _one_value(self, name):
+        """The one element as a Python number (ValueError, as PyTorch's, for another count)."""
+        if self.data.size != 1:
+            raise ValueError(f"{name}: only one element tensors can be converted to Python scalars, got shape "
+                             f"{self.shape}")
+        return self.item()
 
     # ----- autograd -----
     def requires_grad_(self, flag=True):
@@ -147,9 +174,9 @@ class Tensor(Value):
             self._op._retained = self
         return self
 
-    def backward(self, grad=None, retain_graph=None, create_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
         """d(self)/d(leaf) added to each leaf's .grad, as torch.Tensor.backward (retain_graph: create_graph's)."""
-        run_backward([self], [initial_grad(self, grad, create_graph)], create_graph if retain_graph is None
+        run_backward([self], [initial_grad(self, gradient, create_graph)], create_graph if retain_graph is None
                      else retain_graph, create_graph)
 
     def detach(self):
@@ -291,7 +318,7 @@ class Tensor(Value):
         return self.data.item()
 
     def tolist(self):
-        return self.numpy().tolist()
+        return backend.to_numpy(backend.to_device(self.data, "cpu")).tolist()   # (a meta tensor: PyTorch's error)
 
     def to(self, device=None, dtype=None):
         """Move to a device ('cpu'/'cuda') and/or convert dtype; differentiable."""
@@ -311,6 +338,10 @@ class Tensor(Value):
 
     def double(self):
         return self.to(dtype=np.float64)
+
+    def half(self):
+        """float16 values, differentiable (the gradient comes back in this tensor's dtype)."""
+        return self.to(dtype=np.float16)
 
     def long(self):
         """int64 values (truncated); not differentiable."""
@@ -429,23 +460,38 @@ class Tensor(Value):
         """The maximum values over one dim, several (a tuple) or all (None); ties share the gradient equally."""
         return ops.Max.apply(self, dim=dim, keepdim=keepdim)
 
+    def amin(self, dim=None, keepdim=False):
+        """The minimum values over one dim, several (a tuple) or all (None); ties share the gradient equally."""
+        return ops.Min.apply(self, dim=dim, keepdim=keepdim)
+
     def max(self, dim=None, keepdim=False):
-        """As PyTorch: max() is the largest value (a 0-d tensor); max(dim) is the namedtuple (values, indices) of
-        the maxima along dim and where they are (the first one of ties), and the gradient of values goes to those
-        indices, as PyTorch's. Several dims at once: amax(dims)."""
+        """As PyTorch: max() is the largest value (a 0-d tensor; ties share the gradient); max(dim) is the namedtuple
+        (values, indices) of the maxima along dim and where they are (the first one of ties), and the gradient of
+        values goes to those indices, as PyTorch's; max(other), a tensor, is mt.maximum. Several dims: amax(dims)."""
+        return self._extreme("max", ops.Max, dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        """As max, for the smallest: min(), min(dim) -> (values, indices), min(other) (mt.minimum)."""
+        return self._extreme("min", ops.Min, dim, keepdim)
+
+    def _extreme(self, name, op, dim, keepdim):
+        """max or min (name; op the reduction of all dims) in each of PyTorch's three forms."""
         if dim is None:
-            return ops.Max.apply(self)
-        d = _check_dim("max", dim, self.ndim)
+            return op.apply(self)
+        if isinstance(dim, Tensor):   # torch.max(a, b): the elementwise form, with promotion
+            which = ops.Maximum if op is ops.Max else ops.Minimum
+            return which.apply(*promoted(which, self, dim)[:2])
+        d, result = _check_dim(name, dim, self.ndim), MaxResult if name == "max" else MinResult
         if self.ndim == 0:
-            return MaxResult(self.clone(), self._cut(backend.xp_of(self.data).zeros((), np.int64), "max()"))
-        indices = self.argmax(d, keepdim=True)
+            return result(self.clone(), self._cut(backend.xp_of(self.data).zeros((), np.int64), f"{name}()"))
+        indices = self._arg_extreme(name, d, keepdim=True)
         xp = backend.xp_of(self.data)
         index = tuple(indices.data if i == d else xp.arange(n).reshape((-1,) + (1,) * (self.ndim - i - 1))
                       for i, n in enumerate(self.shape))
         values = self[index]       # a gather: its backward puts the whole gradient at the index, as PyTorch
         if not keepdim:
             values, indices = values.squeeze(d), indices.squeeze(d)
-        return MaxResult(values, indices)
+        return result(values, indices)
 
     def mm(self, mat2):
         """self (n, m) @ mat2 (m, p): two matrices, no broadcasting (torch.mm; matmul broadcasts)."""
@@ -458,13 +504,22 @@ class Tensor(Value):
         return self @ mat2
 
     def argmax(self, dim=None, keepdim=False):
-        """Indices of the maxima (not differentiable)."""
+        """Indices of the maxima (the first of ties; not differentiable)."""
+        return self._arg_extreme("argmax", dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        """Indices of the minima (the first of ties; not differentiable)."""
+        return self._arg_extreme("argmin", dim, keepdim)
+
+    def _arg_extreme(self, name, dim, keepdim):
+        """argmax or argmin (by name; "max" and "min" too) over dim (None: of the flattened tensor)."""
         if dim is not None and not isinstance(dim, int):
-            raise TypeError(f"argmax: dim must be an int or None, got {dim!r}")
+            raise TypeError(f"{name}: dim must be an int or None, got {dim!r}")
         if dim is not None and not -max(self.ndim, 1) <= dim < max(self.ndim, 1):
-            raise IndexError(f"argmax: dim {dim} is out of range for a tensor of shape {self.shape}")
-        ops.check_not_empty("argmax", self.shape, dim, ops.normalize_dims(dim, self.ndim), whole=IndexError)
-        return self._cut(self.data.argmax(axis=dim, keepdims=keepdim), "argmax")
+            raise IndexError(f"{name}: dim {dim} is out of range for a tensor of shape {self.shape}")
+        ops.check_not_empty(name, self.shape, dim, ops.normalize_dims(dim, self.ndim), whole=IndexError)
+        find = self.data.argmax if name.endswith("max") else self.data.argmin
+        return self._cut(find(axis=dim, keepdims=keepdim), name)
 
     # ----- shape -----
     def reshape(self, *shape):
@@ -530,6 +585,115 @@ class Tensor(Value):
         dims = ops.normalize_dims(dim, self.ndim)
         return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
 
+    # ----- PyTorch's conveniences, composed of the ops above (no backward of their own) -----
+    def narrow(self, dim, start, length):
+        """self's entries start .. start + length - 1 along dim (a view, as torch.narrow)."""
+        d = _check_dim("narrow", dim, self.ndim)
+        if not 0 <= (start + self.shape[d] if start < 0 else start) <= self.shape[d] - length or length < 0:
+            raise IndexError(f"narrow: start {start} and length {length} are out of range for dim {dim} "
+                             f"of size {self.shape[d]}")
+        start = start + self.shape[d] if start < 0 else start
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces along dim: each of split_size (the last one shorter) or of the listed sizes (torch.split)."""
+        d = _check_dim("split", dim, self.ndim)
+        n = self.shape[d]
+        if isinstance(split_size_or_sections, int):
+            if split_size_or_sections <= 0:
+                raise ValueError(f"split: split_size must be positive, got {split_size_or_sections}")
+            sizes = [min(split_size_or_sections, n - i) for i in range(0, n, split_size_or_sections)] or [0]
+        else:
+            sizes = list(split_size_or_sections)
+            if sum(sizes) != n:
+                raise RuntimeError(f"split: sizes {sizes} sum to {sum(sizes)}, not to dim {dim}'s size {n}")
+        starts = np.cumsum([0] + sizes[:-1])
+        return tuple(self.narrow(d, int(start), size) for start, size in zip(starts, sizes))
+
+    def chunk(self, chunks, dim=0):
+        """At most `chunks` pieces of equal size along dim (the last one shorter), as torch.chunk."""
+        if chunks <= 0:
+            raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
+        n = self.shape[_check_dim("chunk", dim, self.ndim)]
+        return self.split(max(-(-n // chunks), 1), dim)
+
+    def view_as(self, other): return self.reshape(other.shape)
+    def reshape_as(self, other): return self.reshape(other.shape)
+    def expand_as(self, other): return self.expand(*other.shape)
+
+    def contiguous(self):
+        """self when its array is laid out row by row already, else a copy that is (torch's contiguous)."""
+        return self if self.data.flags.c_contiguous else self.clone()
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of the given size with self's dtype and device unless given (torch's Tensor.new_zeros)."""
+        return self.new_full(size, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self.new_full(size, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+        xp = backend.xp_of_device(backend.check_device(device)) if device is not None else backend.xp_of(self.data)
+        t = Tensor._make(xp.full(size, fill_value, dtype=resolve_dtype(dtype) or self.dtype))
+        return t.requires_grad_(True) if requires_grad else t
+
+    def eq(self, other): return self == other
+    def ne(self, other): return self != other
+    def lt(self, other): return self < other
+    def le(self, other): return self <= other
+    def gt(self, other): return self > other
+    def ge(self, other): return self >= other
+
+    def all(self, dim=None, keepdim=False):
+        """Whether every entry (along dim) is nonzero: a bool tensor (not differentiable)."""
+        return self._cut(self.data.all(axis=dim, keepdims=keepdim), "all")
+
+    def any(self, dim=None, keepdim=False):
+        """Whether some entry (along dim) is nonzero: a bool tensor (not differentiable)."""
+        return self._cut(self.data.any(axis=dim, keepdims=keepdim), "any")
+
+    def __format__(self, format_spec):
+        """f"{t:.2f}" for a 0-d tensor formats its value, as PyTorch; other tensors take only an empty spec."""
+        return format(self.item(), format_spec) if self.ndim == 0 else object.__format__(self, format_spec)
+
+    # In-place shape changes, as PyTorch's: the tensor becomes a view of its memory in the new shape. They count as
+    # in-place changes (the version counter: an op that saved the tensor refuses to backward) and, in the graph, the
+    # view op becomes the tensor's node; refused on a leaf that requires grad outside no_grad(), as in PyTorch.
+    def unsqueeze_(self, dim):
+        """unsqueeze(dim), in place."""
+        return self._reshaped_in_place("unsqueeze_", lambda t: t.unsqueeze(dim))
+
+    def squeeze_(self, dim=None):
+        """squeeze(dim), in place (every size-1 dim where dim is None)."""
+        return self._reshaped_in_place("squeeze_", lambda t: t.squeeze(dim))
+
+    def transpose_(self, dim0, dim1):
+        """transpose(dim0, dim1), in place."""
+        return self._reshaped_in_place("transpose_", lambda t: t.transpose(dim0, dim1))
+
+    def t_(self):
+        """t(), in place (a tensor of at most 2 dims)."""
+        if self.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dims, got shape {self.shape}; use transpose_(d0, d1)")
+        return self._reshaped_in_place("t_", lambda t: t.T)
+
+    def _reshaped_in_place(self, name, view):
+        """self takes the shape (and memory, a view) of view(self): the in-place form of a view op."""
+        if self.requires_grad and self.is_leaf and is_grad_enabled():
+            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place operation; "
+                               f"use the out-of-place form (x = x.{name[:-1]}(...)) or do it inside "
+                               f"`with mt.no_grad():`")
+        if self._op is not None and not is_grad_enabled():   # (PyTorch keeps the old node: a gradient of another shape)
+            raise RuntimeError(f"{name} inside no_grad() on a tensor in the graph: its node would get gradients of "
+                               f"the new shape; do it outside no_grad(), or on a detached copy (y = y.detach())")
+        out = view(self)
+        self.data, self._cut_by = out.data, out._cut_by
+        if out._op is not None:   # recorded: the view op is this tensor's node now, its output this tensor's memory
+            self._op, out._op.out_counter = out._op, self._version_counter
+        bump((self,))
+        return self
+
     def __getitem__(self, index):
         return ops.GetItem.apply(self, index=self._index(index, "getitem"))
 
@@ -578,22 +742,26 @@ class Tensor(Value):
 
     @property
     def grad_fn(self):
-        """The op that made this tensor (its node in the graph), None for a leaf, as torch.Tensor.grad_fn."""
-        return self._op
+        """The op that made this tensor (its node in the graph), None for a leaf, as torch.Tensor.grad_fn (for one of
+        an op's several outputs, that op, as PyTorch's; the engine's node for it is an Output)."""
+        op = self._op
+        return op.parents[0] if type(op) is Output else op
 
     def type(self, dtype=None):
         """The dtype's name without an argument; with one, the tensor in that dtype (torch.Tensor.type)."""
         return str(self.dtype) if dtype is None else self.to(dtype=dtype)
 
 
-MaxResult = namedtuple("MaxResult", "values indices")   # what max(dim) returns (torch.return_types.max)
+MaxResult = namedtuple("max", "values indices")   # what max(dim) returns (torch.return_types.max)
+MinResult = namedtuple("min", "values indices")   # and min(dim) (torch.return_types.min)
 
 
 def _check_dim(name, dim, ndim):
     """dim as a non-negative int for a tensor of ndim dims (a 0-d tensor takes 0 and -1, as PyTorch)."""
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"{name}: dim must be an int, got {dim!r}" + ("; amax takes several dims"
-                                                                         if name == "max" else ""))
+        raise TypeError(f"{name}: dim must be an int, got {dim!r}" + (
+            f"; a{name} takes several dims, and {name}(other) with a Tensor is the elementwise {name}"
+            if name in ("max", "min") else ""))
     if not -max(ndim, 1) <= dim < max(ndim, 1):
         raise IndexError(f"{name}: dim {dim} is out of range for a tensor of {ndim} dims")
     return int(dim) % max(ndim, 1)

@@ -32,7 +32,6 @@ step counted by cProfile, as that command counts ours.
 import argparse
 import contextlib
 import cProfile
-import dataclasses
 import json
 import math
 import platform
@@ -526,7 +525,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     preset = PRESETS[args.preset]
     if args.vocab_size is not None:
-        preset = dataclasses.replace(preset, vocab_size=args.vocab_size)
+        preset = preset.replace(vocab_size=args.vocab_size)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error(f"--device cuda: this PyTorch ({torch.__version__}) sees no CUDA GPU")
     if not 2 <= args.seq_len <= preset.model["max_len"]:

@@ -14,7 +14,7 @@ import sys
 from train.loop.trainer import Trainer
 from train.__main__ import main
 
-original_step = Trainer.train_step
+original_step = Trainer.advance
 
 
 def weights_digest(model):
@@ -38,7 +38,7 @@ def check_identical(self, index):
 
 
 def fail_at(rank, step, how):
-    def train_step(self, index):
+    def advance(self, index):
         updated = original_step(self, index)
         if self.world.rank == rank and self.step == step:
             if how == "kill":
@@ -48,14 +48,14 @@ def fail_at(rank, step, how):
                 return updated
             raise RuntimeError(f"injected failure on rank {rank} after step {step}")
         return updated
-    return train_step
+    return advance
 
 
 if __name__ == "__main__":
     mode, rest = sys.argv[1], sys.argv[2:]
     if mode == "check-identical":
-        Trainer.train_step = check_identical
+        Trainer.advance = check_identical
     else:
-        Trainer.train_step = fail_at(int(rest[0]), int(rest[1]), mode)
+        Trainer.advance = fail_at(int(rest[0]), int(rest[1]), mode)
         rest = rest[2:]
     sys.exit(main(rest))

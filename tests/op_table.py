@@ -147,6 +147,8 @@ def apart_pair(draw):
 
 OPS["mt.maximum"] = Op(apart_pair(), mt.maximum, np.maximum, ops.Maximum)
 OPS["mt.minimum"] = Op(apart_pair(), mt.minimum, np.minimum, ops.Minimum)
+OPS["max(other)"] = Op(apart_pair(), lambda a, b: a.max(b), np.maximum, ops.Maximum)   # torch.max(a, b) is maximum
+OPS["mt.min(a, other)"] = Op(apart_pair(), mt.min, np.minimum, ops.Minimum)
 OPS["mt.pow (a tensor exponent)"] = Op(broadcast_pair(left=lambda s: arrays(s, 0.2, 2.0),
                                                       right=lambda s: arrays(s, -2.0, 2.0)),
                                        mt.pow, np.power, ops.Pow)
@@ -193,6 +195,13 @@ def one_dim_cases(draw, values=arrays):
 # max(dim) gathers the maxima at their indices (a GetItem), as PyTorch, instead of Max's even split of ties
 OPS["max"] = Op(one_dim_cases(values=distinct), lambda x, dim, keepdim: x.max(dim, keepdim=keepdim).values,
                 lambda x, dim, keepdim: np.max(x, axis=dim, keepdims=keepdim), ops.GetItem)
+OPS["amin"] = Op(reduce_cases(values=distinct), lambda x, dim, keepdim: x.amin(dim=dim, keepdim=keepdim),
+                 lambda x, dim, keepdim: np.min(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Min)
+OPS["min()"] = Op(unary(distinct), lambda x: x.min(), np.min, ops.Min)
+OPS["mt.min"] = Op(one_dim_cases(values=distinct), lambda x, dim, keepdim: mt.min(x, dim, keepdim=keepdim).values,
+                   lambda x, dim, keepdim: np.min(x, axis=dim, keepdims=keepdim), ops.GetItem)
+OPS["mt.amin"] = Op(reduce_cases(values=distinct), lambda x, dim, keepdim: mt.amin(x, dim, keepdim),
+                    lambda x, dim, keepdim: np.min(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Min)
 OPS["mt.sum"] = Op(reduce_cases(), lambda x, dim, keepdim: mt.sum(x, dim=dim, keepdim=keepdim),
                    lambda x, dim, keepdim: np.sum(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Sum)
 OPS["mt.mean"] = Op(reduce_cases(), lambda x, dim, keepdim: mt.mean(x, dim, keepdim),
@@ -289,6 +298,15 @@ def np_squeeze(x, dim):
 
 
 OPS["squeeze"] = Op(squeeze_cases(), lambda x, dim: x.squeeze(dim), np_squeeze, ops.Reshape)
+# the in-place forms, on a copy (a leaf that requires grad refuses them, as in PyTorch): their view op becomes the
+# tensor's node, so the gradient flows through it to the copy and on to x
+OPS["unsqueeze_"] = Op(unsqueeze_cases(), lambda x, dim: x.clone().unsqueeze_(dim),
+                       lambda x, dim: np.expand_dims(x, dim), ops.Reshape)
+OPS["squeeze_"] = Op(squeeze_cases(), lambda x, dim: x.clone().squeeze_(dim), np_squeeze, ops.Reshape)
+OPS["transpose_"] = Op(transpose_cases(), lambda x, d0, d1: x.clone().transpose_(d0, d1),
+                       lambda x, d0, d1: np.swapaxes(x, d0, d1), ops.Permute)
+OPS["t_"] = Op(shapes(max_dims=2).flatmap(arrays).map(lambda x: ((x,), {})), lambda x: x.clone().t_(),
+               lambda x: x.T, ops.Permute)
 
 
 # ----- indexing -----

@@ -6,6 +6,15 @@ NORMS = ("pre", "post")
 POSITIONS = ("sinusoidal", "learned")
 
 
+class Mismatch(ValueError):
+    """Two fields whose values do not fit together: the message, and for a caller that names where each value came
+    from (a flag, a preset) the two fields, how they fail (relation) and why it matters (reason)."""
+
+    def __init__(self, message, fields, relation, reason):
+        super().__init__(message)
+        self.fields, self.relation, self.reason = fields, relation, reason
+
+
 class StoredConfig:
     """to_dict / from_dict for a config dataclass, so that a run folder can store it as JSON and rebuild it."""
 
@@ -68,7 +77,9 @@ class ModelConfig(StoredConfig):
             if not is_int(value) or value < low:
                 raise ValueError(f"ModelConfig.{name} must be an integer >= {low}, got {value!r}")
         if self.d_model % self.n_heads:
-            raise ValueError(f"ModelConfig: d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+            raise Mismatch(f"ModelConfig: d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})",
+                           ("d_model", "n_heads"), "is not divisible by",
+                           "each head takes d_model / n_heads dimensions")
         if self.pad_id >= self.vocab_size:
             raise ValueError(f"ModelConfig.pad_id ({self.pad_id}) must be < vocab_size ({self.vocab_size})")
         for name in ("dropout", "attention_dropout", "activation_dropout"):

@@ -1,21 +1,58 @@
 """The model kinds and how each is built from its configuration: the names a run folder stores ("transformer",
 "lstm", "lstm-attn"), their configuration and model classes, and a model from sizes or from a stored configuration."""
+from dataclasses import dataclass, fields
+
 from .config import ModelConfig
 from .lstm_config import LSTMConfig
 from .lstm_models import LSTMAttnSeq2Seq, LSTMSeq2Seq
 from .model import Transformer
 from .vocabulary import BOS_ID, EOS_ID, MAX_LEN_A, MAX_LEN_B, PAD_ID, UNK_ID  # noqa: F401 (train/ reads them here)
 
-MODELS = ("transformer", "lstm", "lstm-attn")
-CLASSES = {"transformer": (ModelConfig, Transformer), "lstm": (LSTMConfig, LSTMSeq2Seq),
-           "lstm-attn": (LSTMConfig, LSTMAttnSeq2Seq)}
+
+@dataclass(frozen=True)
+class Kind:
+    """A model kind: its configuration and model classes, and what a training setup needs to know of it.
+
+    name: what a run folder stores; title: its name in messages; preset_field: the field of a training preset that
+    holds this kind's sizes; size_flags: a size flag (d_model, layers, ...) -> the configuration fields it sets."""
+    name: str
+    title: str
+    config: type
+    model: type
+    preset_field: str
+    size_flags: dict
+
+    def has_field(self, name):
+        """Whether this kind's configuration has a field of that name (a dropout that the others lack)."""
+        return name in {f.name for f in fields(self.config)}
+
+    def field_default(self, name):
+        return next(f.default for f in fields(self.config) if f.name == name)
+
+
+_LSTM_SIZES = {"layers": ("n_layers",), "max_len": ("max_len",)}
+KINDS = {k.name: k for k in (
+    Kind("transformer", "Transformer", ModelConfig, Transformer, "model",
+         {"d_model": ("d_model",), "n_heads": ("n_heads",), "d_ff": ("d_ff",),
+          "layers": ("n_encoder_layers", "n_decoder_layers"), "max_len": ("max_len",)}),
+    Kind("lstm", "LSTM", LSTMConfig, LSTMSeq2Seq, "lstm", _LSTM_SIZES),
+    Kind("lstm-attn", "LSTM", LSTMConfig, LSTMAttnSeq2Seq, "lstm", _LSTM_SIZES),
+)}
+MODELS = tuple(KINDS)
+SIZE_FLAGS = tuple(dict.fromkeys(flag for k in KINDS.values() for flag in k.size_flags))   # every kind's
+
+
+def kind_of(name):
+    """The Kind of a model kind's name, one of MODELS; ValueError for another name."""
+    if name not in KINDS:
+        raise ValueError(f"unknown model {name!r}; this version has {', '.join(MODELS)}")
+    return KINDS[name]
 
 
 def model_classes(kind):
     """(configuration class, model class) of a model kind, one of MODELS; ValueError for another name."""
-    if kind not in CLASSES:
-        raise ValueError(f"unknown model {kind!r}; this version has {', '.join(MODELS)}")
-    return CLASSES[kind]
+    k = kind_of(kind)
+    return k.config, k.model
 
 
 def model_config(kind, vocab_size, sizes):

@@ -24,10 +24,14 @@ _made = operator.attrgetter("seq")   # a graph node's place in the order the nod
 RELEASED = ("trying to backward through a graph a second time: its saved arrays were released after the first "
             "backward; call backward(retain_graph=True) the first time")
 
-def unbroadcast(grad, shape):
+def unbroadcast(grad, shape, op=None):
     """Sum `grad` (an array, or a Tensor under create_graph) over the axes that broadcasting added or stretched, so
-    that it has `shape`."""
+    that it has `shape`; a gradient that `shape` does not broadcast to (a transposed one, say) is refused, naming op,
+    as PyTorch refuses it (never reshaped into place)."""
     extra = grad.ndim - len(shape)
+    if extra < 0 or any(n != 1 and n != m for n, m in zip(shape, grad.shape[extra:])):
+        raise RuntimeError(f"Function {type(op).__name__ if op is not None else ''}.backward returned an invalid "
+                           f"gradient - got {list(grad.shape)} but expected shape compatible with {list(shape)}")
     axes = tuple(range(extra)) + tuple(i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1)
     if axes:
         grad = grad.sum(dim=axes, keepdim=True) if isinstance(grad, Value) else grad.sum(axis=axes, keepdims=True)
@@ -103,7 +107,7 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
     for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
         if pg is not None and needs_grad:
             if pg.shape != parent.out_shape:  # broadcasting is undone here, for every op
-                pg = unbroadcast(pg, parent.out_shape)
+                pg = unbroadcast(pg, parent.out_shape, op)
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
         op.saved, op.parents, op.kept = FREED, (), None

@@ -21,6 +21,7 @@ in one place; `reference_ops()` turns them off, so that every op runs the code o
 """
 import inspect
 import itertools
+import weakref
 
 from .. import backend
 from . import anomaly_mode, versions
@@ -151,6 +152,9 @@ class Function:
     _superseded = False  # True once an in-place op in the graph changed the output (versions.refuse_stale_view)
     materialize_grads = True   # several outputs: zeros (not None) for an output that got no gradient
     ctx_form_apply = None  # the apply of a Function written in PyTorch's form, set by ctx_form.py (built on this)
+    # under mt.autocast: "half" casts every float32 input to float16 (matrix products), "none" casts nothing (casts,
+    # moves); the default casts the Parameters alone (amp/autocast_mode.py)
+    autocast_to = "parameters"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -160,6 +164,7 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         """Run the op on Tensors (and plain numbers or arrays); record it in the graph if a gradient is needed."""
+        inputs = inputs if state.autocast is None else state.autocast.cast_inputs(cls, inputs)   # (mt.autocast)
         first, arrays, needs = _read_inputs(cls, inputs)
         record = state.grad_enabled and True in needs
         op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()
@@ -186,6 +191,21 @@ class Function:
 
     # what forward declared with save_for_backward (Tensors in place of arrays under create_graph=True)
     saved_tensors = property(lambda self: self.saved)
+
+    @property
+    def next_functions(self):
+        """The graph as PyTorch shows it (grad_fn.next_functions): per input, (its node, which output of it), read
+        from `parents`: (None, 0) for an input that needs no gradient, an AccumulateGrad for a leaf."""
+        return tuple((None, 0) if p is None or type(p) is Constant else (p.parents[0], p.k) if type(p) is Output
+                     else (AccumulateGrad.of(p), 0) if isinstance(p, Value) else (p, 0) for p in self.parents)
+
+    def name(self):
+        """PyTorch's name for this node: MulBackward0 (a PyTorch-form Function's node is <Name>Backward already)."""
+        name = (self.reference or type(self)).__name__
+        return name if name.endswith("Backward") else name + "Backward0"
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
 
 
 def _record(op, inputs, arrays, result, out):
@@ -257,4 +277,28 @@ class Output(Function):
         return Gathered(parts)
 
 
-__all__ = ["Function", "Output", "Gathered", "Constant", "kernel", "reference_ops", "KERNELS", "FREED"]
+class AccumulateGrad:
+    """What next_functions shows for a leaf that requires grad (PyTorch's node that adds into .grad): `variable` is
+    the leaf. minitorch's graph holds the leaf itself; this is made on demand, one per leaf while it is held."""
+    next_functions = ()
+    _made = weakref.WeakValueDictionary()   # id(leaf) -> its AccumulateGrad (which keeps the leaf, so the id alive)
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    @classmethod
+    def of(cls, leaf):
+        node = cls._made.get(id(leaf))
+        if node is None:
+            node = cls._made[id(leaf)] = cls(leaf)
+        return node
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+__all__ = ["Function", "AccumulateGrad", "Output", "Gathered", "Constant", "kernel", "reference_ops", "KERNELS",
+           "FREED"]

@@ -10,6 +10,7 @@ class _State(threading.local):
     anomaly = False     # detect_anomaly(): record each forward's stack, check each backward's result
     op_hook = None      # see op_hook()
     kernels = True      # False inside function.reference_ops(): every op runs its own (reference) code
+    autocast = None     # the enabled mt.autocast block (amp/autocast_mode.py): it casts the ops' inputs
 
 
 state = _State()

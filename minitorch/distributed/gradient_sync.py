@@ -41,11 +41,11 @@ class GradientSync:
                 self.world.allreduce_sum_(p.grad.data)
             return self.world.allreduce_sum_(self._stack(extras))
         self.flat.settle()   # takes back reassigned .data and .grad (nn/utils/flat.py)
-        groups = self.flat.groups
-        last = groups[-1]
+        buffers = self.flat.buffers
+        last = buffers[-1]
         rides = len(extras) <= flat.SPARE
-        for group in groups[:-1] if rides else groups:
-            self.world.allreduce_sum_(group.grad)
+        for buffer in buffers[:-1] if rides else buffers:
+            self.world.allreduce_sum_(buffer.grad)
         if rides:
             n = last.size
             for i, x in enumerate(extras):
@@ -54,14 +54,14 @@ class GradientSync:
             values = last.grad_storage[n:n + len(extras)]
         else:
             values = self.world.allreduce_sum_(self._stack(extras))
-        for group in groups:   # every parameter has a gradient now (zeros where a rank had none)
-            for p, slot in zip(group.params, group.grad_tensors):
+        for buffer in buffers:   # every parameter has a gradient now (zeros where a rank had none)
+            for p, slot in zip(buffer.params, buffer.grad_tensors):
                 p.grad = slot
         return values
 
     def _stack(self, extras):
         """extras as one 1-D array on the device and in the dtype of the last flat buffer (or parameter)."""
-        last = self.flat.groups[-1].data if self.flat else self.params[-1].data if self.params else None
+        last = self.flat.buffers[-1].data if self.flat else self.params[-1].data if self.params else None
         xp = backend.xp_of(last) if last is not None else backend.xp_of_device("cpu")
         dtype = last.dtype if last is not None else "float64"
         return xp.stack([xp.asarray(x, dtype=dtype) for x in extras]) if len(extras) else xp.zeros(0, dtype)

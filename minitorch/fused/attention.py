@@ -12,6 +12,7 @@ from ..ops import array_ops as A
 from ..ops.dropout import dropped_out, keep_mask, random_words
 from ..functions import stack
 from ..tensor import Tensor
+from .precision import narrow, wide
 from .rows import into, row_sums
 from .softmax import safe_max
 
@@ -33,20 +34,30 @@ class ScaledDotProductAttention(Function):
     Arrays made here are worked on in place (the softmax in the buffer of its shifted scores, ds in the buffer of
     dw - <dw, w>, the 1 / sqrt(d) of dq and dk taken once on ds): on Tensors, under create_graph=True, those are
     recorded in-place ops on Tensors that no op saved, or new Tensors (rows.into).
+    float16 inputs: both compute in float32 here (precision.py; the GPU kernels multiply in float16, with float32
+    sums), and the output and gradients are float16.
     """
     needs_float = True
+    autocast_to = "half"
 
     def forward(self, q, k, v, mask, words, *, dropout_p):
         self.dropout_p = dropout_p
         keep = None if words is None else keep_mask(words, dropout_p)
         self.save_for_backward(q, k, v, mask, keep)
-        q, k, v = _unpacked(q, k, v)
+        dtype = q.dtype
+        q, k, v = _unpacked(wide(q), wide(k), wide(v))
         self.kept = w = self.weights(q, k, mask)             # kept: backward need not compute it again
-        return self.dropped(w, keep) @ v
+        return narrow(self.dropped(w, keep) @ v, dtype)
 
     def backward(self, g):
         q_in, k_in, v_in, mask, keep = self.saved_tensors
-        q, k, v = _unpacked(q_in, k_in, v_in)
+        grads = self.wide_gradients(wide(g), q_in, k_in, v_in, mask, keep)
+        return tuple(narrow(d, x.dtype) if d is not None else None for d, x in zip(grads, (q_in, k_in, v_in))) \
+            + grads[3:]
+
+    def wide_gradients(self, g, q_in, k_in, v_in, mask, keep):
+        """backward's five gradients, in float32 for float16 inputs."""
+        q, k, v = _unpacked(wide(q_in), wide(k_in), wide(v_in))
         need_q, need_k, need_v = _needs(self.needs_input_grad, k_in, v_in)
         w = self.weights(q, k, mask) if self.kept is None else self.kept   # (computed again under create_graph)
         dv = (A.swap_last(self.dropped(w, keep)), g) if need_v else None    # each gradient as the (a, b) of its

@@ -9,6 +9,7 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..tensor import Tensor
+from .precision import narrow, wide
 from .rows import into, joined_rows, row_blocks, row_sum, row_sums
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -35,6 +36,7 @@ class CrossEntropy(Function):
     Both walk the rows in blocks that stay in the CPU's cache (rows.py; one block on a GPU): the forward makes no
     (M, C) array (z and E of one block at a time, in one buffer), the backward makes E and dx of a block at a time
     (in one buffer, the (1 - e) one_hot(t) term taken at the target entries alone), copied into dx made once.
+    float16 logits: both compute in float32 (precision.py); the loss is float32, dx float16.
     """
     needs_float = True
 
@@ -45,6 +47,7 @@ class CrossEntropy(Function):
         t, valid = self.targets(target, ignore_index)
         self.save_for_backward(x, target)
         self.e, self.reduction, self.ignore_index = e, reduction, ignore_index
+        x = wide(x)
         row_max = x.max(axis=1, keepdims=True)
         S, z_sum = xp.empty(n_rows, x.dtype), xp.zeros(n_rows, x.dtype)
         blocks = row_blocks(n_rows, x.itemsize * n_classes, backend.device_of(x))
@@ -77,13 +80,14 @@ class CrossEntropy(Function):
         x, target = self.saved_tensors
         t, valid = self.targets(target, self.ignore_index)
         n_rows, n_classes = x.shape
+        dtype, x, g = x.dtype, wide(x), wide(g)
         if self.reduction == "mean":
             g = g / n_valid_of(valid, x.dtype)
         s = (g * valid).reshape(-1, 1)                       # s_r, (M, 1); g is () for mean/sum, (M,) for none
         blocks = row_blocks(n_rows, x.dtype.itemsize * n_classes, backend.device_of(t))
         row_max, S = self.kept or (A.max(x, 1, keepdim=True), None)   # (S None: summed per block below)
-        return joined_rows(lambda r: self.rows_gradient(x[r], s[r], t[r], row_max[r], S if S is None else S[r]),
-                           blocks, x), None
+        return narrow(joined_rows(lambda r: self.rows_gradient(x[r], s[r], t[r], row_max[r],
+                                                               S if S is None else S[r]), blocks, x), dtype), None
 
     def rows_gradient(self, x, s, t, row_max, S):
         """dx of a block of rows (x (m, C), s (m, 1), t (m,), the rows' max and S (m, 1), S None to sum it here), in

@@ -3,6 +3,7 @@ import math
 
 from ..core import Function
 from ..tensor import Tensor
+from .precision import narrow, wide
 from .rows import filled, into, row_dots
 
 
@@ -18,6 +19,8 @@ class LayerNorm(Function):
     Both work on x as (M, n) rows. A row's mean is a matrix-vector product with a vector of 1/n (one BLAS call,
     faster than NumPy's mean); dx is made in the buffers of gh and xhat (on Tensors, under create_graph=True, those are
     recorded in-place ops on Tensors no other op saved).
+    float16 x or w: the statistics and gradients are computed in float32 (precision.py); y and dx come back in x's
+    dtype, dw and db in w's.
     """
     needs_float = True
 
@@ -36,13 +39,14 @@ class LayerNorm(Function):
 
     def forward(self, x, weight, bias, normalized_ndim, eps):
         n, self.eps = self.save_inputs(x, weight, normalized_ndim), eps
+        dtype, x = x.dtype, wide(x)
         y, mean, rstd = self.normalized(x.reshape(-1, n), self.over_n(x))   # y: xhat, then in place
         self.kept = mean, rstd                                              # for backward
         if weight is not None:
-            y *= weight.reshape(n)
+            y *= wide(weight).reshape(n)
         if bias is not None:
-            y += bias.reshape(n)
-        return y.reshape(self.x_shape)
+            y += wide(bias).reshape(n)
+        return narrow(y, dtype).reshape(self.x_shape)
 
     def save_inputs(self, x, weight, normalized_ndim):
         """Save x and w, and note the shapes backward reads (the GPU kernel does the same, so that the reference's
@@ -55,6 +59,8 @@ class LayerNorm(Function):
     def backward(self, g):
         x, weight = self.saved_tensors
         need_x, need_w, need_b = self.needs_input_grad
+        x_dtype, w_dtype = x.dtype, (x.dtype if weight is None else weight.dtype)
+        x, g, weight = wide(x), wide(g), wide(weight)
         n, over_n = self.n, self.over_n(x)
         x, g = x.reshape(-1, n), g.reshape(-1, n)
         xhat, _, rstd = self.normalized(x, over_n, self.kept)              # (kept None under create_graph)
@@ -68,8 +74,8 @@ class LayerNorm(Function):
             mean_gh_xhat = ((gh * xhat) @ over_n).reshape(-1, 1)
             dx -= into("multiply", xhat, mean_gh_xhat)                      # - xhat * mean(gh * xhat)
             dx *= rstd
-            dx = dx.reshape(self.x_shape)
-        return dx, dw, db
+            dx = narrow(dx.reshape(self.x_shape), x_dtype)
+        return dx, narrow(dw, w_dtype), narrow(db, w_dtype)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):

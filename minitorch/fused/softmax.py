@@ -9,6 +9,7 @@ from .. import backend
 from ..core import Function
 from ..ops import array_ops as A
 from ..ops import normalize_dims
+from .precision import HALF, narrow, wide
 
 
 def safe_max(x, dim):
@@ -51,23 +52,26 @@ class Softmax(Function):
     Backward (docs/backprop.md section 1), with <a, b> summed along dim:
         d y_i / d x_j = y_i ([i = j] - y_j)
         dx = y * (g - <g, y>)                            (dx_j = sum_i g_i d y_i / d x_j)
-    The forward computes y in the one buffer of x - max; the backward makes two arrays, g * y and dx.
+    The forward computes y in the one buffer of x - max; the backward makes two arrays, g * y and dx. float16 x:
+    both compute in float32 (precision.py), y and dx are float16.
     """
     needs_float = True
 
     def forward(self, x, dim):
-        self.dim = dim
-        y = x - safe_max(x, dim)                         # z = x - max, then exp(z), then / sum, all in place
-        backend.xp_of(x).exp(y, out=y)
+        self.dim, half = dim, x.dtype == HALF
+        y = (wide(x) if half else x) - safe_max(x, dim)  # z = x - max, then exp(z), then / sum, all in place
+        backend.xp_of(y).exp(y, out=y)
         y /= _row_sums(y, dim)
+        y = narrow(y, HALF) if half else y
         self.save_for_backward(y)
         return y
 
     def backward(self, g):
         y, = self.saved_tensors
+        g, y = (wide(g), wide(y)) if (half := g.dtype == HALF) else (g, y)
         dx = g - (g * y).sum(axis=self.dim, keepdims=True)   # g - <g, y>: a new array (or Tensor), scaled in place
         dx *= y
-        return dx
+        return narrow(dx, HALF) if half else dx
 
 
 class LogSoftmax(Function):
@@ -77,22 +81,24 @@ class LogSoftmax(Function):
     Backward (docs/backprop.md section 2), with p = softmax(x) = exp(y) and sums along dim:
         d y_i / d x_j = [i = j] - p_j
         dx = g - p * sum(g)
-    The forward computes y in the buffer of x - max.
+    The forward computes y in the buffer of x - max. float16 x: both compute in float32, y and dx are float16.
     """
     needs_float = True
 
     def forward(self, x, dim):
         xp = backend.xp_of(x)
-        self.dim = dim
+        self.dim, dtype, x = dim, x.dtype, wide(x)
         y = x - safe_max(x, dim)                         # z = x - max, then z - log(sum(exp(z))) in place
         y -= xp.log(_row_sums(xp.exp(y), dim))
+        y = narrow(y, dtype)
         self.save_for_backward(y)
         return y
 
     def backward(self, g):
         y, = self.saved_tensors
+        dtype, g, y = g.dtype, wide(g), wide(y)
         p = A.exp(y)  # 0 on an all -inf row, whose gradient is then g
-        return g - p * g.sum(axis=self.dim, keepdims=True)
+        return narrow(g - p * g.sum(axis=self.dim, keepdims=True), dtype)
 
 
 def softmax(x, dim=-1):

@@ -5,7 +5,10 @@ runs the reference op, fused/attention.py.)
 It saves what the reference saves (q, k, v, the mask and the bool keep mask) and keeps w, as the reference keeps it
 (op.kept): one (..., Tq, Tk) array for one matmul and a softmax less in backward, with its C-contiguous copies of q,
 k and v^T (a copy in backward would be a launch more per call). A packed input's (qkv, kv) gradient is one array
-whose parts the matmuls write, where stacking would copy them."""
+whose parts the matmuls write, where stacking would copy them.
+
+float16 q, k, v: the products run in float16 (cuBLAS sums them in float32), the softmax's row max, sum and output,
+<g, out> and ds are computed in float32 inside their kernels (in_body) and stored as float16 (w, ds)."""
 import math
 
 import numpy as np
@@ -13,6 +16,7 @@ import numpy as np
 from .. import backend
 from ..core import kernel
 from ..fused.attention import ScaledDotProductAttention, _unpacked
+from ..fused.precision import in_body, scalar_type
 from ..ops.dropout import keep_threshold
 from .dropout import dropout_kernel, scale_by_mask
 
@@ -73,7 +77,7 @@ class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
         inputs = q, k, v, mask
         q, k, v, k_t, v_t = _contiguous_parts(xp, *_unpacked(q, k, v))
         self.scale, self.dropout_p = 1.0 / math.sqrt(q.shape[-1]), dropout_p
-        scale = q.dtype.type(self.scale)
+        scale = scalar_type(q.dtype)(self.scale)
         s = _scores_for(q @ k_t, mask)
         mask = True if mask is None else mask                                # where(True, ...) keeps every score
         row_max = _masked_row_max(s, mask, scale)[..., None]
@@ -106,7 +110,7 @@ class ScaledDotProductAttentionCuda(_Parts, ScaledDotProductAttention):
         keep = True if keep is None else keep
         da = g @ v_t                                                         # da = g v^T
         ds_t = _transposed_buffer(da)
-        _softmax_grad(da, keep, dropout_scale, w, dw_dot_w, q.dtype.type(self.scale), _swap(ds_t))
+        _softmax_grad(da, keep, dropout_scale, w, dw_dot_w, scalar_type(q.dtype)(self.scale), _swap(ds_t))
         ds = da                                                              # written over da, and ds^T beside it
         dq = self.product(ds, k, 0, grads) if need_q else None               # ds carries the 1 / sqrt(d)
         dk = self.product(ds_t, q, 1, grads) if need_k else None
@@ -160,13 +164,13 @@ def _safe_max(xp, m):
 
 def _masked_exp(xp, s, mask, scale, row_max):
     """exp(s * scale - max), 0 where masked (exp(-inf): a masked score above the row's max cannot overflow)."""
-    return xp.exp(xp.where(mask, s * scale - _safe_max(xp, row_max), -math.inf))
+    return xp.exp(xp.where(mask, in_body(xp, s) * scale - _safe_max(xp, row_max), -math.inf))
 
 
 @backend.fuse
 def _masked_row_max(xp, s, mask, scale):
     """(..., Tq) max of the scaled scores that may be attended to (-inf for none)."""
-    return xp.max(xp.where(mask, s * scale, -math.inf), axis=-1)
+    return xp.max(xp.where(mask, in_body(xp, s) * scale, -math.inf), axis=-1)
 
 
 @backend.fuse
@@ -189,12 +193,12 @@ def _row_dot(xp, g, out):
     """(..., Tq) <dw, w> over the keys, computed as <g, out> over d_k (as FlashAttention's backward does; equal,
     dropout included: out = a v, a = w * m / (1 - p), dw = (g v^T) * m / (1 - p), so <dw, w> = <g v^T, a> = <g, a v>).
     It cannot also copy g: a reduction's pre-map gets its arguments by value on a GPU, so a write there is lost."""
-    return xp.sum(g * out, axis=-1)
+    return xp.sum(in_body(xp, g) * in_body(xp, out), axis=-1)
 
 
 @backend.fuse
 def _softmax_grad(xp, da, keep, dropout_scale, w, dw_dot_w, scale, ds_t):
     """ds = w * (dw - <dw, w>) / sqrt(d), written into da and into ds^T's swapped view."""
-    ds = w * (da * keep * dropout_scale - dw_dot_w) * scale
+    ds = in_body(xp, w) * (in_body(xp, da) * keep * dropout_scale - dw_dot_w) * scale
     ds_t[...] = ds
     da[...] = ds

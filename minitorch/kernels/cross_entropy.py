@@ -4,13 +4,15 @@ The forward is two row reductions (max, then S and sum_c q_c z_c together with q
 per class count) and the loss's sum (with the count of valid rows: the mean's division reads both), and the backward
 one kernel, dx = s * (exp(z) / S - q); x, the row max and S are saved. Two sums
 over the same rows are one complex sum, sum(a + 1j b) = sum(a) + 1j sum(b), each part the float sum it would be alone
-(see kernels/layer_norm.py).
+(see kernels/layer_norm.py). float16 logits are read as float32 inside the kernels (in_body): the sums and the loss
+are float32, dx is rounded to float16 once.
 """
 import numpy as np
 
 from .. import backend
 from ..core import kernel
 from ..fused.cross_entropy import CrossEntropy
+from ..fused.precision import in_body, out_body, scalar_type
 from .softmax import max_of_rows
 
 
@@ -23,7 +25,7 @@ def _q(xp, columns, target, q_on, q_off):
 @backend.fuse
 def _exp_and_target_sums(xp, x, row_max, columns, target, q_on, q_off, j):
     """(M,) complex: S + j sum_c q_c z_c, S = sum_c exp(z_c), z = x - max."""
-    z = x - row_max
+    z = in_body(xp, x) - row_max
     return xp.sum(xp.exp(z) + j * (_q(xp, columns, target, q_on, q_off) * z), axis=1)
 
 
@@ -74,7 +76,8 @@ def _ce_grad(xp, g, n_valid, x, row_max, S, columns, target, ignore_index, q_on,
     """dx = s (p - q) on the rows whose target is not ignored, p = exp(x - max) / S, s = g / max(n_valid, 1) (the
     mean's division in the same kernel; n_valid 1 for the other reductions)."""
     s = _per_valid.body(xp, g, n_valid)
-    return (s * (target != ignore_index)) * (xp.exp(x - row_max) / S - _q(xp, columns, target, q_on, q_off))
+    dx = (s * (target != ignore_index)) * (xp.exp(in_body(xp, x) - row_max) / S - _q(xp, columns, target, q_on, q_off))
+    return out_body(dx, x)
 
 
 @kernel(CrossEntropy, "cuda")
@@ -84,7 +87,7 @@ class CrossEntropyCuda(CrossEntropy):
     the row max, S, the column ids (and the count)."""
 
     def forward(self, x, target, *, ignore_index, label_smoothing, reduction):
-        xp, n_classes, kind = backend.xp_of(x), x.shape[1], x.dtype.type
+        xp, n_classes, kind = backend.xp_of(x), x.shape[1], scalar_type(x.dtype)
         e = label_smoothing
         self.ignore_index, self.e, self.reduction = ignore_index, e, reduction
         columns = _columns(xp, n_classes)                                 # the class id of each column: q without
@@ -113,5 +116,5 @@ class CrossEntropyCuda(CrossEntropy):
         (row_max, S, columns, n_valid), target = self.kept, target[:, None]
         if self.reduction == "none":
             g = g[:, None]
-        n_valid = x.dtype.type(1) if n_valid is None else n_valid
+        n_valid = scalar_type(x.dtype)(1) if n_valid is None else n_valid
         return _ce_grad(g, n_valid, x, row_max, S, columns, target, self.ignore_index, self.q_on, self.q_off), None

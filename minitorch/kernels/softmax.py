@@ -1,9 +1,11 @@
 """Softmax and LogSoftmax on the GPU: three kernels forward (max, sum of exponentials, output) and two backward (a row
-reduction, the gradient). The CPU runs the reference ops (fused/softmax.py), which work in place."""
+reduction, the gradient). The CPU runs the reference ops (fused/softmax.py), which work in place. float16 rows are
+read as float32 inside the kernels (in_body) and the outputs rounded once (out_body): float32 sums, no launch more."""
 import math
 
 from .. import backend
 from ..core import kernel
+from ..fused.precision import in_body, out_body
 from ..fused.softmax import LogSoftmax, Softmax
 
 
@@ -23,43 +25,43 @@ def max_of_rows(xp, x):
 @backend.fuse
 def exp_sum_of_rows(xp, x, m):
     """(...,) sum of exp(x - max) of each row."""
-    return xp.sum(xp.exp(x - safe_max(xp, m)), axis=-1)
+    return xp.sum(xp.exp(in_body(xp, x) - safe_max(xp, m)), axis=-1)
 
 
 @backend.fuse
 def _softmax_out(xp, x, m, total):
     """y = exp(x - max) / sum, dividing an all -inf row's zero sum by 1."""
-    return xp.exp(x - safe_max(xp, m)) / xp.where(total == 0, 1.0, total)
+    return out_body(xp.exp(in_body(xp, x) - safe_max(xp, m)) / xp.where(total == 0, 1.0, total), x)
 
 
 @backend.fuse
 def _log_softmax_out(xp, x, m, total):
     """y = x - max - log(sum) (an all -inf row: -inf)."""
-    return x - safe_max(xp, m) - xp.log(xp.where(total == 0, 1.0, total))
+    return out_body(in_body(xp, x) - safe_max(xp, m) - xp.log(xp.where(total == 0, 1.0, total)), x)
 
 
 @backend.fuse
 def _row_dot(xp, g, y):
     """(...,) <g, y> of each row."""
-    return xp.sum(g * y, axis=-1)
+    return xp.sum(in_body(xp, g) * in_body(xp, y), axis=-1)
 
 
 @backend.fuse
 def _row_sum(xp, g, y):
     """(...,) sum(g) of each row (y is not read; the signature is _row_dot's)."""
-    return xp.sum(g, axis=-1)
+    return xp.sum(in_body(xp, g), axis=-1)
 
 
 @backend.fuse
 def _softmax_grad(xp, g, y, g_dot_y):
     """dx = y * (g - <g, y>)."""
-    return y * (g - g_dot_y)
+    return out_body(in_body(xp, y) * (in_body(xp, g) - g_dot_y), g)
 
 
 @backend.fuse
 def _log_softmax_grad(xp, g, y, g_sum):
     """dx = g - exp(y) * sum(g)."""
-    return g - xp.exp(y) * g_sum
+    return out_body(in_body(xp, g) - xp.exp(in_body(xp, y)) * g_sum, g)
 
 
 def _fused_forward(x, dim, out_kernel):

@@ -14,7 +14,7 @@ class Conv2d(Module):
     U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in_channels * kh * kw."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 dtype=None):
+                 device=None, dtype=None):
         super().__init__()
         refuse_groups("Conv2d", groups)
         self.in_channels, self.out_channels = in_channels, out_channels
@@ -22,8 +22,9 @@ class Conv2d(Module):
         self.padding, self.dilation = pair(padding, "padding"), pair(dilation, "dilation")
         bound = 1.0 / math.sqrt(in_channels * self.kernel_size[0] * self.kernel_size[1])
         shape = (out_channels, in_channels) + self.kernel_size
-        self.weight = Parameter(init.uniform_(zeros(shape, dtype=dtype), -bound, bound))
-        self.bias = Parameter(init.uniform_(zeros((out_channels,), dtype=dtype), -bound, bound)) if bias else None
+        self.weight = Parameter(init.uniform_(zeros(shape, dtype=dtype, device=device), -bound, bound))
+        self.bias = Parameter(init.uniform_(zeros((out_channels,), dtype=dtype, device=device), -bound, bound)) \
+            if bias else None
 
     def forward(self, x):
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
@@ -60,3 +61,17 @@ class AvgPool2d(_Pool2d):
 
     def forward(self, x):
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AdaptiveAvgPool2d(Module):
+    """The mean of each of output_size bins tiling the image: (N, C, H, W) -> (N, C, oh, ow) (1: a global mean)."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x):
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"

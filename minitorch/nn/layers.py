@@ -1,4 +1,5 @@
-"""The basic layers: Linear, Embedding, LayerNorm, Dropout, and the activations ReLU, GELU, Tanh, Sigmoid."""
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout (Dropout1d, Dropout2d: whole channels), and the
+activations ReLU, GELU, Tanh, Sigmoid."""
 import math
 
 from .. import functional as F
@@ -13,12 +14,14 @@ class Linear(Module):
     Initialised as PyTorch does: W and b from U(-1/sqrt(in_features), 1/sqrt(in_features)).
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         bound = 1.0 / math.sqrt(in_features)
-        self.weight = Parameter(init.uniform_(zeros((out_features, in_features), dtype=dtype), -bound, bound))
-        self.bias = Parameter(init.uniform_(zeros((out_features,), dtype=dtype), -bound, bound)) if bias else None
+        shape = (out_features, in_features)
+        self.weight = Parameter(init.uniform_(zeros(shape, dtype=dtype, device=device), -bound, bound))
+        self.bias = Parameter(init.uniform_(zeros((out_features,), dtype=dtype, device=device), -bound, bound)) \
+            if bias else None
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
@@ -30,10 +33,10 @@ class Linear(Module):
 class Embedding(Module):
     """ids (...) int -> vectors (..., embedding_dim). Initialised N(0, 1); the padding_idx row is zero, untrained."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = Parameter(init.normal_(zeros((num_embeddings, embedding_dim), dtype=dtype)))
+        self.weight = Parameter(init.normal_(zeros((num_embeddings, embedding_dim), dtype=dtype, device=device)))
         if padding_idx is not None:
             self.weight.data[padding_idx] = 0
 
@@ -47,13 +50,13 @@ class Embedding(Module):
 class LayerNorm(Module):
     """Normalise over the last dim(s) to mean 0, variance 1, then scale by weight (ones) and shift by bias (zeros)."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.eps = eps
         if elementwise_affine:
-            self.weight = Parameter(init.ones_(zeros(self.normalized_shape, dtype=dtype)))
-            self.bias = Parameter(init.zeros_(zeros(self.normalized_shape, dtype=dtype)))
+            self.weight = Parameter(init.ones_(zeros(self.normalized_shape, dtype=dtype, device=device)))
+            self.bias = Parameter(init.zeros_(zeros(self.normalized_shape, dtype=dtype, device=device)))
         else:
             self.weight = self.bias = None
 
@@ -78,6 +81,32 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}"
+
+
+class Dropout1d(Module):
+    """Zero whole channels of (N, C, L) (or (C, L)) with probability p while training, scaling the others by
+    1/(1-p); identity in eval mode."""
+
+    function = staticmethod(F.dropout1d)
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{type(self).__name__}: dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, x):
+        return self.function(x, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout1d):
+    """Zero whole channels of (N, C, H, W) with probability p while training, scaling the others by 1/(1-p);
+    identity in eval mode."""
+
+    function = staticmethod(F.dropout2d)
 
 
 class ReLU(Module):

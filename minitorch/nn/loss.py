@@ -21,6 +21,35 @@ class MSELoss(_Loss):
         return F.mse_loss(input, target, self.reduction)
 
 
+class L1Loss(_Loss):
+    """Mean (or sum, or none) of |input - target|; input and target of one shape."""
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target), reduced."""
+
+    def __init__(self, reduction="mean", beta=1.0):
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class HuberLoss(_Loss):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target), reduced."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, self.reduction, self.delta)
+
+
 class BCELoss(_Loss):
     """Binary cross-entropy of probabilities (input in [0, 1]) against targets of the same shape."""
 

@@ -1,8 +1,10 @@
 """Module and Parameter: the containers that hold a model's weights and find them for the optimizer."""
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
+
+import numpy as np
 
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import RemovableHandle, Tensor
 
 
 class Parameter(Tensor):
@@ -26,6 +28,9 @@ class Parameter(Tensor):
 
 def _rebuild(data, requires_grad):
     return Parameter(data, requires_grad)
+
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 class Module:
@@ -55,7 +60,21 @@ class Module:
         object.__setattr__(self, name, tensor)
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        output = self.forward(*args, **kwargs)
+        for hook in list(self.__dict__.get("_forward_hooks", {}).values()):
+            result = hook(self, args, output)
+            output = output if result is None else result
+        return output
+
+    def register_forward_hook(self, hook):
+        """Call hook(module, args, output) after each forward; an output it returns replaces the module's. Returns a
+        handle whose remove() unregisters it (as PyTorch's)."""
+        if not callable(hook):
+            raise TypeError(f"register_forward_hook: hook must be callable, got {type(hook).__name__}")
+        hooks = self.__dict__.setdefault("_forward_hooks", {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
@@ -120,6 +139,23 @@ class Module:
                     t.grad.data = backend.to_device(t.grad.data, device)
         return self
 
+    def double(self):
+        """Every floating-point parameter and buffer cast to float64, in place; returns self."""
+        return self._cast(np.float64)
+
+    def float(self):
+        """Every floating-point parameter and buffer cast to float32, in place; returns self."""
+        return self._cast(np.float32)
+
+    def _cast(self, dtype):
+        for m in self.modules():
+            for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if t.dtype.kind == "f":
+                    t.data = t.data.astype(dtype, copy=False)
+                    if t.grad is not None:
+                        t.grad.data = t.grad.data.astype(dtype, copy=False)
+        return self
+
     def num_parameters(self):
         return sum(p.numel() for p in self.parameters())
 
@@ -131,17 +167,15 @@ class Module:
         return state
 
     def load_state_dict(self, state, strict=True):
-        """Copy values from state into this module's parameters and buffers, checking names and shapes."""
+        """Copy values from state into this module's parameters and buffers, checking names and shapes. Returns
+        (missing_keys, unexpected_keys), as PyTorch; strict (the default) refuses either with a RuntimeError."""
         own = self.state_dict()
-        missing = [k for k in own if k not in state]
-        unexpected = [k for k in state if k not in own]
-        if strict and (missing or unexpected):
-            parts = []
-            if missing:
-                parts.append(f"missing keys: {', '.join(missing)}")
-            if unexpected:
-                parts.append(f"unexpected keys: {', '.join(unexpected)}")
-            raise KeyError(f"load_state_dict for {type(self).__name__}: " + "; ".join(parts))
+        result = IncompatibleKeys([k for k in own if k not in state], [k for k in state if k not in own])
+        if strict and (result.missing_keys or result.unexpected_keys):
+            found = (("Missing", result.missing_keys), ("Unexpected", result.unexpected_keys))
+            parts = [f"{what} key(s) in state_dict: " + ", ".join(f'"{k}"' for k in keys)
+                     for what, keys in found if keys]
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(parts))
         for name, value in state.items():
             if name not in own:
                 continue
@@ -151,7 +185,7 @@ class Module:
                 raise ValueError(f"load_state_dict for {type(self).__name__}: {name} has shape "
                                  f"{tuple(array.shape)} in the state but {target.shape} in the model")
             target.data = backend.to_device(array, target.device).astype(target.dtype, copy=True)
-        return self
+        return result
 
     def __repr__(self):
         lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]

@@ -1,9 +1,10 @@
-"""nn.LSTM and nn.GRU with PyTorch's interface: (T, B, input_size) in (or batch_first (B, T, ...), or unbatched
-(T, ...)), num_layers, bidirectional, dropout between layers, an initial state, and PyTorch's parameter names and
-shapes (weight_ih_l0 (G H, input_size), weight_hh_l0 (G H, H), bias_ih_l0, bias_hh_l0, ..._reverse), so that
-weights copied from torch.nn give the same outputs. LSTM steps through F.lstm_cell, the fused cell; GRU is composed
-from primitives. One Python loop over time; each step's input projection and recurrent projection are one matmul
-over [x_t; h] (the two weights joined once per forward)."""
+"""nn.RNN, nn.LSTM and nn.GRU with PyTorch's interface: (T, B, input_size) in (or batch_first (B, T, ...), or
+unbatched (T, ...)), num_layers, bidirectional, dropout between layers, an initial state, and PyTorch's parameter
+names and shapes (weight_ih_l0 (G H, input_size), weight_hh_l0 (G H, H), bias_ih_l0, bias_hh_l0, ..._reverse), so
+that weights copied from torch.nn give the same outputs; nn.RNNCell, nn.LSTMCell and nn.GRUCell, one step of each.
+RNN steps are act([x_t; h] [W_ih; W_hh]^T + b_ih + b_hh); LSTM steps through F.lstm_cell, the fused cell; GRU is
+composed from primitives. One Python loop over time; each step's input projection and recurrent projection are one
+matmul over [x_t; h] (the two weights joined once per forward)."""
 import math
 
 from .. import functional as F
@@ -11,6 +12,26 @@ from ..factories import zeros
 from ..functions import cat, stack
 from . import init
 from .module import Module, Parameter
+
+
+def add_weights(module, suffix, rows, input_size, hidden_size, bias, dtype):
+    """weight_ih (rows, input_size), weight_hh (rows, hidden_size) and, with bias, bias_ih, bias_hh (rows,), each
+    name + suffix, from U(-1/sqrt(H), 1/sqrt(H)) as PyTorch's, in PyTorch's order (that of named_parameters)."""
+    bound = 1.0 / math.sqrt(hidden_size)
+    shapes = [("weight_ih", (rows, input_size)), ("weight_hh", (rows, hidden_size))]
+    if bias:
+        shapes += [("bias_ih", (rows,)), ("bias_hh", (rows,))]
+    for name, shape in shapes:
+        setattr(module, name + suffix, Parameter(init.uniform_(zeros(shape, dtype=dtype), -bound, bound)))
+
+
+ACTIVATIONS = {"tanh": F.tanh, "relu": F.relu}
+
+
+def _activation(who, nonlinearity):
+    if nonlinearity not in ACTIVATIONS:
+        raise ValueError(f"{who}: Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+    return ACTIVATIONS[nonlinearity]
 
 
 class RNNBase(Module):
@@ -27,16 +48,18 @@ class RNNBase(Module):
             raise ValueError(f"{type(self).__name__}: dropout must be in [0, 1], got {dropout!r}")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, dropout, bidirectional
-        bound = 1.0 / math.sqrt(hidden_size)   # PyTorch's: every weight and bias from U(-1/sqrt(H), 1/sqrt(H))
-        rows = self.GATES * hidden_size
         for layer in range(num_layers):
             for suffix in self._suffixes(layer):
                 size = input_size if layer == 0 else hidden_size * self.directions
-                shapes = [("weight_ih", (rows, size)), ("weight_hh", (rows, hidden_size))]
-                if bias:
-                    shapes += [("bias_ih", (rows,)), ("bias_hh", (rows,))]
-                for name, shape in shapes:
-                    setattr(self, name + suffix, Parameter(init.uniform_(zeros(shape, dtype=dtype), -bound, bound)))
+                add_weights(self, suffix, self.GATES * hidden_size, size, hidden_size, bias, dtype)
+
+    def extra_repr(self):   # PyTorch's: the options that differ from the defaults
+        s = f"{self.input_size}, {self.hidden_size}"
+        for name, default in (("num_layers", 1), ("bias", True), ("batch_first", False), ("dropout", 0.0),
+                              ("bidirectional", False)):
+            if getattr(self, name) != default:
+                s += f", {name}={getattr(self, name)}"
+        return s
 
     @property
     def directions(self):
@@ -104,6 +127,134 @@ class RNNBase(Module):
         return None if b_ih is None else b_ih + b_hh
 
 
+class RNN(RNNBase):
+    """h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), act tanh or relu (nonlinearity); the state h_n
+    (D num_layers, B, H)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, dtype=None):
+        act = _activation("RNN", nonlinearity)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype)
+        self.nonlinearity, self.act = nonlinearity, act
+
+    def _initial_states(self, hx, B, like):
+        n = self.num_layers * self.directions
+        if hx is None:
+            return [zeros(B, self.hidden_size, dtype=like.dtype, device=like.device)] * n
+        if hx.shape != (n, B, self.hidden_size):
+            raise RuntimeError(f"RNN: Expected hidden size {(n, B, self.hidden_size)}, got {list(hx.shape)}")
+        return [hx[k] for k in range(n)]
+
+    def step(self, x, h, joined_t, bias, weights):
+        pre = cat([x, h], dim=-1) @ joined_t
+        return self.act(pre if bias is None else pre + bias)
+
+    @staticmethod
+    def _output(state):
+        return state
+
+    @staticmethod
+    def _map_state(state, f):
+        return f(state)
+
+    @staticmethod
+    def _stack_state(finals):
+        return stack(finals, dim=0)
+
+
+class RNNCellBase(Module):
+    """One step, as PyTorch's RNNCell, LSTMCell and GRUCell: the parameters weight_ih (G H, input_size), weight_hh
+    (G H, H), bias_ih, bias_hh (G H,), the checks, a missing state as zeros, and the unbatched form (input
+    (input_size,), states (H,)); a subclass gives GATES, STATES (how many state tensors) and cell() on (B, ...)."""
+
+    GATES, STATES = 1, 1
+
+    def __init__(self, input_size, hidden_size, bias=True, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        add_weights(self, "", self.GATES * hidden_size, input_size, hidden_size, bias, dtype)
+
+    def _products(self, x, h):
+        """(x W_ih^T + b_ih, h W_hh^T + b_hh), each (B, G H)."""
+        b_ih, b_hh = (self.bias_ih, self.bias_hh) if self.bias else (None, None)
+        return F.linear(x, self.weight_ih, b_ih), F.linear(h, self.weight_hh, b_hh)
+
+    def forward(self, input, hx=None):
+        """input (B, input_size) or (input_size,); hx the state(s) (B, H) or (H,), zeros when None -> the new state(s)
+        of the same shape (LSTMCell: (h, c); the others: h)."""
+        who = type(self).__name__
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{who}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"{who}: input has inconsistent input_size: got {input.shape[-1]} expected "
+                               f"{self.input_size}")
+        shape = (*input.shape[:-1], self.hidden_size)
+        if hx is None:
+            states = [zeros(shape, dtype=input.dtype, device=input.device)] * self.STATES
+        else:
+            states = list(hx) if self.STATES > 1 else [hx]
+        for k, state in enumerate(states):
+            name = f"hx[{k}]" if self.STATES > 1 else "hidden"
+            if state.ndim not in (1, 2):
+                raise ValueError(f"{who}: Expected {name} to be 1D or 2D, got {state.ndim}D instead")
+            if state.shape != shape:
+                raise RuntimeError(f"{who}: Expected {name} of size {shape} for input of size {input.shape}, got "
+                                   f"{state.shape}")
+        if input.ndim == 2:
+            return self.cell(input, *states)
+        out = self.cell(input.unsqueeze(0), *(state.unsqueeze(0) for state in states))
+        return tuple(t.squeeze(0) for t in out) if self.STATES > 1 else out.squeeze(0)
+
+    def extra_repr(self):   # PyTorch's
+        return f"{self.input_size}, {self.hidden_size}" + (f", bias={self.bias}" if self.bias is not True else "")
+
+
+class RNNCell(RNNCellBase):
+    """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), act tanh or relu. An unknown nonlinearity is refused here
+    (PyTorch refuses it at the first call)."""
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=None):
+        act = _activation("RNNCell", nonlinearity)
+        super().__init__(input_size, hidden_size, bias, dtype)
+        self.act, self.nonlinearity = act, nonlinearity
+
+    def cell(self, x, h):
+        gi, gh = self._products(x, h)
+        return self.act(gi + gh)
+
+    def extra_repr(self):
+        return super().extra_repr() + (f", nonlinearity={self.nonlinearity}" if self.nonlinearity != "tanh" else "")
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step, hx = (h, c) -> (h', c'): the gates i, f, g, o of x W_ih^T + b_ih + h W_hh^T + b_hh through
+    F.lstm_cell, as LSTM's."""
+
+    GATES, STATES = 4, 2
+
+    def cell(self, x, h, c):
+        gi, gh = self._products(x, h)
+        return F.lstm_cell(gi + gh, c)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step, h -> h', as GRU's (gru_step)."""
+
+    GATES = 3
+
+    def cell(self, x, h):
+        return gru_step(*self._products(x, h), h)
+
+
+def gru_step(gi, gh, h):
+    """r, z = sigmoid(gi_{r,z} + gh_{r,z}); n = tanh(gi_n + r gh_n); h' = (1 - z) n + z h; gi, gh (B, 3H)."""
+    H = h.shape[-1]
+    r = (gi[..., :H] + gh[..., :H]).sigmoid()
+    z = (gi[..., H:2 * H] + gh[..., H:2 * H]).sigmoid()
+    n = (gi[..., 2 * H:] + r * gh[..., 2 * H:]).tanh()
+    return (1 - z) * n + z * h
+
+
 class LSTM(RNNBase):
     """i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of x W_ih^T + b_ih + h W_hh^T + b_hh (gates in that order, as
     PyTorch's); c = f c + i g; h = o tanh(c), through F.lstm_cell."""
@@ -164,12 +315,7 @@ class GRU(RNNBase):
 
     def step(self, x, h, joined_t, bias, weights):
         w_ih, w_hh, b_ih, b_hh = weights
-        H = self.hidden_size
-        gi, gh = F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh)
-        r = (gi[..., :H] + gh[..., :H]).sigmoid()
-        z = (gi[..., H:2 * H] + gh[..., H:2 * H]).sigmoid()
-        n = (gi[..., 2 * H:] + r * gh[..., 2 * H:]).tanh()
-        return (1 - z) * n + z * h
+        return gru_step(F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh), h)
 
     @staticmethod
     def _output(state):

@@ -18,6 +18,7 @@ class Conv2d(Function):
     dW2 = sum_n g[n] cols[n]^T;  db = g summed over n and the L places;
     dcols = W2^T g, and dx = col2im(dcols): a place of x read by several windows gets the sum of their gradients."""
     needs_float = True
+    autocast_to = "half"
 
     def forward(self, x, weight, bias, *, w):
         self.save_for_backward(x if self.needs_input_grad[1] else None, weight if self.needs_input_grad[0] else None)

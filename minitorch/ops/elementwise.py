@@ -241,7 +241,8 @@ class Where(Function):
 
 
 class Cast(Function):
-    """Change the dtype (float32 <-> float64); the gradient is cast back."""
+    """Change the dtype (float16, float32, float64); the gradient is cast back."""
+    autocast_to = "none"
 
     def forward(self, a, *, dtype):
         self.in_dtype = a.dtype
@@ -253,6 +254,7 @@ class Cast(Function):
 
 class ToDevice(Function):
     """Move to another device; the gradient moves back."""
+    autocast_to = "none"
 
     def forward(self, a, *, device):
         self.in_device = backend.device_of(a)

@@ -1,4 +1,4 @@
-"""Reductions over one or more dims: sum, mean, max."""
+"""Reductions over one or more dims: sum, mean, max, min."""
 import math
 
 from ..core import Function
@@ -23,8 +23,8 @@ def check_not_empty(op, shape, dim, dims, whole=RuntimeError):
         raise whole(f"{op}(): the tensor of shape {tuple(shape)} is empty; give the dim to reduce")
     for d in dims:
         if shape[d] == 0:
-            raise IndexError(f"{op}(): dim {d} of the tensor of shape {tuple(shape)} is empty (size 0); a maximum "
-                             f"needs an element")
+            raise IndexError(f"{op}(): dim {d} of the tensor of shape {tuple(shape)} is empty (size 0); a "
+                             f"{'minimum' if op.endswith('min') else 'maximum'} needs an element")
 
 
 class Sum(Function):
@@ -53,13 +53,15 @@ class Mean(Function):
 
 
 class Max(Function):
-    """The maximum values. Ties share the gradient equally (so the gradient is the average of the subgradients)."""
+    """The maximum values. Ties share the gradient equally (so the gradient is the average of the subgradients), as
+    PyTorch's amax and max()."""
+    extreme = "max"   # which one, for Min (a subclass)
 
     def forward(self, a, dim=None, keepdim=False):
         self.in_shape, self.keepdim = a.shape, keepdim
         self.dims = normalize_dims(dim, a.ndim)
-        check_not_empty("max", a.shape, dim, self.dims)
-        out = a.max(axis=self.dims, keepdims=True)
+        check_not_empty(self.extreme, a.shape, dim, self.dims)
+        out = a.max(axis=self.dims, keepdims=True) if self.extreme == "max" else a.min(axis=self.dims, keepdims=True)
         is_max = a == out                                            # bool, and the tie count an integer:
         self.save_for_backward(is_max, is_max.sum(axis=self.dims, keepdims=True))  # constants under create_graph
         return out if keepdim else out.reshape([n for i, n in enumerate(a.shape) if i not in self.dims])
@@ -68,3 +70,9 @@ class Max(Function):
         is_max, ties = self.saved_tensors
         share = (is_max / ties).astype(g.dtype)
         return expand_back(g, self.in_shape, self.dims, self.keepdim) * share
+
+
+class Min(Max):
+    """The minimum values, Max's forward and backward with a.min: d min = da at the argmin, ties sharing it equally
+    (PyTorch's amin and min())."""
+    extreme = "min"

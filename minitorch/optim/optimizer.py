@@ -14,6 +14,16 @@ from ..nn.utils import flat
 from ..tensor import Tensor
 
 
+def check_options(lr, eps, weight_decay, betas=None):
+    """PyTorch's checks of the common options, in its words (ValueError)."""
+    for name, value in (("learning rate", lr), ("epsilon value", eps), ("weight_decay value", weight_decay)):
+        if not value >= 0.0:
+            raise ValueError(f"Invalid {name}: {value}")
+    for i, beta in enumerate(betas or ()):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
 class _FirstGroup(dict):
     """optimizer.hyper, kept from before parameter groups: reads the first group's options, writes every group's."""
 
@@ -113,34 +123,35 @@ class Optimizer:
         self._find_buffers()
 
     def _find_buffers(self):
-        """Which flat buffers hold our parameters (self.groups), and which of theirs are ours, in buffer order."""
+        """Which flat buffers hold our parameters (self.flat_buffers), and which of theirs are ours, in buffer order."""
         group_of = {id(p): k for k, g in enumerate(self.param_groups) for p in g["params"]}
         self.group_index = [group_of[id(p)] for p in self.params]
-        old = dict(zip(map(id, getattr(self, "groups", [])), getattr(self, "flat_state", [])))
-        self.groups, self.members = [], []
+        old = dict(zip(map(id, getattr(self, "flat_buffers", [])), getattr(self, "flat_state", [])))
+        self.flat_buffers, self.members = [], []
         for position, p in enumerate(self.params):
             found = flat.buffer_of(p)
             if found is None:
                 continue
             buffer, i = found
-            if all(b is not buffer for b in self.groups):
-                self.groups.append(buffer)
+            if all(b is not buffer for b in self.flat_buffers):
+                self.flat_buffers.append(buffer)
                 self.members.append([])
-            self.members[next(k for k, b in enumerate(self.groups) if b is buffer)].append((i, position))
+            self.members[next(k for k, b in enumerate(self.flat_buffers) if b is buffer)].append((i, position))
         for members in self.members:
             members.sort()
         self.in_buffer = {position for members in self.members for _, position in members}
         # per flat buffer: {name: flat array}, made at its first step
-        self.flat_state = [old.get(id(b)) for b in self.groups]
-        if self.flat is None and self.groups:   # a FlatParameters all of whose parameters are ours: zero_grad, clip
-            owners = {id(b.owner()) if b.owner else None for b in self.groups}
-            owner = self.groups[0].owner() if self.groups[0].owner else None
+        self.flat_state = [old.get(id(b)) for b in self.flat_buffers]
+        # a FlatParameters all of whose parameters are ours: zero_grad and clipping go through it
+        if self.flat is None and self.flat_buffers:
+            owners = {id(b.owner()) if b.owner else None for b in self.flat_buffers}
+            owner = self.flat_buffers[0].owner() if self.flat_buffers[0].owner else None
             if owners == {id(owner)} and owner is not None and all(id(p) in self.position for p in owner.params):
                 self.flat = owner
 
     @property
     def lr(self):
-        """The first group's learning rate (setting it sets every group's: what WarmupSchedule does)."""
+        """The first group's learning rate (setting it sets every group's)."""
         return self.param_groups[0]["lr"]
 
     @lr.setter
@@ -186,7 +197,7 @@ class Optimizer:
     def step(self):
         """Apply one update to every parameter that has a gradient."""
         self.step_count += 1
-        for buffer in self.groups:
+        for buffer in self.flat_buffers:
             buffer.settle()   # takes back reassigned .data and .grad (nn/utils/flat.py)
         increment_version(self.params)  # a graph that saved a parameter now refuses to backward (core/versions.py)
         for p, g, state, t, group in self._kernels():
@@ -210,7 +221,7 @@ class Optimizer:
         flat parameters that have a gradient, the same step count t and equal options; one per other tensor that
         has a gradient. Steps are counted and new states made here."""
         keys = self._options()
-        for k, buffer in enumerate(self.groups):
+        for k, buffer in enumerate(self.flat_buffers):
             for first, stop, t, g in self._runs(k, buffer, keys):
                 lo, hi = buffer.bounds[first], buffer.bounds[stop]
                 group = self.param_groups[g]
@@ -323,14 +334,14 @@ class Optimizer:
                          for k, v in saved.items() if k != "params")
         self.step_count = int(sd.get("step", 0))
         self.state = State(self, ({} for _ in self.params))
-        self.flat_state = [None] * len(self.groups)
+        self.flat_state = [None] * len(self.flat_buffers)
         where = {position: (k, i) for k, members in enumerate(self.members) for i, position in members}
         for position, saved in saved_state.items():
             p, state, g = self.params[position], self.state[position], self.group_index[position]
             if position in where and any(n in saved for n in self.buffers_of(self.param_groups[g])):
                 k, i = where[position]
-                self._place_state(k, self.groups[k])
-                self._make_state(k, self.groups[k], i, state, g)
+                self._place_state(k, self.flat_buffers[k])
+                self._make_state(k, self.flat_buffers[k], i, state, g)
             for key, v in saved.items():
                 if not hasattr(v, "shape"):
                     state[key] = v   # counts stay numbers

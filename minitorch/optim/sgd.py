@@ -1,4 +1,5 @@
-"""Stochastic gradient descent with momentum (PyTorch's form, no dampening), one fused kernel over flat buffers."""
+"""Stochastic gradient descent with momentum, dampening and Nesterov's form (PyTorch's), one fused kernel over flat
+buffers."""
 from .. import backend
 from ..nn.utils import flat
 from .optimizer import Optimizer
@@ -11,18 +12,25 @@ def sgd_update(xp, p, g, weight_decay, lr):
 
 
 @backend.fuse
-def sgd_momentum_update(xp, p, g, buf, weight_decay, momentum, lr):
-    """buf <- momentum buf + (g + wd p);  p <- p - lr buf, in place (buf starts at 0, so buf = g at the first step)."""
+def sgd_momentum_update(xp, p, g, buf, weight_decay, momentum, dampening, nesterov, lr):
+    """d <- g + wd p;  buf <- momentum buf + (1 - dampening) d;  p <- p - lr (d + momentum buf if nesterov else buf),
+    in place (buf starts at 0 and the first step takes no dampening, so buf = d at the first step)."""
+    d = g + weight_decay * p
     buf *= momentum
-    buf += g + weight_decay * p
-    p -= lr * buf
+    buf += (1 - dampening) * d
+    p -= lr * (nesterov * (d + momentum * buf) + (1 - nesterov) * buf)
 
 
 class SGD(Optimizer):
-    """g <- g + wd p;  buf <- momentum buf + g (buf = g at the first step);  p <- p - lr buf."""
+    """d <- g + wd p;  buf <- momentum buf + (1 - dampening) d (buf = d at the first step);
+    p <- p - lr buf, or with Nesterov p <- p - lr (d + momentum buf)."""
 
-    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
-        super().__init__(params, lr, momentum=momentum, weight_decay=weight_decay)
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        self.counts_steps = dampening != 0   # the first step takes no dampening: it needs each parameter's count
+        super().__init__(params, lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                         nesterov=nesterov)
 
     def buffers_of(self, group):
         return ("momentum_buffer",) if group["momentum"] else ()
@@ -30,7 +38,8 @@ class SGD(Optimizer):
     def update(self, p, g, state, t, group):
         s = p.dtype.type
         if group["momentum"]:
+            dampening = 0.0 if t == 1 else group["dampening"]
             flat.run(sgd_momentum_update, [p, g, state["momentum_buffer"]], s(group["weight_decay"]),
-                     s(group["momentum"]), s(group["lr"]))
+                     s(group["momentum"]), s(dampening), s(bool(group["nesterov"])), s(group["lr"]))
         else:
             flat.run(sgd_update, [p, g], s(group["weight_decay"]), s(group["lr"]))

@@ -333,3 +333,26 @@ def test_a_kept_gradient_can_be_accumulated_into_zeroed_and_clipped():
     assert np.linalg.norm(x.grad.numpy()) <= 0.0101
     x.grad.zero_()
     assert not x.grad.numpy().any()
+
+
+def test_a_gradient_the_input_shape_does_not_broadcast_to_is_refused_not_reshaped():
+    """A backward that returns db transposed ((2, 4) for b (4, 2)) is refused with PyTorch's message; a gradient of
+    the broadcast shape is summed back as before."""
+    class TransposedDb(mt.Function):
+        def forward(self, a, b):
+            self.save_for_backward(a, b)
+            return a @ b
+
+        def backward(self, g):
+            a, b = self.saved_tensors
+            return g @ b.T, g.T @ a   # db should be a.T @ g
+
+    a = mt.ones(3, 4, requires_grad=True)
+    b = mt.ones(4, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Function TransposedDb\.backward returned an invalid gradient - got "
+                                           r"\[2, 4\] but expected shape compatible with \[4, 2\]"):
+        TransposedDb.apply(a, b).sum().backward()
+    x = mt.ones(2, 3, requires_grad=True)
+    bias = mt.ones(3, requires_grad=True)
+    (x + bias).sum().backward()
+    assert bias.grad.numpy().tolist() == [2.0, 2.0, 2.0]

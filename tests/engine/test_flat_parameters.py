@@ -47,8 +47,8 @@ def by_name(model):
 
 def one_buffer(flat_params):
     """The one FlatBuffer of flat_params (asserting there is one)."""
-    assert len(flat_params.groups) == 1
-    return flat_params.groups[0]
+    assert len(flat_params.buffers) == 1
+    return flat_params.buffers[0]
 
 
 def train(model, opt, steps):
@@ -97,9 +97,9 @@ def test_the_optimizer_and_gradient_sync_leave_plain_parameters_where_they_are()
 def test_parameters_of_several_dtypes_get_one_buffer_each():
     a, b, c = (nn.Parameter(mt.ones(3, dtype=d)) for d in (np.float32, np.float64, np.float32))
     fp = FlatParameters([a, b, c, a])
-    assert [g.dtype for g in fp.groups] == [np.float32, np.float64] and fp.groups[0].size == 6
-    assert np.shares_memory(a.data, c.data) is False or fp.groups[0].params == [a, c]
-    assert all(np.shares_memory(p.data, g.data) for g in fp.groups for p in g.params)
+    assert [g.dtype for g in fp.buffers] == [np.float32, np.float64] and fp.buffers[0].size == 6
+    assert np.shares_memory(a.data, c.data) is False or fp.buffers[0].params == [a, c]
+    assert all(np.shares_memory(p.data, g.data) for g in fp.buffers for p in g.params)
 
 
 def test_a_parameter_goes_into_one_flat_parameters_only():
@@ -165,11 +165,11 @@ def test_load_state_dict_and_deepcopy_keep_working():
     for k, v in by_name(other).items():
         np.testing.assert_array_equal(by_name(model)[k], v)
     opt.step()   # the loaded values go into the buffer
-    assert all(np.shares_memory(p.data, fp.groups[0].data) for p in model.parameters())
+    assert all(np.shares_memory(p.data, fp.buffers[0].data) for p in model.parameters())
     for k, v in by_name(other).items():
         np.testing.assert_array_equal(by_name(model)[k], v)
     twin = copy.deepcopy(model)
-    assert not any(np.shares_memory(p.data, fp.groups[0].data) for p in twin.parameters())   # a copy of its own
+    assert not any(np.shares_memory(p.data, fp.buffers[0].data) for p in twin.parameters())   # a copy of its own
     twin.hidden.weight.data[...] = 7.0
     assert not (model.hidden.weight.numpy() == 7.0).any()
 
@@ -287,7 +287,7 @@ def test_moving_to_a_device_after_the_optimizer_keeps_training_the_same(device, 
     fp.to(device) if how == "flat.to" else after.to(device)
     assert all(p.device == device for p in after.parameters())
     train(after, opt, 2)
-    assert one_buffer(fp).device == device and all(np.shares_memory(p.data, fp.groups[0].data) if device == "cpu"
+    assert one_buffer(fp).device == device and all(np.shares_memory(p.data, fp.buffers[0].data) if device == "cpu"
                                                    else True for p in after.parameters())
     for k, v in by_name(before).items():
         np.testing.assert_allclose(by_name(after)[k], v, rtol=1e-12, atol=1e-15)
@@ -311,7 +311,7 @@ def test_a_gradient_recorded_by_create_graph_is_used_by_the_step_by_its_value():
     opt.step()
     np.testing.assert_allclose(p.numpy(), np.array([1.0, -2.0]) - 0.1 * g, rtol=1e-14)
     np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-14)
-    assert not p.grad.requires_grad and np.shares_memory(p.grad.data, opt.groups[0].grad)
+    assert not p.grad.requires_grad and np.shares_memory(p.grad.data, opt.flat_buffers[0].grad)
 
 
 class TwinWorld(distributed.World):
@@ -485,4 +485,4 @@ def test_plain_tensors_can_be_flat_too():
         np.testing.assert_array_equal(plain.grad.numpy(), param.grad.numpy())
         opt.step()
     np.testing.assert_array_equal(plain.numpy(), param.numpy())
-    assert opt.state[0]["step"] == opt.state[1]["step"] == 3 and np.shares_memory(plain.data, fp.groups[0].data)
+    assert opt.state[0]["step"] == opt.state[1]["step"] == 3 and np.shares_memory(plain.data, fp.buffers[0].data)

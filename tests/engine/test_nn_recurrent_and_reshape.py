@@ -1,5 +1,6 @@
-"""nn.LSTM and nn.GRU with PyTorch's interface (against a NumPy form written here, by central finite differences,
-and against torch.nn with the weights copied), nn.Flatten / nn.Unflatten, nn.NLLLoss (F.nll_loss), nn.LogSoftmax."""
+"""nn.RNN, nn.LSTM, nn.GRU and the cells (RNNCell, LSTMCell, GRUCell) with PyTorch's interface (against a NumPy
+form written here, by central finite differences, and against torch.nn with the weights copied), nn.Flatten /
+nn.Unflatten, nn.NLLLoss (F.nll_loss), nn.LogSoftmax."""
 import numpy as np
 import pytest
 from finite_differences import central_differences
@@ -38,6 +39,38 @@ def gru_np(x, h, w_ih, w_hh, b_ih, b_hh):
     return np.stack(outs)
 
 
+def rnn_np(x, h, w_ih, w_hh, b_ih, b_hh, act=np.tanh):
+    outs = []
+    for t in range(x.shape[0]):
+        h = act(x[t] @ w_ih.T + b_ih + h @ w_hh.T + b_hh)
+        outs.append(h)
+    return np.stack(outs)
+
+
+def relu_np(a):
+    return np.maximum(a, 0)
+
+
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_rnn_gradients_against_finite_differences(nonlinearity):
+    T, B, D, H = 3, 2, 3, 2
+    x, h0 = RNG.standard_normal((T, B, D)), RNG.standard_normal((1, B, H))
+    model = nn.RNN(D, H, nonlinearity=nonlinearity, dtype=np.float64)
+    weights = [p.numpy().copy() for p in model.parameters()]
+    w_out = RNG.standard_normal((T, B, H))
+    xt, ht = (mt.tensor(a, dtype=np.float64, requires_grad=True) for a in (x, h0))
+    out, h_n = model(xt, ht)
+    act = np.tanh if nonlinearity == "tanh" else relu_np
+    np.testing.assert_allclose(out.numpy(), rnn_np(x, h0[0], *weights, act=act), rtol=1e-12)
+    np.testing.assert_allclose(h_n.numpy()[0], out.numpy()[-1], rtol=0)
+    (out * mt.tensor(w_out, dtype=np.float64)).sum().backward()
+    expected = central_differences(lambda x, h, *w: float((w_out * rnn_np(x, h[0], *w, act=act)).sum()),
+                                   [x, h0] + weights)
+    got = [xt.grad, ht.grad] + [p.grad for p in model.parameters()]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
 def test_gradients_against_finite_differences(kind):
     T, B, D, H = 3, 2, 3, 2
@@ -65,15 +98,18 @@ CONFIGS = [dict(), dict(batch_first=True), dict(num_layers=2), dict(bidirectiona
            dict(initial_state=True, num_layers=2, bidirectional=True)]
 
 
-@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN", "RNN-relu"])
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: ",".join(c) or "default")
 def test_matches_torch_with_the_weights_copied(kind, config):
     torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
     config = dict(config)
     unbatched, initial = config.pop("unbatched", False), config.pop("initial_state", False)
+    if kind == "RNN-relu":
+        kind, config["nonlinearity"] = "RNN", "relu"
     D, H, T, B = 3, 4, 5, 2
     ours = getattr(nn, kind)(D, H, dtype=np.float64, **config)
     theirs = getattr(torch.nn, kind)(D, H, dtype=torch.float64, **config)
+    assert repr(ours) == repr(theirs)
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     with torch.no_grad():
         for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
@@ -114,6 +150,97 @@ def test_lstm_errors_and_dropout_only_in_training():
     a, _ = m(x)
     b, _ = m(x)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def _torch_state_into(ours, theirs):
+    """Load torch's state_dict into ours as numbers (what a user converting a checkpoint does)."""
+    ours.load_state_dict({k: mt.tensor(v.detach().numpy(), dtype=np.float64) for k, v in theirs.state_dict().items()})
+
+
+def test_rnn_loads_torchs_state_dict_and_gives_its_outputs():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
+    torch.manual_seed(0)
+    theirs = torch.nn.RNN(3, 4, 2, "relu", dtype=torch.float64, bidirectional=True)
+    ours = nn.RNN(3, 4, 2, "relu", dtype=np.float64, bidirectional=True)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [tuple(v.shape) for v in theirs.state_dict().values()] == [v.shape for v in ours.state_dict().values()]
+    _torch_state_into(ours, theirs)
+    x = RNG.standard_normal((6, 1, 3))
+    out, h_n = ours(mt.tensor(x, dtype=np.float64))
+    ref, ref_h = theirs(torch.tensor(x))
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(h_n.numpy(), ref_h.detach().numpy(), rtol=1e-10, atol=1e-12)
+    # the initial weights: PyTorch's U(-1/sqrt(H), 1/sqrt(H)) for every parameter
+    fresh = nn.RNN(3, 16, dtype=np.float64)
+    for _, w in fresh.named_parameters():
+        assert np.abs(w.numpy()).max() <= 0.25 and np.abs(w.numpy()).max() > 0.2
+
+
+CELLS = {"RNNCell": {}, "RNNCell-relu": {"nonlinearity": "relu"}, "LSTMCell": {}, "GRUCell": {}}
+
+
+@pytest.mark.parametrize("kind", list(CELLS))
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape, hidden", [((2, 3), True), ((2, 3), False), ((3,), True), ((3,), False)])
+def test_cells_match_torch(kind, bias, shape, hidden):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
+    name, kw = kind.split("-")[0], CELLS[kind]
+    theirs = getattr(torch.nn, name)(3, 4, bias, dtype=torch.float64, **kw)
+    ours = getattr(nn, name)(3, 4, bias, dtype=np.float64, **kw)
+    assert repr(ours) == repr(theirs) and list(ours.state_dict()) == list(theirs.state_dict())
+    _torch_state_into(ours, theirs)
+    x = RNG.standard_normal(shape)
+    n_states = 2 if name == "LSTMCell" else 1
+    states = [RNG.standard_normal(shape[:-1] + (4,)) for _ in range(n_states)] if hidden else []
+    xs = mt.tensor(x, dtype=np.float64, requires_grad=True), torch.tensor(x, requires_grad=True)
+    mine = [mt.tensor(h, dtype=np.float64, requires_grad=True) for h in states]
+    yours = [torch.tensor(h, requires_grad=True) for h in states]
+
+    def pack(hs):   # the state as the cell takes it: None, h, or (h, c)
+        return None if not hs else tuple(hs) if n_states == 2 else hs[0]
+    out, ref = ours(xs[0], pack(mine)), theirs(xs[1], pack(yours))
+    outs, refs = (out, ref) if n_states == 2 else ((out,), (ref,))
+    w = [RNG.standard_normal(o.shape) for o in outs]
+    for o, r in zip(outs, refs):
+        assert o.shape == tuple(r.shape) and o.dtype == np.float64
+        np.testing.assert_allclose(o.numpy(), r.detach().numpy(), rtol=1e-12, atol=1e-14)
+    sum((o * mt.tensor(v, dtype=np.float64)).sum() for o, v in zip(outs, w)).backward()
+    sum((r * torch.tensor(v)).sum() for r, v in zip(refs, w)).backward()
+    pairs = [(xs[0].grad, xs[1].grad)] + [(a.grad, b.grad) for a, b in zip(mine, yours)]
+    named = dict(ours.named_parameters())
+    pairs += [(named[n].grad, q.grad) for n, q in theirs.named_parameters()]
+    for a, b in pairs:
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_rnn_errors_as_torch():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
+    cases = [lambda m, t: m.RNN(3, 4, nonlinearity="sigmoid"),
+             lambda m, t: m.RNN(3, 4, 2)(t.zeros(5, 1, 3), t.zeros(1, 1, 4)),
+             lambda m, t: m.RNNCell(3, 4)(t.zeros(2, 1, 3)),
+             lambda m, t: m.RNNCell(3, 4)(t.zeros(2, 3), t.zeros(1, 2, 4)),
+             lambda m, t: m.RNNCell(3, 4)(t.zeros(2, 5)),
+             lambda m, t: m.LSTMCell(3, 4)(t.zeros(2, 3), (t.zeros(2, 4), t.zeros(2, 1, 4))),
+             lambda m, t: m.GRUCell(3, 4)(t.zeros(1, 2, 3)),
+             lambda m, t: m.GRUCell(3, 4)(t.zeros(2, 3), t.zeros(3, 4))]
+    for case in cases:
+        with pytest.raises(Exception) as theirs:
+            case(torch.nn, torch)
+        with pytest.raises(type(theirs.value)):
+            case(nn, mt)
+    with pytest.raises(ValueError, match="Unknown nonlinearity 'sigmoid'"):
+        nn.RNNCell(3, 4, nonlinearity="sigmoid")   # (PyTorch refuses it only when called)
+
+
+def test_rnn_dropout_between_layers_only_in_training():
+    m = nn.RNN(3, 8, num_layers=2, dropout=0.5)
+    x = mt.randn(4, 2, 3)
+    a, b = m(x)[0], m(x)[0]
+    assert not np.array_equal(a.numpy(), b.numpy())   # a new mask each call
+    m.eval()
+    np.testing.assert_array_equal(m(x)[0].numpy(), m(x)[0].numpy())
+    m1 = nn.RNN(3, 8, num_layers=1, dropout=0.5)   # one layer: nothing between layers to drop
+    np.testing.assert_array_equal(m1(x)[0].numpy(), m1(x)[0].numpy())
 
 
 # ----- Flatten, Unflatten -----
@@ -182,5 +309,28 @@ def test_lstm_gru_and_nll_loss_on_the_device_match_the_cpu(device):
         loss = nn.NLLLoss()(logp, mt.tensor(target, device=where)) + h.sum() + c.sum() + g_h.sum()
         loss.backward()
         results[where] = [loss.numpy(), xt.grad.numpy()] + [p.grad.numpy() for p in lstm.parameters()]
+    for a, b in zip(results["cpu"], results[device]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_rnn_and_the_cells_on_the_device_match_the_cpu(nonlinearity, device):
+    x, h0 = RNG.standard_normal((2, 4, 3)), RNG.standard_normal((4, 2, 5))   # batch_first: B = 2, T = 4
+    results = {}
+    for where in ("cpu", device):
+        mt.manual_seed(0)
+        rnn = nn.RNN(3, 5, 2, nonlinearity, batch_first=True, bidirectional=True, dtype=np.float64).to(where)
+        cell = nn.RNNCell(3, 5, nonlinearity=nonlinearity, dtype=np.float64).to(where)
+        lstm_cell = nn.LSTMCell(3, 5, dtype=np.float64).to(where)
+        gru_cell = nn.GRUCell(3, 5, dtype=np.float64).to(where)
+        xt = mt.tensor(x, dtype=np.float64, device=where, requires_grad=True)
+        out, h_n = rnn(xt, mt.tensor(h0, dtype=np.float64, device=where))
+        h = cell(xt[:, 0], cell(xt[:, 1]))
+        h_l, c_l = lstm_cell(xt[:, 1], (h, h))
+        loss = (out * out).sum() + h_n.sum() + (h * h).sum() + (h_l * c_l).sum() + gru_cell(xt[:, 2], c_l).sum()
+        loss.backward()
+        assert out.device == where and xt.grad.device == where
+        results[where] = [loss.numpy(), xt.grad.numpy()] + [p.grad.numpy() for m in (rnn, cell, lstm_cell, gru_cell)
+                                                            for p in m.parameters()]
     for a, b in zip(results["cpu"], results[device]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

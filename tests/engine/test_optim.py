@@ -38,14 +38,16 @@ def grad_by_hand(p, c, d):
 
 
 # ----- the update rules, written out -----
-def sgd_by_hand(lr, momentum, weight_decay, steps):
+def sgd_by_hand(lr, momentum, weight_decay, steps, dampening=0.0, nesterov=False):
+    """PyTorch's documented SGD: buf = g at the first step, then momentum buf + (1 - dampening) g; Nesterov steps by
+    g + momentum buf."""
     ps, bufs = [p.copy() for p in P0], [None] * len(P0)
     for _ in range(steps):
         for i, (c, d) in enumerate(zip(C, D)):
             g = grad_by_hand(ps[i], c, d) + weight_decay * ps[i]
             if momentum:
-                bufs[i] = g.copy() if bufs[i] is None else momentum * bufs[i] + g
-                g = bufs[i]
+                bufs[i] = g.copy() if bufs[i] is None else momentum * bufs[i] + (1 - dampening) * g
+                g = g + momentum * bufs[i] if nesterov else bufs[i]
             ps[i] = ps[i] - lr * g
     return ps
 
@@ -74,6 +76,18 @@ def test_sgd_follows_its_update_rule(lr, momentum, weight_decay):
     got = train(optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay), params, steps=5)
     for a, b in zip(got, sgd_by_hand(lr, momentum, weight_decay, steps=5)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("dampening, nesterov", [(0.3, False), (0.0, True)])
+def test_sgd_dampening_and_nesterov_follow_their_update_rule(dampening, nesterov):
+    params = make_params()
+    got = train(optim.SGD(params, lr=0.05, momentum=0.8, weight_decay=0.1, dampening=dampening, nesterov=nesterov),
+                params, steps=5)
+    for a, b in zip(got, sgd_by_hand(0.05, 0.8, 0.1, steps=5, dampening=dampening, nesterov=nesterov)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert optim.SGD(make_params(), lr=0.1).param_groups[0]["dampening"] == 0
+    with pytest.raises(ValueError, match="Nesterov momentum requires a momentum and zero dampening"):
+        optim.SGD(make_params(), lr=0.1, nesterov=True)
 
 
 @pytest.mark.parametrize("cls, kwargs", [
@@ -231,6 +245,22 @@ def test_warmup_schedule_state_round_trip_and_errors():
     assert opt2.lr == opt.lr and sched2.step() == sched.step()
     with pytest.raises(ValueError, match="warmup must be > 0"):
         optim.WarmupSchedule(opt, d_model=32, warmup=0)
+
+
+def test_the_warmup_schedule_is_an_lr_scheduler_like_the_others():
+    """One scheduler protocol: step(), get_last_lr() (one lr per parameter group), last_epoch, state_dict()."""
+    a, b = make_params(), make_params()
+    opt = optim.SGD([{"params": a}, {"params": b, "lr": 5.0}], lr=1.0)
+    sched = optim.WarmupSchedule(opt, d_model=16, warmup=4)
+    assert isinstance(sched, optim.lr_scheduler.LRScheduler) and sched.last_epoch == 0
+    for k in range(1, 6):
+        sched.step()
+        assert sched.last_epoch == k
+        assert sched.get_last_lr() == [pytest.approx(optim.warmup_lr(k + 1, 16, 4))] * 2
+        assert [g["lr"] for g in opt.param_groups] == sched.get_last_lr()
+    again = optim.WarmupSchedule(optim.SGD(make_params(), lr=1.0), d_model=16, warmup=4)
+    again.load_state_dict(sched.state_dict())
+    assert again.last_epoch == 5 and again.get_last_lr() == sched.get_last_lr()[:1]
 
 
 def test_an_optimizer_step_on_the_device(device):

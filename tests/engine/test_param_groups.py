@@ -261,6 +261,8 @@ TORCH_MAKERS = {
     "AdamW": lambda o, ps: o.AdamW(groups(ps, weight_decay=0.0), lr=0.01),
     "RMSprop": lambda o, ps: o.RMSprop(groups(ps, centered=True, momentum=0.5), lr=0.01, weight_decay=0.01),
     "Adagrad": lambda o, ps: o.Adagrad(groups(ps, lr_decay=0.1, initial_accumulator_value=0.2), lr=0.1),
+    "Adadelta": lambda o, ps: o.Adadelta(groups(ps, rho=0.8, maximize=True), lr=0.5, weight_decay=0.01),
+    "Adamax": lambda o, ps: o.Adamax(groups(ps, betas=(0.8, 0.9), weight_decay=0.1), lr=0.02),
 }
 
 

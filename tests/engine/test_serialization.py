@@ -133,3 +133,76 @@ def test_a_pickled_payload_is_refused_not_run(tmp_path):
              a0=np.array([{"payload": 1}], dtype=object))
     with pytest.raises(ValueError, match="evil.npz"):
         mt.load(path)
+
+
+# ----- open file objects, as torch.save(obj, f) / torch.load(f) take them -----
+def _round_trip_through_a_buffer(lib, state):
+    """The tutorials' in-memory checkpoint, written once for either library."""
+    import io
+    buffer = io.BytesIO()
+    lib.save(state, buffer)
+    written = buffer.tell()
+    buffer.seek(0)
+    return lib.load(buffer, weights_only=True), written
+
+
+def test_save_and_load_through_a_bytes_buffer_as_torch():
+    mt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    opt = mt.optim.Adam(model.parameters(), lr=0.1)
+    model(mt.randn(2, 3)).sum().backward()
+    opt.step()
+    state = {"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}
+    back, written = _round_trip_through_a_buffer(mt, state)
+    assert written > 0 and back["epoch"] == 3
+    for k, v in state["model"].items():
+        np.testing.assert_array_equal(back["model"][k].numpy(), v.numpy())
+    np.testing.assert_array_equal(back["optim"]["state"][0]["exp_avg"], opt.state[0]["exp_avg"])
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the comparison with it is skipped")
+    theirs, _ = _round_trip_through_a_buffer(torch, {"model": {k: torch.from_numpy(v.numpy()) for k, v in
+                                                                state["model"].items()}, "epoch": 3})
+    assert sorted(theirs["model"]) == sorted(back["model"]) and theirs["epoch"] == back["epoch"]
+    for k, v in theirs["model"].items():
+        np.testing.assert_array_equal(back["model"][k].numpy(), v.numpy())
+
+
+def test_save_and_load_through_an_open_file(tmp_path):
+    with open(tmp_path / "ckpt.pth", "wb") as f:
+        mt.save({"w": mt.tensor([1.0, 2.0]), "n": 4}, f)
+        assert not f.closed   # the caller's file stays open, as torch.save leaves it
+    with open(tmp_path / "ckpt.pth", "rb") as f:
+        back = mt.load(f, map_location="cpu")
+        assert not f.closed
+    assert back["w"].tolist() == [1.0, 2.0] and back["n"] == 4
+    assert mt.load(tmp_path / "ckpt.pth")["n"] == 4   # the same bytes as a path gives
+
+
+def test_load_from_a_stream_that_cannot_seek(tmp_path):
+    import io
+    buffer = io.BytesIO()
+    mt.save({"t": mt.arange(3)}, buffer)
+
+    class Stream(io.RawIOBase):   # a pipe or socket: read() only
+        def __init__(self, data):
+            self.data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            return self.data.readinto(b)
+
+    assert mt.load(Stream(buffer.getvalue()))["t"].tolist() == [0, 1, 2]
+
+
+def test_file_object_errors_name_the_file(tmp_path):
+    with open(tmp_path / "text.pth", "w") as f, pytest.raises(TypeError, match="text.pth.*'wb'"):
+        mt.save({"a": 1}, f)
+    (tmp_path / "text.pth").write_bytes(b"not a zip")
+    with open(tmp_path / "text.pth") as f, pytest.raises(TypeError, match="text.pth.*'rb'"):
+        mt.load(f)
+    with open(tmp_path / "text.pth", "rb") as f, pytest.raises(ValueError, match="text.pth: not a readable"):
+        mt.load(f)
+    import io
+    with pytest.raises(ValueError, match="BytesIO"):
+        mt.load(io.BytesIO(b"garbage"))

@@ -188,12 +188,13 @@ class CrossEntropy(Solution):
         n, c = x.shape
         valid = target != ignore_index
         e = 0.0 if self.mistake == "smoothing dropped in backward" else label_smoothing
-        q = (1 - label_smoothing) * np.eye(c)[np.where(valid, target, 0)] + label_smoothing / c
+        q = (1 - label_smoothing) * np.eye(c, dtype=x.dtype)[np.where(valid, target, 0)] + label_smoothing / c
         z = _shifted(x, 1)
         log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
         self.reduction, self.n_valid = reduction, max(int(valid.sum()), 1)
         # the soft targets backward subtracts (without smoothing for the mistake)
-        self.save_for_backward(np.exp(log_p), (1 - e) * np.eye(c)[np.where(valid, target, 0)] + e / c, valid)
+        self.save_for_backward(np.exp(log_p), (1 - e) * np.eye(c, dtype=x.dtype)[np.where(valid, target, 0)] + e / c,
+                               valid)
         loss = -(q * log_p).sum(axis=1) * valid
         return {"none": loss, "sum": np.asarray(loss.sum()), "mean": np.asarray(loss.sum() / self.n_valid)}[reduction]
 
@@ -239,7 +240,7 @@ class LayerNorm(Solution):
 
 class ScaledDotProductAttention(Solution):
     def forward(self, q, k, v, mask, words, dropout_p):
-        self.scale = 1 / np.sqrt(q.shape[-1])
+        self.scale = 1 / float(np.sqrt(q.shape[-1]))   # a Python float: float32 stays float32
         s = q @ k.swapaxes(-1, -2) * self.scale
         if mask is not None:
             s = np.where(mask, s, -np.inf)
@@ -303,7 +304,7 @@ class Conv2d(Solution):
         d_weight = np.einsum("nol,nkl->ok", g2, cols2).reshape(weight.shape)
         d_bias = g.sum(axis=0) if self.mistake == "bias summed over the batch only" else g.sum(axis=(0, 2, 3))
         d_cols = np.einsum("ok,nol->nkl", weight.reshape(o, -1), g2).reshape(n, c, kh, kw, ho, wo)
-        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw))
+        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw), dtype=g.dtype)
         for i in range(kh):
             for j in range(kw):
                 rows = slice(i * w.dh, i * w.dh + w.sh * (ho - 1) + 1, w.sh)
@@ -421,35 +422,36 @@ BROADCAST = r"wrong-shaped gradient .*sum it over the broadcast axes"
 MISTAKES = {
     "mul": {"swapped": r"your dL/da is the right dL/db: the two gradients are swapped", "no broadcast sum": BROADCAST,
             "doubled": r"constant ratio 2 .*factor 2 too large"},
-    "div": {"sign": r"constant ratio -1 .*sign is flipped", "no broadcast sum": BROADCAST},
+    "div": {"sign": r"dL/db's minus sign .*sign flipped", "no broadcast sum": BROADCAST},
     "sum": {"no re-broadcast": r"wrong-shaped gradient .*it must have the input's shape",
             "summed dims not put back": GENERIC},
-    "mean": {"no 1/count": r"constant ratio (\d+) .*missing division by \1",
+    "mean": {"no 1/count": r"the mean's 1/n \(n = \d+, the count of elements averaged into each output\) is missing",
              "summed dims not put back": GENERIC},
     "matmul": {"transposed db": r"your dL/db is the right one transposed|dL/db .* shaped like the right one "
                                 r"transposed|shaped like the input transposed",
                "no batch sum": BROADCAST,
-               ".T on batched arrays": r"\.T reverses every axis .*x\.swapaxes\(-1, -2\)"},
+               ".T on batched arrays": r"\.T on a batched array reverses every axis .*x\.swapaxes\(-1, -2\)"},
     "exp": {"dropped factor": GENERIC, "two gradients": r"backward returned 2 gradients for the 1 input of apply"},
-    "log": {"sign": r"sign is flipped", "dropped factor": GENERIC},
-    "softmax": {"dropped term": r"row of dx along dim \d should sum to 0",
+    "log": {"sign": r"dL/da has its sign flipped", "dropped factor": GENERIC},
+    "softmax": {"dropped term": r"the row-sum term sum\(g \* y\) along dim .* is missing",
                 "no max shift": r"forward overflows .*subtract the max"},
-    "log_softmax": {"no row sum": r"row of dx along dim \d should sum to 0",
+    "log_softmax": {"no row sum": r"the row sum of g is missing",
                     "no max shift": r"forward overflows .*subtract the max"},
-    "cross_entropy": {"smoothing dropped in backward": r"is the right one without label smoothing: backward leaves "
-                                                       r"out the smoothing",
-                      "mean not divided": r"constant ratio (\d+) .*missing division by \1, the number of rows that "
-                                          r"are not ignored",
-                      "mean over all rows": r"constant ratio 0\.\d+ .*(\d+)/(\d+) of the right value: divided by all "
-                                            r"\2 rows where 'mean' divides by the \1 rows that are not ignored"},
+    "cross_entropy": {"smoothing dropped in backward": r"without label smoothing: backward leaves out the "
+                                                       r"smoothing",
+                      "mean not divided": r"division by the count of rows that are not ignored \(n_valid = \d+\) is "
+                                          r"missing",
+                      "mean over all rows": r"'mean' divided by all \d+ rows where it divides by the \d+ rows that are "
+                                            r"not ignored"},
     "layer_norm": {"dropped xhat term": r"dL/dx's xhat term .* is missing",
                    "sign of the xhat term": r"dL/dx's xhat term .* has its sign flipped",
                    "dropped mean term": r"dL/dx's mean term .* is missing",
                    "dw not summed over rows": BROADCAST},
-    "attention": {"dropout scale dropped in backward": r"is the right one without dropout: backward leaves out the "
-                                                       r"keep mask(.|\n)*fails only with dropout on",
-                  "no 1/sqrt(d) in backward": r"sqrt\((\d)\) = \d\.\d+ times too large: a missing 1/sqrt\(d\) with "
-                                              r"d = \1",
+    "attention": {"dropout scale dropped in backward": r"without the keep mask and the scale 1/\(1 - p\), as if "
+                                                       r"dropout were off: backward leaves out the keep mask(.|\n)*"
+                                                       r"fails only with dropout on",
+                  "no 1/sqrt(d) in backward": r"the scale 1/sqrt\(d\) of dq and dk \(d = (\d): 1/sqrt\(\1\) = "
+                                              r"1/\d\.\d+\) is missing",
                   "sign of dk": GENERIC},
     "lstm_cell": {"gc dropped": GENERIC, "one gradient": r"backward returned 1 gradient for the 2 inputs of apply"},
     "conv2d": {"col2im assigns": r"wrong where windows overlap: col2im must add",

@@ -41,10 +41,10 @@ def count_step_syncs(monkeypatch):
     """Wrap Trainer.train_step: the list it returns gets each step's host synchronisations (kind, where)."""
     per_step, original = [], Trainer.train_step
 
-    def counted(self, index):
+    def counted(self, *args, **kwargs):
         log = sync_log()
         start = len(log)
-        done = original(self, index)
+        done = original(self, *args, **kwargs)
         per_step.append(log[start:])
         return done
     monkeypatch.setattr(Trainer, "train_step", counted)
@@ -74,11 +74,13 @@ def test_fit_evaluate_translate_plot_on_cuda(kind, corpus, tmp_path, monkeypatch
 
 
 @requires_standin
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("kind", list(MODELS))
-def test_a_training_step_reads_the_device_once(kind, corpus, tmp_path, monkeypatch):
+def test_a_training_step_reads_the_device_once(kind, precision, corpus, tmp_path, monkeypatch):
+    """In float32 and in fp16, whose GradScaler learns of an overflow from the norm that the one read brings."""
     per_step = count_step_syncs(monkeypatch)
     assert main(tiny_fit(corpus, tmp_path / "run", *MODELS[kind], "--batch-tokens", "96", "--max-steps", "3",
-                         "--device", "cuda")) == 0
+                         "--device", "cuda", "--precision", precision)) == 0
     assert len(per_step) == 3
     assert all(len(step) == 1 for step in per_step), summary(per_step)
     assert all(where.endswith(("train/loop/step.py:" + where.rsplit(":", 1)[1])) for step in per_step
@@ -228,3 +230,18 @@ def test_check_gpu_names_the_device_and_times_a_few_steps(capsys):
     assert out.startswith("GPU: ") and "CuPy " in out and "CUDA runtime " in out
     assert "matrix product on the GPU: matches NumPy" in out and "target tokens/s" in out
     assert out.rstrip().endswith("pass --device cuda to fit, evaluate, translate and bench")
+
+
+@pytest.mark.parametrize("flags, named", [([], "fp32"), (["--precision", "fp16"], "fp16 (mixed, loss scaling)"),
+                                          (["--tf32"], "fp32 (tf32 products)")])
+def test_check_gpu_and_bench_name_the_precision_that_ran(flags, named, capsys):
+    from minitorch import backend
+    try:
+        assert main(["check-gpu", "--preset", "tiny", "--steps", "1", "--warmup-steps", "0", *flags]) == 0
+        assert f"training in {named}, preset tiny" in capsys.readouterr().out
+        assert main(["bench", "--preset", "tiny", "--steps", "1", "--warmup-steps", "0", "--batch-size", "4",
+                     "--seq-len", "6", "--device", "cuda", "--json", *flags]) == 0
+        result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert result["precision"] == named
+    finally:
+        backend.set_tf32(False)

@@ -99,3 +99,68 @@ def test_the_ways_of_saying_out_of_memory_become_the_line_of_the_phase(error):
     with pytest.raises(RuntimeError, match="something else"):   # anything else passes as it is
         with memory.during("model build"):
             raise RuntimeError("something else")
+
+
+ENCODE_UNDER_A_LIMIT = """
+import resource, sys
+from train.data.tokenizer import Tokenizer
+tok = Tokenizer(sys.argv[1])
+lines = [f"the cat {i} sat on the mat {i % 7}" for i in range(2000)]
+size = int(next(line for line in open("/proc/self/status") if line.startswith("VmSize")).split()[1]) << 10
+resource.setrlimit(resource.RLIMIT_AS, (size + (int(sys.argv[2]) << 20),) * 2)
+print("encoded", len(tok.encode(lines)))
+"""
+
+
+@linux_only
+@pytest.mark.parametrize("room_mb", [4, 9])
+def test_encoding_starts_no_thread_that_could_abort_the_process(tmp_path, room_mb):
+    """SentencePiece encodes a list on a pool of threads, one 8 MiB stack each: with room for no stack it raised,
+    with room for one and not two it aborted the process (std::terminate: `fit` died of signal 6 in data encoding).
+    The tokenizer encodes sentence by sentence, in the process's own thread."""
+    from train.data.tokenizer import train_tokenizer
+    model = tmp_path / "spm.model"
+    train_tokenizer([f"the cat {i} sat on the mat" for i in range(300)], model, 40)
+    done = subprocess.run([sys.executable, "-c", ENCODE_UNDER_A_LIMIT, str(model), str(room_mb)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "encoded 2000", (done.returncode, done.stderr)
+
+
+def first_limit(data, low, high, passes, tmp_path, step=10):
+    """The lowest limit in MB, in [low, high] on a grid of `step`, at which passes(the finished fit) holds (it holds
+    at every limit above one where it does: more memory gets at least as far); high if none below it does."""
+    grid = list(range(low, high + 1, step))
+    lo, hi = 0, len(grid) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if passes(fit(data, tmp_path / f"probe-{grid[mid]}", grid[mid])):
+            hi = mid
+        else:
+            lo = mid + 1
+    return grid[lo]
+
+
+@linux_only
+@pytest.mark.slow
+def test_every_limit_from_the_first_that_starts_to_the_first_that_trains_gives_one_line(tmp_path):
+    """Each limit in steps of 10 MB from the first at which fit gets past loading its libraries to the first at which
+    it trains: out of memory is one line naming the phase and the limit, whatever the phase (no signal, no
+    traceback)."""
+    data = make_corpus(tmp_path / "corpus")
+
+    def started(done):
+        return done.returncode == 0 or "during start-up" not in done.stderr
+    first = first_limit(data, 30, 1000, started, tmp_path)
+    trains = first_limit(data, first, 1500, lambda done: done.returncode == 0, tmp_path)
+    assert trains > first, (first, trains)
+    phases = {}
+    for mb in range(first, trains, 10):
+        done = fit(data, tmp_path / f"run-{mb}", mb)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1 and "Traceback" not in done.stderr, (mb, done.returncode,
+                                                                                            done.stderr)
+        match = LINE.match(lines[0])
+        assert match and int(match["mb"]) == mb, (mb, lines[0])
+        phases.setdefault(match["phase"], []).append(mb)
+    print(f"limits {first}-{trains - 10} MB in steps of 10 (trains from {trains} MB): " +
+          "; ".join(f"{phase} {mbs[0]}-{mbs[-1]}" for phase, mbs in phases.items()))

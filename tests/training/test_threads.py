@@ -381,3 +381,58 @@ def test_fit_on_a_busy_machine_falls_back_and_its_resume_keeps_one_thread(tmp_pa
     assert out.splitlines()[0].startswith(f"BLAS threads: {1 if busy else 2}, on a machine of 2 cores (the run's "
                                           f"recorded choice: ")
     assert counts[0] == (1 if busy else 2) and (not busy or counts == [1, 1])
+
+
+# ----- a clock that stands still: timings of 0 s compare nothing, and say so in one line -----
+
+def test_a_start_up_timed_at_zero_seconds_takes_one_thread_and_says_why(no_thread_variables, monkeypatch):
+    on_cores(monkeypatch, 4)
+    record, line = threads.setup("tiny", timer=stub_timer({1: 0.0, 2: 0.0, 4: 0.0}))
+    assert record["threads"] == 1 and "timings_ms" not in record
+    assert line == ("BLAS threads: 1, on a machine of 4 cores (not measured: the clock did not advance while the "
+                    "matrix products ran; one thread; --threads N to change)")
+    check = threads.StepCheck(RunConfig(Settings(), {}, record), ".", apply=no_timing)
+    assert not check.active   # nothing measured: nothing to check
+
+
+def test_steps_timed_at_zero_seconds_keep_the_count_and_say_why(tmp_path):
+    check, clock, config, said, counts = run_check(tmp_path, {1: 0.0, 2: 0.0})
+    assert counts[-1] == 2 and clock.applied[-1] == 2
+    assert config.blas_threads["threads"] == 2 and config.blas_threads["checked"]["tokens_per_s"] is None
+    assert json.loads((tmp_path / "config.json").read_text())["blas_threads"] == config.blas_threads
+    assert said == [f"BLAS threads: not measured: the clock did not advance in steps 3-{2 + 2 * threads.PAIRS} of "
+                    f"this command, so 2 threads were not compared with one; keeping 2 (--threads N to choose)"]
+
+
+def test_a_fall_back_after_a_start_up_timed_at_zero_seconds_says_no_expectation(tmp_path):
+    record = {"threads": 2, "chosen_by": "measured on ...", "processes": 1, "timings_ms": {"1": 0.0, "2": 0.0}}
+    check, clock, config, said, counts = run_check(tmp_path, {1: 0.001, 2: 0.004}, record)
+    assert config.blas_threads["threads"] == 1 and len(said) == 1
+    assert "expected" not in said[0] and said[0].endswith("falling back to 1 thread for the rest of the run "
+                                                          "(--threads N to choose)")
+
+
+@pytest.mark.parametrize("frozen", ["everywhere", "after start-up"])
+def test_fit_under_a_clock_that_stands_still_checks_its_threads_without_a_traceback(
+        tmp_path, capsys, monkeypatch, no_thread_variables, frozen):
+    """Every timing that start-up and the BLAS check read, on a clock that stands still: the whole process's, or (the
+    start-up's stubbed to choose 2 threads) the run's, so that the check on the steps compares times of 0 s."""
+    on_cores(monkeypatch, 2)
+    if frozen == "everywhere":
+        monkeypatch.setattr(time, "perf_counter", lambda: 1234.5)
+    else:
+        from train.loop import trainer
+        monkeypatch.setattr(threads, "time_products", lambda shapes, n: {1: 0.03, 2: 0.02}[n])
+        monkeypatch.setattr(trainer, "time", type("Clock", (), {"perf_counter": lambda: 1234.5}))
+    data, run = make_corpus(tmp_path / "corpus", copies=24), tmp_path / "run"
+    status, out, err = run_cli(fit_argv(data, run, "--max-steps", str(threads.WARMUP + 2 * threads.PAIRS + 1)),
+                               capsys)
+    assert status == 0 and "Traceback" not in err, err
+    said = [line for line in out.splitlines() if "the clock did not advance" in line]
+    assert len(said) == 1, out
+    record = json.loads((run / "config.json").read_text())["blas_threads"]
+    if frozen == "everywhere":
+        assert said[0] == out.splitlines()[0] and record["threads"] == 1 and "checked" not in record
+    else:
+        assert "so 2 threads were not compared with one; keeping 2" in said[0]
+        assert record["threads"] == 2 and record["checked"]["tokens_per_s"] is None

@@ -3,7 +3,10 @@ import argparse
 
 from minitorch import backend
 
-from .errors import TrainError
+from .errors import TrainError, UsageError
+
+# a training step's precision: float32, or mixed float16 with loss scaling (train/loop/step.py)
+PRECISIONS = ("fp32", "fp16")
 
 
 def _number(convert, accept, expected):
@@ -47,6 +50,35 @@ def add_threads_argument(parser):
                         help="BLAS threads of each process (default: OPENBLAS_NUM_THREADS when set, else the fastest "
                              "of 1, 2, 4, ... up to the process's share of the cores, timed on the preset's matrix "
                              "products when the command starts)")
+
+
+PRECISION_HELP = ("fp32, or fp16: float16 activations and matrix products (float32 sums where they matter), float32 "
+                  "master weights and optimizer, dynamic loss scaling; on a GPU with tensor cores the products run on "
+                  "them")
+
+
+def add_precision_arguments(parser, default=None):
+    """--precision (fp32, or fp16: mixed precision with loss scaling) and --tf32, for the commands that take a
+    precision of their own (bench, check-gpu; fit's --precision is a run setting: run/settings.py)."""
+    parser.add_argument("--precision", choices=PRECISIONS, default=default,
+                        help=PRECISION_HELP + " (default: " + (default or "the preset's") + ")")
+    add_tf32_argument(parser)
+
+
+def add_tf32_argument(parser):
+    """--tf32: float32 matrix products in TF32 on cuda (a switch of the machine, like --device: not a run setting)."""
+    parser.add_argument("--tf32", action="store_true",
+                        help="cuda: let cuBLAS compute float32 matrix products in TF32 (10-bit mantissa) on tensor "
+                             "cores, as torch.backends.cuda.matmul.allow_tf32 (compute capability 8.0 and newer)")
+
+
+def apply_tf32(args, device):
+    """Turn on TF32 for --tf32 (UsageError off cuda); returns whether float32 products now run in TF32."""
+    if getattr(args, "tf32", False):
+        if device != "cuda":
+            raise UsageError("--tf32 changes how a GPU multiplies float32 matrices; pass --device cuda")
+        backend.set_tf32(True)
+    return backend.tf32_enabled() if device == "cuda" else False
 
 
 def check_device(device):

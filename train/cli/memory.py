@@ -91,8 +91,8 @@ def in_child(phase, hint, function, *args):
         stderr.seek(0)
         said = stderr.read().decode(errors="replace").strip()
     if message:
-        kind, value = pickle.loads(message)
-        if kind == "value":
+        outcome, value = pickle.loads(message)
+        if outcome == "value":
             return value
         raise value
     last = said.splitlines()[-1] if said else ""

@@ -2,14 +2,15 @@
 
 Prints the GPU's name, memory and compute capability, the CuPy, CUDA runtime and driver versions, checks one matrix
 product against NumPy's, then times a few training steps of the preset's model on a synthetic batch (target
-tokens/s). When something is missing it says what, and how to install it, and exits 1.
+tokens/s) in the precision asked for (--precision fp16, --tf32), which it names. When something is missing it says
+what, and how to install it, and exits 1.
 """
 import numpy as np
 
 from minitorch import backend
 
 from . import bench
-from ..cli.arguments import non_negative_int, positive_int
+from ..cli.arguments import add_precision_arguments, apply_tf32, non_negative_int, positive_int
 from ..cli.errors import TrainError
 from ..run.presets import PRESETS
 
@@ -18,6 +19,7 @@ def add_arguments(p):
                    help="the model whose training steps are timed (default small)")
     p.add_argument("--steps", type=positive_int, default=5, help="timed training steps (default 5)")
     p.add_argument("--warmup-steps", type=non_negative_int, default=2, help="untimed steps first (default 2)")
+    add_precision_arguments(p, default="fp32")
 
 
 def main(args):
@@ -30,11 +32,14 @@ def main(args):
     print(f"CuPy {info['cupy']}, CUDA runtime {info['cuda_runtime']}, driver supports CUDA {info['cuda_driver']}")
     check_matmul(info["cuda_runtime"].split(".")[0])
     print("matrix product on the GPU: matches NumPy")
+    apply_tf32(args, "cuda")
     preset = PRESETS[args.preset]
     batch_size = max(preset.batch_tokens // bench.SEQ_LEN, 1)
     r = bench.bench_train(preset, "cuda", batch_size, bench.SEQ_LEN, args.steps, args.warmup_steps, 0, False,
-                          progress=False)
-    print(f"training, preset {preset.name} ({r['parameters']:,} parameters), {batch_size} sentences x "
+                          progress=False, precision=args.precision)
+    overflows = f", {r['overflow_steps']} skipped for overflow" if r["overflow_steps"] else ""
+    print(f"training in {r['precision']}{overflows}, preset {preset.name} ({r['parameters']:,} parameters), "
+          f"{batch_size} sentences x "
           f"{bench.SEQ_LEN} tokens: {r['step_s_median'] * 1e3:,.1f} ms a step (median of {args.steps}), "
           f"{r['tokens_per_s']:,.0f} target tokens/s, GPU memory pool peak "
           f"{(r['device_pool_peak_bytes'] or 0) / 2**20:,.0f} MB, loss {r['losses'][0]:.3f} -> {r['losses'][-1]:.3f}")

@@ -6,7 +6,8 @@ it stopped: step, optimizer, schedule, random state and the position in the epoc
 the current step and saves `last` (so do SIGTERM and a file named STOP in the run folder: `touch RUN_DIR/STOP`, the
 way to stop a --distributed job, whose launcher kills its processes a moment after Ctrl-C). A step whose loss or
 gradient norm is nan or inf is skipped with a warning; 5 of them in a row stop the run, leaving the last checkpoint
-as it was.
+as it was. With --precision fp16 a step whose scaled gradients overflow (a finite loss) is skipped without one: the
+loss scale is halved, and metrics.jsonl counts them (overflow_batches). Validation and decoding run in float32.
 
 On a terminal a progress bar shows the epoch; elsewhere (a log file, a pipe, CI) a plain progress line goes to
 stdout every 30 seconds and at the end of each epoch. The BLAS threads are chosen for the preset (see --threads),
@@ -19,16 +20,16 @@ import sys
 from pathlib import Path
 
 from minitorch import distributed
-from transformer import registry
 
 from ..cli import memory, parallel
 from ..cli.errors import UsageError
-from ..cli.arguments import (add_device_argument, add_threads_argument, check_device, non_negative_float,
-                             non_negative_int, positive_float, positive_int, probability)
+from ..cli.arguments import (add_device_argument, add_tf32_argument, add_threads_argument, apply_tf32, check_device,
+                             positive_int)
 from ..data.corpus import prepare_corpus
 from ..loop.assemble import assemble
 from ..run import lock as run_lock, threads
 from ..run.presets import PRESETS
+from ..run.settings import add_flags
 from ..run.resolve import MIN_MAX_LEN, resolve_settings
 
 
@@ -36,50 +37,14 @@ def add_arguments(p):
     p.add_argument("--preset", choices=sorted(PRESETS),
                    help="; ".join(f"{name}: {preset.description}" for name, preset in PRESETS.items()) +
                    " (required, except with --resume --run-dir RUN, which reads it from RUN)")
-    p.add_argument("--model", choices=registry.MODELS, default=None, help="the architecture (default: transformer)")
-    p.add_argument("--src", help="source language: the file suffix, e.g. de (default: the preset's)")
-    p.add_argument("--tgt", help="target language, e.g. en (default: the preset's)")
     p.add_argument("--data-dir", help="a corpus folder with train.SRC, train.TGT, val.SRC, val.TGT (plain or .gz); "
                                       "default: Multi30k from $MINITORCH_DATA/multi30k or ~/.cache/minitorch/multi30k")
     p.add_argument("--run-dir", help="where config, tokenizer, metrics and checkpoints go "
                                      "(default: runs/PRESET-SRC-TGT)")
     add_device_argument(p)
-    p.add_argument("--epochs", type=positive_int, help="number of epochs (default: the preset's)")
-    p.add_argument("--max-steps", type=positive_int, help="stop after this many steps in all, validating at the end")
-    p.add_argument("--batch-tokens", type=positive_int, help="padded tokens per batch (default: the preset's)")
-    p.add_argument("--seed", type=non_negative_int, help="seed of initialisation, dropout and data order (default 0)")
     p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
-    vocab = ", ".join(f"{name} {preset.vocab_size:,}" for name, preset in PRESETS.items())
-    p.add_argument("--vocab-size", type=positive_int, help=f"joint SentencePiece vocabulary size, at most (default: "
-                                                            f"the preset's: {vocab})")
-    p.add_argument("--lr", type=positive_float, help="peak learning rate, reached at the end of warmup")
-    p.add_argument("--warmup", type=positive_int, help="warmup steps of the learning-rate schedule")
-    p.add_argument("--dropout", type=probability, help="dropout rate (default: the preset's)")
-    p.add_argument("--attention-dropout", type=probability, help="Transformer: dropout on the attention weights "
-                                                                 "(default: the preset's)")
-    p.add_argument("--activation-dropout", type=probability, help="Transformer: dropout on the feed-forward "
-                                                                  "network's hidden units (default: the preset's)")
-    p.add_argument("--label-smoothing", type=probability, help="label smoothing of the loss (default: the "
-                                                               "preset's)")
-    p.add_argument("--weight-decay", type=non_negative_float, help="decoupled weight decay (AdamW) of every weight "
-                                                                   "(default: the preset's)")
-    p.add_argument("--bpe-dropout", type=probability, metavar="ALPHA",
-                   help="BPE-dropout (subword regularisation): the training pairs are segmented anew each epoch, "
-                        "each candidate merge left out with probability ALPHA; validation and decoding stay "
-                        "deterministic (default: the preset's, 0 = off)")
-    p.add_argument("--rdrop", type=non_negative_float, metavar="ALPHA",
-                   help="R-Drop: each batch twice through the model (two dropout masks) and ALPHA times the "
-                        "symmetric KL of the two output distributions added to the loss; a step costs about "
-                        "twice (default: the preset's, 0 = off)")
-    p.add_argument("--extra-source", metavar="LANG",
-                   help="a second source language whose training file (train.LANG, aligned with train.SRC) joins "
-                        "training as LANG->TGT pairs: one shared vocabulary, each source after a language tag "
-                        "(<de>, <fr>); validation and decoding stay SRC->TGT (e.g. fr for Multi30k)")
-    p.add_argument("--held-back", type=non_negative_int, metavar="N",
-                   help="take the N training pairs with the highest rare-word rate out of training and score "
-                        "them beside validation after each epoch (see train/data/held_back.py; default 0)")
-    p.add_argument("--save-every", type=non_negative_int, help="also save `last` every N steps (0: only at the "
-                                                                "end of each epoch)")
+    add_flags(p, PRESETS)   # a flag for each run setting that fit takes (run/settings.py declares them)
+    add_tf32_argument(p)
     parallel.add_distributed_argument(p)
     add_threads_argument(p)
     sizes = p.add_argument_group("model size (default: the preset's)")
@@ -95,6 +60,7 @@ def main(args):
     if hasattr(sys.stdout, "reconfigure"):   # in a log file each line as it comes, in order with stderr's progress
         sys.stdout.reconfigure(line_buffering=True)
     device = check_device(args.device)
+    apply_tf32(args, device)
     world = parallel.init_world(args.distributed, device)
     with parallel.stop_job_on_error(world, "fit"), run_lock.RunLock(world) as lock:
         return build_trainer(args, device, world, lock).fit()

@@ -8,6 +8,7 @@ import gzip
 import os
 from pathlib import Path
 
+from ..cli import memory
 from ..cli.errors import TrainError
 from . import demo_corpus, download
 
@@ -150,7 +151,8 @@ def prepare_corpus(settings, run_dir, data_dir):
                              f"--data-dir for another corpus")
         folder = Path(run_dir) / "data"
         if not has_splits(folder, src, tgt):
-            demo_corpus.write_demo_corpus(folder)
+            with memory.during("generating the demo corpus"):
+                demo_corpus.write_demo_corpus(folder)
             print(f"generated the demo corpus in {folder}: English and `toy`, a language invented for the demo "
                   f"(see train/data/demo_corpus.py)")
         return folder.resolve()

@@ -57,7 +57,9 @@ class Tokenizer:
 
     def encode(self, lines):
         """list[str] -> list[list[int]] (no bos/eos)."""
-        return self.sp.encode(list(lines))
+        # one sentence at a time: SentencePiece encodes a list on a pool of threads, and where a thread's stack cannot
+        # be had (an address-space limit) it aborts the process (std::terminate); this is about as fast (Multi30k)
+        return [self.sp.encode(line) for line in lines]
 
     def encode_source(self, lines, lang=None):
         """Source sentences -> ids, each after its language's tag (lang, default source_lang) when the run has

@@ -39,7 +39,7 @@ class RunParts:
     validation: ValidationData
     model: mt.nn.Module
     optimizer: mt.optim.Adam  # Adam, or AdamW with weight decay, over the model's FlatParameters
-    schedule: mt.optim.WarmupSchedule
+    schedule: mt.optim.lr_scheduler.LRScheduler   # WarmupSchedule (LambdaLR with ramp=False)
     step_fn: TrainStep        # TrainStep or RDropStep, with the gradient sync of a job of several ranks
     blas_check: threads.StepCheck
     metrics_path: Path
@@ -49,15 +49,16 @@ class Update(NamedTuple):
     """The parts of fit's update of a model, built by make_update()."""
     flat: mt.nn.utils.FlatParameters
     optimizer: mt.optim.Adam
-    schedule: mt.optim.WarmupSchedule   # (LambdaLR with ramp=False)
+    schedule: mt.optim.lr_scheduler.LRScheduler   # WarmupSchedule (LambdaLR with ramp=False)
     step_fn: TrainStep
 
 
-def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=None, ramp=True):
+def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=None, ramp=True, precision=None):
     """fit's update of a model: its FlatParameters (the update, clipping and the sum over ranks work on them whole),
     Adam (AdamW with weight decay) with the warm-up schedule, the gradient sync of a job of several ranks, and the
     step (RDropStep when rdrop > 0). recipe: Settings or a Preset (lr, warmup, weight_decay, label_smoothing,
-    clip_norm, rdrop); what the bench and the experiments change is an argument: rdrop overrides the recipe's,
+    clip_norm, rdrop, precision); what the bench and the experiments change is an argument: rdrop and precision
+    override the recipe's,
     sync_of(flat) makes the sync (the bench's times itself; None: fit's, over world's ranks when it has several),
     and ramp=False drops the warm-up's linear rise (step.make_optimizer; experiment depth)."""
     flat = mt.nn.utils.FlatParameters(model)
@@ -68,7 +69,10 @@ def make_update(model, recipe, d_model, device, world=None, rdrop=None, sync_of=
         sync = distributed.GradientSync(flat, world) if world is not None and world.size > 1 else None
     step_args = (model, optimizer, schedule, recipe.label_smoothing, recipe.clip_norm, device, sync)
     alpha = recipe.rdrop if rdrop is None else rdrop
-    return Update(flat, optimizer, schedule, RDropStep(*step_args, alpha=alpha) if alpha else TrainStep(*step_args))
+    precision = recipe.precision if precision is None else precision
+    step = RDropStep(*step_args, alpha=alpha, precision=precision) if alpha else TrainStep(*step_args,
+                                                                                           precision=precision)
+    return Update(flat, optimizer, schedule, step)
 
 
 def assemble(settings, model_kw, run_dir, device, resumed=None, state=None, world=None, blas_threads=None):

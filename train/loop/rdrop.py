@@ -110,5 +110,5 @@ class RDropStep(TrainStep):
             return None
         n = n_tokens if n_tokens is not None else int((batch[2] != PAD_ID).sum())   # counted on the host
         src, tgt_in, tgt_out = (backend.to_device(a, self.device) for a in twice(batch))
-        with np.errstate(**QUIET):
+        with np.errstate(**QUIET), self.casting():
             return rdrop_loss(self.model(src, tgt_in), tgt_out, self.label_smoothing, self.alpha, n)

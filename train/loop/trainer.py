@@ -7,6 +7,7 @@ import json
 import math
 import sys
 import time
+from typing import NamedTuple
 
 from tqdm import tqdm
 
@@ -27,6 +28,13 @@ RESUMABLE = ("the checkpoints written before are whole: --resume continues from 
 MAX_BAD_STEPS = 5  # steps in a row with a nan/inf loss or gradient norm before the run stops
 
 
+class Stepped(NamedTuple):
+    """What Trainer.train_step did: step.py's StepResult, the batch's target tokens (all ranks') and its seconds."""
+    result: object
+    n_tokens: int
+    seconds: float
+
+
 class Trainer:
     """The loop that trains a run: its parts (model, optimizer, data, ...) and where it stands (progress)."""
 
@@ -43,6 +51,7 @@ class Trainer:
         self.stop_file = self.run_dir / STOP_FILE
         self.bad_steps = []   # the current run of skipped steps (not saved: a resumed run starts a new count)
         self.examples = []   # the last validation's example translations
+        self.scoring = validation.Scoring(self.s.batch_tokens, self.s.label_smoothing, self.device, self.world)
 
     @property
     def step(self):
@@ -54,7 +63,7 @@ class Trainer:
         s = self.s
         p = self.progress
         print(f"run folder {self.run_dir}; {len(self.batches(p.epoch))} batches an epoch of about "
-              f"{s.batch_tokens} tokens"
+              f"{s.batch_tokens} tokens" + (f"; precision {s.precision}" if s.precision != "fp32" else "")
               + (f"; resuming at step {p.step} (epoch {p.epoch + 1})" if p.step else "")
               + (f"; data-parallel over {self.world.size} processes" if self.world.size > 1 else ""))
         if self.main and self.stop_file.is_file():   # left by a run that ended before it saw it
@@ -70,7 +79,7 @@ class Trainer:
                                    enabled=self.main)
                 while p.batch_pos < len(batches) and not self.out_of_steps():
                     with during(f"training step {p.step + 1}", "a smaller --batch-tokens needs less"):
-                        updated = self.train_step(batches[p.batch_pos])
+                        updated = self.advance(batches[p.batch_pos])
                     bar.update(1)
                     bar.set_postfix_str(self.postfix(len(batches)), refresh=False)
                     if self.stopping(stop):
@@ -90,6 +99,9 @@ class Trainer:
                     print(f"reached --max-steps {s.max_steps}; continue with --resume and a larger --max-steps")
                     break
         validation.print_examples(self.examples, self.run_dir, self.s.src)
+        if self.step_fn.scaler is not None:
+            print(f"fp16: {p.overflows} step{'s' if p.overflows != 1 else ''} skipped for overflowing gradients; "
+                  f"loss scale now {self.step_fn.scaler.get_scale():g}")
         wall = progress.elapsed(self.started, time.perf_counter())
         print(f"done: best validation BLEU {p.best_bleu:.2f}; checkpoints in {self.run_dir}; validation took "
               f"{self.val_seconds:.0f} s of {wall:.0f} s ({100 * self.val_seconds / max(wall, 1e-9):.0f}%)")
@@ -112,9 +124,40 @@ class Trainer:
     def out_of_steps(self):
         return self.s.max_steps is not None and self.progress.step >= self.s.max_steps
 
-    def train_step(self, index):
-        """One update on the batch of sentences `index`; False when the batch was skipped for a nan/inf loss or
-        gradient norm (the weights, optimizer and schedule are then left as they were)."""
+    def advance(self, index):
+        """One step of the loop on the batch of sentences `index`: the update (train_step), and beside it what the
+        loop keeps of each step: this rank's stop vote (sent with the step's gradient sync), where the run stands,
+        the window statistics, a skipped batch, the BLAS-thread check. False when the batch was skipped."""
+        lr = self.optimizer.lr
+        done = self.train_step(index, stop_vote=self.stop_vote())
+        result = done.result
+        self.stop_votes = result.stop_votes
+        self.progress.batch_pos += 1
+        if result.overflow:   # fp16: the scaled gradients overflowed; the scaler lowered the scale
+            self.optimizer.zero_grad()
+            self.progress.epoch_overflows += 1
+            self.progress.overflows += 1
+            return False
+        if not result.applied:
+            bad = "loss" if not math.isfinite(result.loss) else "gradient norm"
+            self.skip_step(bad, result.loss if bad == "loss" else result.grad_norm)
+            return False
+        self.bad_steps = []
+        self.progress.add_step(result.loss, done.n_tokens, done.seconds, lr)
+        self.blas_check.after_step(done.seconds, done.n_tokens)
+        if self.progress.window["steps"] == self.s.log_every:
+            self.log_window()
+        return True
+
+    def stop_vote(self):
+        """Whether this rank asks to stop, in a job of several ranks (each step's sync counts the votes, so that all
+        stop after the same step); one process decides alone (stopping)."""
+        return self.world.size > 1 and self.stop_request is not None and self.stop_wanted(self.stop_request)
+
+    def train_step(self, index, stop_vote=False):
+        """One update on the batch of sentences `index` -> Stepped: step.py's StepResult (applied False when a nan/inf
+        loss or gradient norm left the weights, optimizer and schedule as they were), the batch's target tokens
+        and the step's seconds."""
         start = time.perf_counter()
         # each rank takes its share of the batch; its loss is its tokens' sum over the whole batch's token count,
         # so that the ranks' gradients add up to the gradient of the batch's mean loss
@@ -123,30 +166,8 @@ class Trainer:
         n_tokens = sum(len(train_tgt[i]) + 1 for i in index)
         batch = (training_batch([train_src[i] for i in mine], [train_tgt[i] for i in mine])
                  if len(mine) else None)
-        distributed = self.world.size > 1
-        stop_vote = distributed and self.stop_request is not None and self.stop_wanted(self.stop_request)
-        lr = self.optimizer.lr
-        result = self.step_fn(batch, n_tokens if distributed else None, stop_vote)
-        self.stop_votes = result.stop_votes
-        self.progress.batch_pos += 1
-        if not result.applied:
-            bad = "loss" if not math.isfinite(result.loss) else "gradient norm"
-            self.skip_step(bad, result.loss if bad == "loss" else result.grad_norm)
-            return False
-        self.bad_steps = []
-        self.progress.step += 1
-        self.progress.epoch_loss += result.loss * n_tokens
-        self.progress.epoch_tokens += n_tokens
-        w = self.progress.window
-        w["loss"] += result.loss
-        w["steps"] += 1
-        w["tokens"] += n_tokens
-        w["time"] += (seconds := progress.elapsed(start, time.perf_counter()))
-        self.blas_check.after_step(seconds, n_tokens)
-        w["lr"] = lr
-        if w["steps"] == self.s.log_every:
-            self.log_window()
-        return True
+        result = self.step_fn(batch, n_tokens if self.world.size > 1 else None, stop_vote)
+        return Stepped(result, n_tokens, progress.elapsed(start, time.perf_counter()))
 
     def skip_step(self, what, value):
         """Leave out the current batch: its loss or gradient norm is nan or inf."""
@@ -165,9 +186,14 @@ class Trainer:
         w = p.window
         speed = progress.per_second(w["tokens"], w["time"])   # None (null) when the clock stood still
         self.log({"kind": "train", "step": p.step, "epoch": p.epoch + 1, "loss": w["loss"] / w["steps"],
-                  "lr": w["lr"], "tokens_per_s": speed, "s_per_step": w["time"] / w["steps"]})
+                  "lr": w["lr"], "tokens_per_s": speed, "s_per_step": w["time"] / w["steps"], **self.scaling()})
         p.window = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "last": w["loss"] / w["steps"],
                     "last_steps": w["steps"], "speed": speed, "step_time": w["time"] / w["steps"], "lr": w["lr"]}
+
+    def scaling(self):
+        """fp16: {"loss_scale": the scaler's scale now, "overflows": steps skipped for overflow in the run}, else {}."""
+        scaler = self.step_fn.scaler
+        return {} if scaler is None else {"loss_scale": scaler.get_scale(), "overflows": self.progress.overflows}
 
     def postfix(self, n_batches):
         """The progress bar's text (progress.training_postfix) with the steps left in the whole run."""
@@ -183,14 +209,15 @@ class Trainer:
             self.log_window()
         start = time.perf_counter()
         with during("validation"):
-            validated = validation.validate(self, stop)
+            validated = validation.validate(self.model, self.validation, self.tok, stop, self.scoring)
         if validated is None:
             return None
         val, self.examples = validated
         seconds = progress.elapsed(start, time.perf_counter())
         self.val_seconds += seconds
         record = {"kind": "epoch", "epoch": p.epoch + 1, "step": p.step, "partial": partial,
-                  "train_loss": p.epoch_loss / max(p.epoch_tokens, 1), "skipped_batches": p.epoch_skipped, **val,
+                  "train_loss": p.epoch_loss / max(p.epoch_tokens, 1), "skipped_batches": p.epoch_skipped,
+                  **({"overflow_batches": p.epoch_overflows} if self.step_fn.scaler is not None else {}), **val,
                   "val_seconds": seconds,   # wall_seconds: since this command started (resume: anew)
                   "wall_seconds": progress.elapsed(self.started, time.perf_counter())}
         self.log(record)
@@ -215,7 +242,7 @@ class Trainer:
                      "epochs": [path.stem for path in kept]}, checkpoint.checkpoint_path(self.run_dir, "avg"))
         if not partial:
             p.epoch += 1
-            p.batch_pos, p.epoch_loss, p.epoch_tokens, p.epoch_skipped = 0, 0.0, 0, 0
+            p.batch_pos, p.epoch_loss, p.epoch_tokens, p.epoch_skipped, p.epoch_overflows = 0, 0.0, 0, 0, 0
         training_state.save_last(self)
 
     def save_last(self):

@@ -25,12 +25,28 @@ class Progress:
     epoch_tokens: int = 0
     window: dict = field(default_factory=lambda: {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0})
     epoch_skipped: int = 0   # batches skipped this epoch for a nan/inf loss or gradient norm
+    epoch_overflows: int = 0   # fp16: batches skipped this epoch because the scaled gradients overflowed
+    overflows: int = 0         # fp16: such batches in the whole run
+
+    def add_step(self, loss, tokens, seconds, lr):
+        """Count an applied step: its batch's loss and target tokens in the epoch's and the window's statistics (the
+        steps since the last train record), its seconds and learning rate in the window's."""
+        self.step += 1
+        self.epoch_loss += loss * tokens
+        self.epoch_tokens += tokens
+        w = self.window
+        w["loss"] += loss
+        w["steps"] += 1
+        w["tokens"] += tokens
+        w["time"] += seconds
+        w["lr"] = lr
 
     @classmethod
     def from_dict(cls, p):
         return cls(step=p["step"], epoch=p["epoch"], batch_pos=p["batch_pos"], best_bleu=p["best_bleu"],
                    metrics_lines=p["metrics_lines"], epoch_loss=p["epoch_loss"], epoch_tokens=p["epoch_tokens"],
-                   window=p["window"], epoch_skipped=p.get("epoch_skipped", 0))   # older runs: no epoch_skipped
+                   window=p["window"], epoch_skipped=p.get("epoch_skipped", 0),   # older runs: no epoch_skipped,
+                   epoch_overflows=p.get("epoch_overflows", 0), overflows=p.get("overflows", 0))   # no overflows
 
 
 def state(trainer):
@@ -39,9 +55,10 @@ def state(trainer):
     if trainer.world.size > 1:
         ranks = trainer.world.allgather_object(rng["rng"])
         rng = {"rng": ranks[0], "rng_ranks": ranks}
+    scaler = trainer.step_fn.scaler   # fp16's loss scale and its count of clean steps, for an exact resume
     return {"model": trainer.model.state_dict(), "model_class": type(trainer.model).__name__,
             "optimizer": trainer.optimizer.state_dict(), "schedule": trainer.schedule.state_dict(), **rng,
-            "progress": asdict(trainer.progress)}
+            "progress": asdict(trainer.progress), **({"scaler": scaler.state_dict()} if scaler is not None else {})}
 
 
 def save_last(trainer):
@@ -62,6 +79,8 @@ def load_state(parts, state, metrics_path):
     try:
         parts.optimizer.load_state_dict(state["optimizer"])
         parts.schedule.load_state_dict(state["schedule"])
+        if parts.step_fn.scaler is not None:
+            parts.step_fn.scaler.load_state_dict(state["scaler"])
         progress = Progress.from_dict(state["progress"])
         load_rng(parts, state)
     except (KeyError, ValueError, TypeError) as e:

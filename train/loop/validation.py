@@ -52,25 +52,35 @@ def prepare(tok, val_src, val_tgt, held, train_src, settings, max_len, data_dir)
     return ValidationData(val_src, val_tgt, pairs, n_bleu, tok.encode_source(val_src[:n_bleu]), slice_)
 
 
-def validate(trainer, stop):
+@dataclass(frozen=True)
+class Scoring:
+    """How validation scores: batches of about batch_tokens tokens, the loss's label smoothing, on device, shared
+    among the ranks of world."""
+    batch_tokens: int
+    label_smoothing: float
+    device: str
+    world: object
+
+
+def validate(model, data, tok, stop, how):
     """(the record: validation loss (label-smoothed and plain NLL) and greedy BLEU/chrF, and the same of the held-back
     slice (keys held_*) when the run has one; the first example translations), or None if stopped by Ctrl-C.
+    data: ValidationData; tok: the run's tokenizer; how: Scoring.
 
     In a job of several ranks each takes a share of the batches and sentences, and the sums and translations are
     gathered, so that every rank gets the same figures; a Ctrl-C then takes effect at the end of validation."""
-    trainer.model.eval()
+    model.eval()
     try:
-        data = trainer.validation
         slice_ = data.held
-        val = score(trainer, data.pairs, data.bleu_ids, stop)
-        held = slice_ and val and score(trainer, slice_["pairs"], slice_["bleu_ids"], stop)
+        val = score(model, data.pairs, data.bleu_ids, stop, how)
+        held = slice_ and val and score(model, slice_["pairs"], slice_["bleu_ids"], stop, how)
         if val is None or (slice_ and held is None):
             return None
     finally:
-        trainer.model.train()
+        model.train()
     n = data.n_bleu
     (total, nll, tokens), hyp_ids = val
-    hyps, refs = trainer.tok.decode(hyp_ids), data.tgt[:n]
+    hyps, refs = tok.decode(hyp_ids), data.tgt[:n]
     examples = list(zip(data.src[:N_EXAMPLES], refs[:N_EXAMPLES], hyps[:N_EXAMPLES]))
     bleu, bleu_sig = metrics.bleu(hyps, refs)
     chrf, chrf_sig = metrics.chrf(hyps, refs)
@@ -79,37 +89,37 @@ def validate(trainer, stop):
               "bleu_signature": bleu_sig, "chrf_signature": chrf_sig}
     if held:
         (total, nll, tokens), hyp_ids = held
-        hyps, refs = trainer.tok.decode(hyp_ids), slice_["tgt"][:slice_["n_bleu"]]
+        hyps, refs = tok.decode(hyp_ids), slice_["tgt"][:slice_["n_bleu"]]
         record.update(held_loss=total / tokens, held_nll=nll / tokens, held_ppl=math.exp(min(nll / tokens, 50)),
                       held_bleu=metrics.bleu(hyps, refs)[0], held_chrf=metrics.chrf(hyps, refs)[0],
                       held_bleu_sentences=slice_["n_bleu"])
     return record, examples
 
 
-def score(trainer, pairs, bleu_ids, stop):
-    """((label-smoothed loss sum, NLL sum, target tokens), greedy translations of bleu_ids) of encoded pairs, in
-    eval mode; None if stopped by Ctrl-C."""
+def score(model, pairs, bleu_ids, stop, how):
+    """((label-smoothed loss sum, NLL sum, target tokens), greedy translations of bleu_ids) of encoded pairs by a
+    model in eval mode, scored as `how` (Scoring) says; None if stopped by Ctrl-C."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a diverged model: nan, no noise
         losses, tokens = 0.0, 0   # the loss sums stay on the device, read once after the loop
         src_ids, tgt_ids = pairs
         lens = [len(x) + 1 for x in src_ids], [len(y) + 1 for y in tgt_ids]
         with mt.no_grad():
-            batches = token_batches(*lens, trainer.s.batch_tokens, shuffle=False)
-            for index in parallel.share(batches, trainer.world):
-                if stop.requested and trainer.world.size == 1:
+            batches = token_batches(*lens, how.batch_tokens, shuffle=False)
+            for index in parallel.share(batches, how.world):
+                if stop.requested and how.world.size == 1:
                     return None
                 batch = training_batch([src_ids[i] for i in index], [tgt_ids[i] for i in index])
                 tokens += int((batch[2] != PAD_ID).sum())
-                src, tgt_in, tgt_out = (backend.to_device(a, trainer.device) for a in batch)
-                logits = trainer.model(src, tgt_in)
+                src, tgt_in, tgt_out = (backend.to_device(a, how.device) for a in batch)
+                logits = model(src, tgt_in)
                 smoothed, nll = (F.cross_entropy(logits, tgt_out, ignore_index=PAD_ID, reduction="sum",
-                                                 label_smoothing=e) for e in (trainer.s.label_smoothing, 0.0))
+                                                 label_smoothing=e) for e in (how.label_smoothing, 0.0))
                 losses = losses + mt.stack([smoothed, nll]).double()
         host = backend.to_numpy(losses.data) if isinstance(losses, mt.Tensor) else np.zeros(2)
-        sums = trainer.world.allreduce_sum_(np.array([*host, tokens], dtype=np.float64))
-        hyp_ids = translate_ids(trainer.model, bleu_ids, beam=1, batch_tokens=trainer.s.batch_tokens,
-                                device=trainer.device, progress=trainer.main, world=trainer.world)
-        if trainer.world.any(stop.requested):
+        sums = how.world.allreduce_sum_(np.array([*host, tokens], dtype=np.float64))
+        hyp_ids = translate_ids(model, bleu_ids, beam=1, batch_tokens=how.batch_tokens,
+                                device=how.device, progress=how.world.is_main, world=how.world)
+        if how.world.any(stop.requested):
             return None
     return (float(sums[0]), float(sums[1]), int(sums[2])), hyp_ids
 

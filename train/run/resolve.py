@@ -6,26 +6,18 @@ import math
 from typing import NamedTuple
 
 from transformer import registry
+from transformer.config import Mismatch
 from transformer.registry import MAX_LEN_A, MAX_LEN_B
 
 from . import checkpoint
 from ..cli.errors import TrainError, UsageError
 from .config import RunConfig, config_path, open_run_dir, read_config
 from .presets import PRESETS
-from .settings import Settings
+from .settings import CHANGE, DECLARED, KEEP, SETTINGS, Settings, flag_names
 
-# Flags that override a preset's setting of the same name; a resumed run keeps all of them except these:
-OVERRIDES = ("src", "tgt", "vocab_size", "batch_tokens", "epochs", "lr", "warmup", "dropout", "attention_dropout",
-             "activation_dropout", "label_smoothing", "weight_decay", "save_every", "bpe_dropout", "rdrop",
-             "extra_source", "held_back")
-TRANSFORMER_DROPOUTS = ("attention_dropout", "activation_dropout")   # model fields that an LSTM does not have
-CHANGEABLE_ON_RESUME = ("epochs", "max_steps", "save_every")
-# Flags that override a preset's model size: flag -> the configuration fields it sets, for each model kind
-SIZE_FLAGS = {
-    "transformer": {"d_model": ("d_model",), "n_heads": ("n_heads",), "d_ff": ("d_ff",),
-                    "layers": ("n_encoder_layers", "n_decoder_layers"), "max_len": ("max_len",)},
-    "lstm": {"layers": ("n_layers",), "max_len": ("max_len",)},
-}
+# the settings a resumed run may change (all others it keeps), and those that the model reads (the dropouts)
+CHANGEABLE_ON_RESUME = tuple(s.name for s in SETTINGS if s.resume != KEEP)
+MODEL_FIELDS = tuple(s.name for s in SETTINGS if s.model_field)
 # the shortest max_len whose decoding limit (MAX_LEN_A * source + MAX_LEN_B) still leaves room for a 1-token source
 MIN_MAX_LEN = math.ceil(MAX_LEN_A * 2 + MAX_LEN_B + 1)
 
@@ -42,8 +34,8 @@ def resolve_settings(args, run_dir, device="cpu"):
     read here once; TrainError for a folder that holds a run when not resuming, or whose run has nothing left to do.
     run_dir: fit's run_dir_of(args), which has checked that --preset is given where it is needed."""
     name = args.preset
-    given = {k: getattr(args, k) for k in OVERRIDES + ("seed", "model", "max_steps") if getattr(args, k) is not None}
-    size_flags = {k: getattr(args, k, None) for k in SIZE_FLAGS["transformer"] if getattr(args, k, None) is not None}
+    given = {k: getattr(args, k) for k in flag_names() if getattr(args, k, None) is not None}
+    size_flags = {k: getattr(args, k) for k in registry.SIZE_FLAGS if getattr(args, k, None) is not None}
     config = open_run_dir(run_dir, args.resume, preset_given=bool(name))
     state = checkpoint.last_state(run_dir, device)
     if args.resume:
@@ -51,20 +43,31 @@ def resolve_settings(args, run_dir, device="cpu"):
         settings = resumed_settings(config, preset, given, size_flags, run_dir)
         return Resolved(settings, None, config, continuable(state, settings, run_dir))
     preset = PRESETS[name]
-    model = given.get("model", "transformer")
-    for key in TRANSFORMER_DROPOUTS:
-        if model != "transformer" and key in given:
-            raise UsageError(f"--{key.replace('_', '-')} is a Transformer setting; --model {model} takes --dropout")
-    settings = fit_defaults(preset, model).with_changes(**given)
+    kind = registry.kind_of(given.get("model", DECLARED["model"].default))
+    for key in MODEL_FIELDS:
+        if key in given and not kind.has_field(key):
+            takes = ", ".join(DECLARED[k].flag for k in MODEL_FIELDS if kind.has_field(k))
+            raise UsageError(f"{DECLARED[key].flag} is a {owners(lambda k: k.has_field(key))} setting; --model "
+                             f"{kind.name} takes {takes}")
+    settings = fit_defaults(preset, kind.name).with_changes(**given)
     if settings.extra_source in (settings.src, settings.tgt):
         raise UsageError(f"--extra-source {settings.extra_source}: a second source language, other than --src "
                          f"{settings.src} and --tgt {settings.tgt}")
-    dropouts = {k: getattr(settings, k) for k in ("dropout", *TRANSFORMER_DROPOUTS) if getattr(settings, k) is not None}
-    model_kw = dict(preset.sizes(model), **dropouts)
-    model_kw.update(check_sizes(settings.model, size_flags, model_kw, preset.name))
+    chosen = {k: getattr(settings, k) for k in MODEL_FIELDS if getattr(settings, k) is not None}
+    model_kw = dict(preset.sizes(kind.name), **chosen)
+    model_kw.update(check_sizes(kind, size_flags, model_kw, preset.name))
     if state is not None:  # a folder without a last.npz holds no training to lose
         raise TrainError(existing_run_message(run_dir, state))
     return Resolved(settings, model_kw, None, None)
+
+
+def owners(has):
+    """The model kinds' titles (Transformer, LSTM) of which has(kind) holds, for a message."""
+    return " or ".join(dict.fromkeys(k.title for k in registry.KINDS.values() if has(k)))
+
+
+def flag_of(size_flag):
+    return "--" + size_flag.replace("_", "-")
 
 
 def continuable(state, settings, run_dir):
@@ -83,27 +86,29 @@ def continuable(state, settings, run_dir):
 
 
 def resumed_settings(config, preset, given, size_flags, run_dir):
-    """The settings of a resumed run: its own, with this command's --epochs, --max-steps and --save-every; TrainError
-    for a flag that would change anything else."""
+    """The settings of a resumed run: its own, with this command's value of each setting that a resumed run may
+    change; TrainError for a flag that would change anything else."""
     settings = config.settings
-    fields = SIZE_FLAGS["transformer" if settings.model == "transformer" else "lstm"]
+    sizes = registry.kind_of(settings.model).size_flags
     for key, value in size_flags.items():
-        if key not in fields:
-            raise UsageError(f"--{key.replace('_', '-')} sets a Transformer size; this run's model is "
-                             f"{settings.model}")
-        has = config.model_config.get(fields[key][0])
+        if key not in sizes:
+            raise UsageError(f"{flag_of(key)} sets a {owners(lambda k: key in k.size_flags)} size; this run's model "
+                             f"is {settings.model}")
+        has = config.model_config.get(sizes[key][0])
         if has != value:
-            raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's {has}; a resumed "
-                             f"run keeps its model sizes")
+            raise TrainError(f"--resume: {flag_of(key)} {value} differs from the run's {has}; a resumed run keeps "
+                             f"its model sizes")
+    changeable = [DECLARED[k].flag for k in CHANGEABLE_ON_RESUME]
     for key, value in given.items():
         if key not in CHANGEABLE_ON_RESUME and getattr(settings, key) != value:
-            raise TrainError(f"--resume: --{key.replace('_', '-')} {value} differs from the run's "
-                             f"{getattr(settings, key)}; a resumed run keeps its settings (only --epochs, "
-                             f"--max-steps and --save-every may change)")
+            raise TrainError(f"--resume: {DECLARED[key].flag} {value} differs from the run's "
+                             f"{getattr(settings, key)}; a resumed run keeps its settings (only "
+                             f"{', '.join(changeable[:-1])} and {changeable[-1]} may change)")
     if settings.preset != preset.name:
         raise TrainError(f"--resume: {run_dir} was trained with --preset {settings.preset}, not {preset.name}")
-    changed = {k: given[k] for k in CHANGEABLE_ON_RESUME if k in given}
-    return settings.with_changes(**dict(changed, max_steps=given.get("max_steps")))
+    changed = {s.name: given.get(s.name, getattr(settings, s.name) if s.resume == CHANGE else s.default)
+               for s in SETTINGS if s.resume != KEEP}
+    return settings.with_changes(**changed)
 
 
 def preset_of(config, run_dir):
@@ -115,35 +120,34 @@ def preset_of(config, run_dir):
     return name
 
 
-def fit_defaults(preset, model="transformer"):
-    """The Settings `fit --preset P --model M` takes when no other flag is given (the corpus is added later)."""
-    chosen = {k: v for k, v in preset.to_dict().items() if k not in ("name", "description", "model", "lstm")}
-    sizes = preset.sizes(model)
-    dropouts = {k: sizes.get(k, 0.0) for k in TRANSFORMER_DROPOUTS} if model == "transformer" else {}
-    return Settings(**chosen, preset=preset.name, model=model, seed=0, max_steps=None, dropout=sizes["dropout"],
-                    **dropouts)
+def fit_defaults(preset, model=DECLARED["model"].default):
+    """The Settings `fit --preset P --model M` takes when no other flag is given (the corpus is added later): the
+    preset's values, and the model's dropouts from its sizes (None where the kind has no such field)."""
+    kind, sizes = registry.kind_of(model), preset.sizes(model)
+    model_fields = {k: sizes.get(k, kind.field_default(k)) if kind.has_field(k) else None for k in MODEL_FIELDS}
+    return Settings(**preset.to_dict(), preset=preset.name, model=model, **model_fields)
 
 
 def check_sizes(kind, size_flags, model_kw, preset):
-    """The configuration fields that the size flags set; UsageError (exit status 2) when they cannot make a model."""
-    fields = SIZE_FLAGS["transformer" if kind == "transformer" else "lstm"]
+    """The configuration fields that the size flags set; UsageError (exit status 2) when they cannot make a model
+    (the configuration's own check, each value named by where it came from: a flag or the preset)."""
     for key in size_flags:
-        if key not in fields:
-            raise UsageError(f"--{key.replace('_', '-')} sets a Transformer size; --model {kind} takes only "
-                             f"{', '.join('--' + k.replace('_', '-') for k in fields)}")
-    out = {field: value for key, value in size_flags.items() for field in fields[key]}
+        if key not in kind.size_flags:
+            raise UsageError(f"{flag_of(key)} sets a {owners(lambda k: key in k.size_flags)} size; --model "
+                             f"{kind.name} takes only {', '.join(flag_of(k) for k in kind.size_flags)}")
+    out = {field: value for key, value in size_flags.items() for field in kind.size_flags[key]}
     sizes = dict(model_kw, **out)
     if "max_len" in size_flags and sizes["max_len"] < MIN_MAX_LEN:
         raise UsageError(f"--max-len {sizes['max_len']} is too short: at least {MIN_MAX_LEN} tokens, so that "
                          f"decoding has room for {MAX_LEN_A} x the source length + {MAX_LEN_B}")
-    if kind == "transformer" and sizes["d_model"] % sizes["n_heads"]:
-        def origin(key):
-            return f"--{key.replace('_', '-')} {sizes[key]}" if key in size_flags else \
-                f"{key} {sizes[key]} of --preset {preset}"
-        raise UsageError(f"{origin('d_model')} is not divisible by {origin('n_heads')}: each head takes "
-                         f"d_model / n_heads dimensions")
     try:
-        registry.model_config(kind, 8, sizes)  # any vocabulary size: only the sizes are checked here
+        registry.model_config(kind.name, 8, sizes)  # any vocabulary size: only the sizes are checked here
+    except Mismatch as e:
+        def origin(field):
+            flag = next((k for k in size_flags if field in kind.size_flags[k]), None)
+            return f"{flag_of(flag)} {sizes[field]}" if flag else f"{field} {sizes[field]} of --preset {preset}"
+        first, second = e.fields
+        raise UsageError(f"{origin(first)} {e.relation} {origin(second)}: {e.reason}") from None
     except ValueError as e:
         raise UsageError(f"bad model configuration: {e}") from None
     return out

@@ -31,6 +31,7 @@ REPEATS = 5        # each count is timed this many times (the counts taking turn
 GIVE_UP = 1.5      # stop trying more threads once a count is this many times slower than the fastest so far
 WARMUP = 2         # a run's first steps, left out of its check (memory first touched, caches cold)
 PAIRS = 4          # the check times this many steps at the chosen count and as many at one thread, in turns
+STILL_CLOCK = "not measured: the clock did not advance"   # a timing of 0 s (a clock that stands still) compares none
 MEASURED = "measured on a training step's matrix products"   # chosen_by of a measured count (older runs: "measured
                                                                 # on the P preset's matrix products")
 
@@ -163,6 +164,8 @@ def choose(preset, requested=None, world=None, environ=None, timer=None, recorde
     if share == 1:
         return 1, f"one core for this process{ranks}", {}
     timings = measure(step_products(preset), share, timer)
+    if min(timings.values()) <= 0:   # a clock that stood still (or went back) measured nothing: no count is better
+        return 1, f"{STILL_CLOCK} while the matrix products ran; one thread{ranks}", {}
     return best_count(timings), f"{MEASURED} of the {preset} preset (median of {REPEATS}){ranks}", timings
 
 
@@ -230,11 +233,14 @@ class StepCheck:
 
     def decide(self):
         median = {n: statistics.median(t) for n, t in self.per_token.items()}
-        speed = {str(n): round(1 / max(s, 1e-12)) for n, s in sorted(median.items())}
-        slower = median[self.n] >= median[1]
+        # None: no verdict, where steps took 0 s (a clock that stood still)
+        slower = None if min(median.values()) <= 0 else median[self.n] >= median[1]
         world_size = 1 if self.world is None else self.world.size
         if world_size > 1:
             slower = self.world.allgather_object(slower)[0]
+        if slower is None:
+            return self.unjudged()
+        speed = {str(n): round(1 / max(s, 1e-12)) for n, s in sorted(median.items())}
         record, self.current = self.config.blas_threads, 1 if slower else self.n
         steps = f"steps {WARMUP + 1}-{self.steps} of this command"
         checked = {"steps": steps, "tokens_per_s": speed}
@@ -251,13 +257,29 @@ class StepCheck:
             if slower:
                 self.report(speed)
 
+    def unjudged(self):
+        """Steps timed at 0 s (a clock that stood still): no verdict; the chosen count stays, and config.json and
+        one line say why."""
+        self.apply(self.n)
+        self.current = self.n
+        steps = f"steps {WARMUP + 1}-{self.steps} of this command"
+        self.config.blas_threads = dict(self.config.blas_threads, checked={"steps": steps, "tokens_per_s": None})
+        if self.world is None or self.world.is_main:
+            write_config(self.run_dir, self.config)
+            self.say_line(f"BLAS threads: {STILL_CLOCK} in {steps}, so {self.n} threads were not compared with one; "
+                          f"keeping {self.n} (--threads N to choose)")
+
     def report(self, speed):
         timings = self.config.blas_threads["before"].get("timings_ms", {})
-        expected = (f" (its start-up measurement expected {timings['1'] / timings[str(self.n)]:.2f} times one "
-                    f"thread's speed)" if "1" in timings and str(self.n) in timings else "")
+        one, chosen = timings.get("1"), timings.get(str(self.n))
+        expected = (f" (its start-up measurement expected {one / chosen:.2f} times one thread's speed)"
+                    if isinstance(one, (int, float)) and isinstance(chosen, (int, float)) and chosen > 0 else "")
         line = (f"BLAS threads: {self.n} threads trained at {speed[str(self.n)]:,} tokens/s against {speed['1']:,} "
                 f"on one thread in steps {WARMUP + 1}-{self.steps} of this command{expected}; falling back to 1 "
                 f"thread for the rest of the run (--threads N to choose)")
+        self.say_line(line)
+
+    def say_line(self, line):
         if self.say is not None:
             self.say(line)
         else:

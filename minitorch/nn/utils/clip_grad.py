@@ -27,7 +27,7 @@ def clip_grad_norm_(parameters, max_norm):
     .item()) makes the host wait for the GPU, so a training step reads it once, with the loss (train/loop/step.py)."""
     if isinstance(parameters, flat.FlatParameters):
         parameters.settle()   # takes back reassigned .grad (a slot of a None .grad holds zeros)
-        grads = [group.grad for group in parameters.groups]
+        grads = [buffer.grad for buffer in parameters.buffers]
     else:
         grads = [p.grad.data for p in dict.fromkeys(parameters) if p.grad is not None]
     if not grads:

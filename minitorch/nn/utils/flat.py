@@ -27,6 +27,7 @@ import numpy as np
 
 from ... import backend
 from ...tensor import Tensor
+from .half_copy import HalfCopy
 
 # On the CPU a kernel runs over the buffers in pieces of CHUNK elements: NumPy makes one temporary per operation of
 # the body, and pieces this size keep those and the operands in cache through the body's several passes
@@ -54,9 +55,9 @@ class FlatParameters:
         members = {}
         for p in self.params:
             members.setdefault((p.dtype, p.device), []).append(p)
-        self.groups = [FlatBuffer(ps) for ps in members.values()]
-        for group in self.groups:   # (weakly: an optimizer given the parameters alone finds the FlatParameters)
-            group.owner = weakref.ref(self)
+        self.buffers = [FlatBuffer(ps) for ps in members.values()]   # one per dtype and device
+        for buffer in self.buffers:   # (weakly: an optimizer given the parameters alone finds the FlatParameters)
+            buffer.owner = weakref.ref(self)
 
     def __iter__(self):
         return iter(self.params)
@@ -66,18 +67,21 @@ class FlatParameters:
         backward hands each parameter the gradient array its op made, and settle() gathers them into the buffer."""
         for p in self.params:
             p.grad = None
+        for buffer in self.buffers:
+            if buffer.half is not None:
+                buffer.half.zero_grad()
 
     def settle(self):
         """Take back reassigned .data and .grad (the module docstring's rule), so the buffers hold every value."""
-        for group in self.groups:
-            group.settle()
+        for buffer in self.buffers:
+            buffer.settle()
 
     def to(self, device):
         """Move the buffers (values and gradients), and so every parameter, to device; returns self."""
         device = backend.check_device(device)
         self.settle()
-        for group in self.groups:
-            group.to(device)
+        for buffer in self.buffers:
+            buffer.to(device)
         return self
 
 
@@ -85,6 +89,7 @@ class FlatBuffer:
     """Parameters of one dtype and device laid end to end: p.data is a view of `.data`, p.grad one of `.grad`."""
 
     owner = None   # a weak reference to the FlatParameters that made it
+    half = None    # its float16 copy under autocast (half_copy.HalfCopy), made at the first use
 
     def __init__(self, params):
         first = params[0].data
@@ -106,6 +111,7 @@ class FlatBuffer:
         """Make the views of data and grad_storage (the parameters are not touched)."""
         if hasattr(self, "data"):
             _OWNERS.pop(id(self.data), None)
+        self.half = None   # (made again, of the new buffer, at the next autocast use)
         self.data, self.grad_storage, self.grad = data, grad_storage, grad_storage[:self.size]
         self.views, self.grad_views, self.grad_tensors = [], [], []
         for p, lo, hi in zip(self.params, self.bounds, self.bounds[1:]):
@@ -120,8 +126,32 @@ class FlatBuffer:
         for p, view, slot in zip(self.params, self.views, self.grad_tensors):
             p.data, p.grad = view, slot if p.requires_grad else None
 
+    def half_leaf(self, i, dtype, region):
+        """Parameter i as a leaf of the buffer's float16 copy (half_copy.py), made again once per autocast region."""
+        if self.half is None or self.half.dtype != dtype:
+            self.half = HalfCopy(self, dtype)
+        return self.half.leaf(i, region)
+
     def settle(self):
         self._take_data()
+        if self.half is not None and self.half.has_grads():
+            return self._settle_half()
+        self._settle_grads()
+
+    def _settle_half(self):
+        """The float16 gradients of an autocast backward, gathered and written into the float32 buffer as float32
+        (added to float32 gradients that came too)."""
+        half_grad = self.half.gathered()
+        if all(p.grad is None for p in self.params):   # (the usual autocast step: one cast, no add)
+            self.grad[...] = half_grad
+        else:
+            self._settle_grads()
+            self.grad += half_grad
+        for p, view, slot in zip(self.params, self.grad_views, self.grad_tensors):
+            slot.data = view
+            p.grad = slot if p.requires_grad else None
+
+    def _settle_grads(self):
         pieces = []
         for p, gview in zip(self.params, self.grad_views):
             g = p.grad

@@ -6,12 +6,16 @@ LSTM cell.
     python3 -m minitorch.tools.exercises start DIR            copy the stubs (one file per exercise) into DIR
     python3 -m minitorch.tools.exercises check NAME --dir DIR grade DIR/NAME.py ("all" for every exercise)
     python3 -m minitorch.tools.exercises hint NAME [--step N] a hint in steps: derive, a nudge, the answer
+    python3 -m minitorch.tools.exercises survey DIR           grade wrong answers that declare their mistake; count
+                                                              the named, numbers-only and false diagnoses
 
 A check compares the student's backward with central finite differences of their forward (float64, on shapes and
 options drawn from a fixed seed with NumPy alone, drawing.py) and their values and gradients with the engine's own
 op; the walk does not sum the student's gradients over broadcast dims (strict shapes). A failure prints the case
-(input, incoming gradient, both gradients, their difference), how to replay it, and a diagnosis where the mistake
-has a signature (diagnose.py).
+(input, incoming gradient, both gradients, their difference), how to replay it, and the mistake named by derivation:
+the wrong derivation (a mutation of the exercise's reference answer, derivations/ and mutation.py) whose gradients
+are the student's (explain.py); where none is, the smallest failing case found (shrink.py), and what the numbers
+show for sure (diagnose.py).
 `check(name, function)` grades any Function class (or an engine exercise's function), which is how the tests grade
 the engine's solutions and prove that wrong ones fail.
 

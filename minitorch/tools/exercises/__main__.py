@@ -1,4 +1,5 @@
-"""python3 -m minitorch.tools.exercises {list, start DIR, check NAME|all [--dir DIR | --solution], hint NAME}."""
+"""python3 -m minitorch.tools.exercises {list, start DIR, check NAME|all [--dir DIR | --solution], hint NAME,
+survey DIR}."""
 import argparse
 import importlib.util
 import os
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 from . import EXAMPLES, EXERCISES, ExerciseFailed, check
+from .blame import where
 from .catalog import BY_NAME
 
 STUBS = Path(__file__).resolve().parent / "stubs"
@@ -24,9 +26,10 @@ def load(exercise, folder):
     try:
         spec.loader.exec_module(module)
     except Exception as e:
-        line = getattr(e, "lineno", None)
-        raise ExerciseFailed(f"{path}{f', line {line}' if line else ''} does not import: {type(e).__name__}: {e}") \
-            from None
+        line = getattr(e, "lineno", None)   # a SyntaxError's; any other error's line is in its traceback
+        source = f": {e.text.strip()}" if isinstance(e, SyntaxError) and e.text else ""
+        raise ExerciseFailed(f"{path}{f', line {line}' if line else ''} does not import: {type(e).__name__}: {e}"
+                             f"{source}{where(e, {str(path)})}") from None
     if not hasattr(module, exercise.cls):
         raise ExerciseFailed(f"{path} has no class {exercise.cls}: keep the stub's class name")
     return getattr(module, exercise.cls)
@@ -95,6 +98,17 @@ def cmd_check(args):
     return 1 if failed else 0
 
 
+def cmd_survey(args):
+    from .survey import summary, survey
+    rows = survey(args.dir)
+    for name, verdict, said in rows:
+        print(f"{verdict:<13} {name}")
+        if args.verbose and said:
+            print("              " + said.replace("\n", "\n              "))
+    print(summary(rows))
+    return 1 if any(v == "passed" for _, v, _ in rows) or not rows else 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog=COMMAND, description=(
         "Graded exercises: the engine's walk, then the forward and backward of one Function at a time, from Mul to "
@@ -117,6 +131,11 @@ def main(argv=None):
     hint.add_argument("--step", type=int, default=1, choices=(1, 2, 3),
                       help="1: what to derive first, 2: a nudge, 3: the answer")
     hint.set_defaults(run=cmd_hint)
+    survey = commands.add_parser("survey", help="grade a folder of wrong answers (EXERCISE__what.py, each with its "
+                                                "MISTAKE) and count the named, numbers-only and false diagnoses")
+    survey.add_argument("dir", help="e.g. tests/tools/wrong_answers")
+    survey.add_argument("--verbose", action="store_true", help="print what the grader said of each")
+    survey.set_defaults(run=cmd_survey)
     args = parser.parse_args(argv)
     if getattr(args, "examples", 1) < 1:
         parser.error("--examples must be at least 1")

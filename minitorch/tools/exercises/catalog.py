@@ -13,7 +13,7 @@ import numpy as np
 from ... import backend, functional as F
 from ...ops.dropout import random_words
 from ...functions import cat
-from ...ops.windows import col2im_array, im2col_array, window
+from ...ops.windows import window
 from . import engine_checks, reference
 from .case import ROW, Case
 
@@ -33,12 +33,9 @@ class Exercise:
     reference: Callable          # (tensors, options) -> Tensor: the engine's public op
     inputs: tuple = ("a", "b")   # the names of the differentiable inputs, for a failure's report
     zero_sum: Callable = None    # case -> the axes along which the rows of dx sum to 0 (shift-invariant ops)
-    # the signatures of this op's mistakes, for a diagnosis (diagnose.py), each a function of the case:
-    scales: Callable = None      # case -> [(ratio, meaning)]: the scales of this case (a count, sqrt(d)), tried first
-    terms: Callable = None       # (case, g) -> {input: [(term, what)]}: the terms of the right gradient, by name
-    variants: Callable = None    # case -> [(options, meaning)]: the engine's gradient under these options is what a
-    #                              backward that leaves out `meaning` returns (label_smoothing=0: the smoothing)
-    signature: Callable = None   # (case, i, got, want) -> a diagnosis of a mistake only this op can make, or ""
+    # the scales of this case (a count, sqrt(d)), named first when a gradient is a constant ratio of the right one
+    # and no mutation of the derivation (derivations/NAME.py) matches: case -> [(ratio, meaning)]
+    scales: Callable = None
 
     def solution(self):
         """The engine's own Function class for this exercise."""
@@ -105,16 +102,17 @@ def _broadcast_pair(draw, st, hnp, away_from_zero=False):
 
 
 def _reduction_case(draw, st, hnp):
-    shape = _shapes(draw, hnp, min_dims=2)  # at least one dim summed and one kept
-    ndim = len(shape)
     # partial reductions and keepdim=False weigh double: there the summed dims must be put back before broadcasting
     kind = draw(st.sampled_from(["one dim", "a tuple of dims", "every dim", "one dim", "a tuple of dims"]))
+    # at least one dim summed and one kept; a tuple of two or more dims with one kept needs three
+    shape = _shapes(draw, hnp, min_dims=3 if kind == "a tuple of dims" else 2)
+    ndim = len(shape)
     if kind == "every dim":
         dim = None
     elif kind == "one dim":
         dim = draw(st.integers(-ndim, ndim - 1))
-    else:  # negatives allowed, each axis once
-        dim = tuple(draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim - 1,
+    else:  # negatives allowed, each axis once, two or more: each must be put back
+        dim = tuple(draw(st.lists(st.integers(-ndim, ndim - 1), min_size=2, max_size=ndim - 1,
                                   unique_by=lambda d: d % ndim)))
     keepdim = draw(st.sampled_from([False, True, False]))
     return Case([_values(draw, st, shape)], {"dim": dim, "keepdim": keepdim},
@@ -173,14 +171,6 @@ def _cross_entropy_scales(case):
     return found
 
 
-def _cross_entropy_variants(case):
-    if not case.options["label_smoothing"]:
-        return []
-    return [({"label_smoothing": 0.0}, f"without label smoothing: backward leaves out the smoothing (the soft targets "
-                                       f"q = (1 - e) one_hot + e / C, e = {case.options['label_smoothing']:g}, in "
-                                       f"p - q)")]
-
-
 def _cross_entropy_apply(cls, t, o):
     return cls.apply(t[0], o["target"], ignore_index=o["ignore_index"], label_smoothing=o["label_smoothing"],
                      reduction=o["reduction"])
@@ -194,21 +184,6 @@ def _layer_norm_case(draw, st, hnp):
     w, b = (_values(draw, st, normalized), _values(draw, st, normalized)) if affine else (None, None)
     return Case([x, w, b], {"normalized_ndim": len(normalized), "eps": 1e-5},
                 f"x {x.shape} normalised over its last {len(normalized)} dims, {'with' if affine else 'no'} w and b")
-
-
-def _layer_norm_terms(case, g):
-    """dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) row by row (gh = g w): its mean's term and its variance's."""
-    x, w = case.arrays[0], case.arrays[1]
-    n = int(np.prod(x.shape[x.ndim - case.options["normalized_ndim"]:]))
-    rows = x.reshape(-1, n)
-    centered = rows - rows.mean(axis=1, keepdims=True)
-    rstd = 1 / np.sqrt((centered ** 2).mean(axis=1, keepdims=True) + case.options["eps"])
-    xhat = centered * rstd
-    gh = np.reshape(g, (-1, n)) * (1.0 if w is None else w.reshape(n))
-    mean_term = -rstd * gh.mean(axis=1, keepdims=True) * np.ones(n)
-    variance_term = -rstd * xhat * (gh * xhat).mean(axis=1, keepdims=True)
-    return {0: [(variance_term.reshape(x.shape), "xhat term (the variance's: -rstd xhat mean(gh xhat))"),
-                (mean_term.reshape(x.shape), "mean term (-rstd mean(gh))")]}
 
 
 def _layer_norm_reference(t, o):
@@ -253,13 +228,6 @@ def _attention_scales(case):
         found += [(1 - p, "it is 1 - dropout_p: the dropout's scale 1/(1 - p) is missing"),
                   (1 / (1 - p), "it is 1/(1 - dropout_p): the dropout's scale is applied once too often")]
     return found
-
-
-def _attention_variants(case):
-    if not case.options["dropout_p"]:
-        return []
-    return [({"dropout_p": 0.0}, "without dropout: backward leaves out the keep mask and the scale 1/(1 - p) "
-                                 "(dw = (g v^T) * keep / (1 - p))")]
 
 
 def _attention_reference(t, o):
@@ -396,7 +364,7 @@ OP_EXERCISES = [
              _cross_entropy_case, _cross_entropy_apply,
              lambda t, o: F.cross_entropy(t[0], o["target"], ignore_index=o["ignore_index"],
                                           label_smoothing=o["label_smoothing"], reduction=o["reduction"]),
-             inputs=("x",), zero_sum=lambda case: 1, scales=_cross_entropy_scales, variants=_cross_entropy_variants),
+             inputs=("x",), zero_sum=lambda case: 1, scales=_cross_entropy_scales),
     Exercise("layer_norm", "LayerNorm", "minitorch.fused.layer_norm:LayerNorm", "LayerNorm over the last dims",
              "4-layernorm-layernorm", (
                  "Derive first: on one row of n values, xhat = (x - mean) * rstd. Which of mean and rstd depend on "
@@ -406,7 +374,7 @@ OP_EXERCISES = [
                  "Rows: x.reshape(-1, n). dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) (row means); dw = "
                  "(g * xhat) summed over the rows, db = g summed over the rows, reshaped to w's shape."),
              _layer_norm_case, lambda cls, t, o: cls.apply(t[0], t[1], t[2], **o), _layer_norm_reference,
-             inputs=("x", "w", "b"), zero_sum=_layer_norm_rows, terms=_layer_norm_terms),
+             inputs=("x", "w", "b"), zero_sum=_layer_norm_rows),
     Exercise("attention", "ScaledDotProductAttention", "minitorch.fused.attention:ScaledDotProductAttention",
              "scaled dot-product attention with a mask and dropout", "5-scaled-dot-product-attention-"
              "scaleddotproductattention", (
@@ -418,7 +386,7 @@ OP_EXERCISES = [
                  "Backward: dv = a^T g; dw = (g v^T) * keep / (1 - p); ds = w * (dw - (dw * w).sum(-1)); dq = ds k / "
                  "sqrt(d), dk = ds^T q / sqrt(d); return (dq, dk, dv, None, None)."),
              _attention_case, _attention_apply, _attention_reference, inputs=("q", "k", "v"),
-             scales=_attention_scales, variants=_attention_variants),
+             scales=_attention_scales),
     Exercise("lstm_cell", "LSTMCellFunction", "minitorch.fused.lstm_cell:LSTMCellFunction",
              "the LSTM cell (gates i, f, g, o)", "6-the-lstm-cell-lstmcellfunction", (
                  "Derive first: c = f c_prev + i g and h = o tanh(c). Through how many paths does L depend on c?",
@@ -443,19 +411,6 @@ def _conv2d_case(draw, st, hnp):
                                              f"padding ({w.ph}, {w.pw}), dilation ({w.dh}, {w.dw})")
 
 
-def _conv2d_overlap(case, i, got, want):
-    """dx right where one window reads x and wrong where windows overlap: col2im assigned instead of adding."""
-    if i != 0:
-        return ""
-    x, w = case.arrays[0], case.options["w"]
-    readers = col2im_array(im2col_array(np.ones_like(x), w), w, x.shape)   # how many windows read each place
-    many = readers > 1
-    if many.any() and np.allclose(got[~many], want[~many]) and not np.allclose(got[many], want[many]):
-        return ("\n  diagnosis: dx is right where one window reads x and wrong where windows overlap: col2im must add "
-                "each window's gradient into dx (+=), not assign it (the overlapping windows' gradients sum)")
-    return ""
-
-
 CONV_EXERCISES = [
     Exercise("conv2d", "Conv2d", "minitorch.ops.conv:Conv2d", "a 2-D convolution as im2col and a product",
              "convolution-as-im2col-conv2d", (
@@ -469,7 +424,7 @@ CONV_EXERCISES = [
              _conv2d_case, lambda cls, t, o: cls.apply(t[0], t[1], t[2], w=o["w"]),
              lambda t, o: F.conv2d(t[0], t[1], t[2], (o["w"].sh, o["w"].sw), (o["w"].ph, o["w"].pw),
                                    (o["w"].dh, o["w"].dw)),
-             inputs=("x", "weight", "bias"), signature=_conv2d_overlap),
+             inputs=("x", "weight", "bias")),
 ]
 
 EXERCISES = ENGINE_EXERCISES + OP_EXERCISES + CONV_EXERCISES

@@ -1,8 +1,9 @@
 """What a failed check prints: the case as plain numbers (input, incoming gradient, both gradients and their
-difference), how to replay it, and the likely mistake read from its signature: the right gradient of a variant of
-the op (without label smoothing, without dropout), one named term missing or with its sign flipped, the other
-input's gradient (swapped), the right one transposed, a constant ratio over the entries whose right gradient is not
-~0 (the case's own counts first: the rows not ignored, sqrt(d)), rows of dx that do not sum to 0."""
+difference), how to replay it, and the facts its numbers show without knowing the mistake: a wrong shape, inf or
+nan, a constant ratio over the entries whose right gradient is not ~0 (the exercise's own scales named first: the
+rows not ignored, sqrt(d)), rows of dx that do not sum to 0. Which part of the derivation is wrong is found by
+running the derivation's mutations (explain.py), which replaces these facts when one matches.
+"""
 import numpy as np
 
 COMMAND = "python3 -m minitorch.tools.exercises"
@@ -40,15 +41,11 @@ def replay(name, number, folder="DIR"):
 
 
 def _scales(case):
-    """(ratio, what it means) for the scales a backward commonly misses, most specific first; the exercise's own
-    (exercise.scales: counts of this case) are tried before these."""
+    """(ratio, what it means) for a constant ratio that no scale of the exercise explains: the fact, no reason."""
     found = [(-1.0, "the sign is flipped")]
     for k in range(2, 65):
-        found.append((float(k), f"a factor {k} too large: a missing division by {k}"
-                                + (" (a mean's 1/n with n = 2, or a term counted twice)" if k == 2 else
-                                   f" (a mean divides by the count of elements averaged, here n = {k})")))
-        found.append((1 / k, f"1/{k} of the right value: a missing factor {k}"
-                             + (" (d x^2 = 2x dx)" if k == 2 else " (a mean's 1/n applied where it should not be)")))
+        found.append((float(k), f"a factor {k} too large"))
+        found.append((1 / k, f"1/{k} of the right value: a factor {k} missing"))
     return found
 
 
@@ -70,63 +67,36 @@ def constant_ratio(got, want):
     return r if np.allclose(got[~mask], r * want[~mask], rtol=1e-3, atol=1e-6 * size) else None
 
 
-def _same(a, b):
-    return a is not None and b is not None and np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=1e-6,
-                                                                                          atol=1e-9)
-
-
-TRANSPOSED = "a transpose too many, or the product's factors in the wrong order ((G^T A)^T = A^T G)"
-
-
 def transposed(got, want):
     """Whether shape got is shape want with its last two dims swapped (a matrix's transpose), for shapes that differ:
     the grader's and strict_shapes' one test of that mistake."""
     return len(got) >= 2 and tuple(got) == tuple(want[:-2]) + tuple(want[-2:][::-1])
 
 
-def diagnose(exercise, case, i, grads, wants, g=None, variants=list):
-    """'\n  diagnosis: ...' for the mistakes with a signature, or ''. grads, wants: your gradients and the right
-    ones, one per input (i: the input that differs); g: the incoming gradient; variants: a function giving (the
-    engine's gradients on this case with other options, what a backward that returns them left out), called only
-    here, on a failure (each variant reruns the engine's op)."""
-    got, want, name = np.asarray(grads[i]), np.asarray(wants[i]), exercise.inputs[i]
+def diagnose(exercise, case, i, grads, wants):
+    """'\n  fact: ...' for what the numbers show without a cause ('\n  diagnosis: ...' where a ratio is one of the
+    exercise's own scales), or ''. grads, wants: your gradients and the right ones, one per input (i: the input
+    that differs)."""
+    got, want = np.asarray(grads[i]), np.asarray(wants[i])
     if got.shape != want.shape:
         if transposed(got.shape, want.shape):
-            return (f"\n  diagnosis: your dL/d{name} {got.shape} is shaped like the right one transposed "
-                    f"{want.shape}: {TRANSPOSED}")
-        return f"\n  diagnosis: a wrong-shaped gradient: {got.shape} for an input of shape {want.shape}"
+            return (f"\n  fact: your dL/d{exercise.inputs[i]} {got.shape} is shaped like the right one "
+                    f"transposed {want.shape}")
+        return f"\n  fact: a wrong-shaped gradient: {got.shape} for an input of shape {want.shape}"
     if not np.isfinite(got).all():
-        return "\n  diagnosis: your gradient has inf or nan: an overflow, or a division by zero"
-    own = exercise.signature(case, i, got, want) if exercise.signature is not None else ""
-    if own:
-        return own
-    for other, meaning in variants():
-        if _same(got, other[i]) and not _same(want, other[i]):
-            return f"\n  diagnosis: your dL/d{name} is the right one {meaning}"
-    terms = exercise.terms(case, g).get(i, []) if exercise.terms is not None and g is not None else []
-    for term, what in terms:
-        for k, how in ((1, "is missing"), (2, "has its sign flipped"), (-1, "is counted twice")):
-            if _same(got, want - k * term):
-                return f"\n  diagnosis: dL/d{name}'s {what} {how}; the other terms are right"
-    for j, other in enumerate(wants):
-        if j != i and _same(got, other) and not _same(want, other):
-            return (f"\n  diagnosis: your dL/d{name} is the right dL/d{exercise.inputs[j]}: the two gradients are "
-                    f"swapped (each input's gradient is built from the other inputs)")
-    if got.ndim >= 2 and got.shape[-1] == got.shape[-2] and _same(got, want.swapaxes(-1, -2)):   # a square's
-        return f"\n  diagnosis: your dL/d{name} is the right one transposed: {TRANSPOSED}"
+        return "\n  fact: your gradient has inf or nan (an overflow, or a division by zero)"
     r = constant_ratio(got, want)
     if r is not None:
         own = exercise.scales(case) if exercise.scales is not None else []
         for value, meaning in own + _scales(case):
             if abs(r - value) <= 1e-4 * abs(value):
-                return (f"\n  diagnosis: a constant ratio {r:.6g} between your gradient and the right one: "
-                        f"{meaning}")
-        return f"\n  diagnosis: a constant ratio {r:.6g} between your gradient and the right one: a missing scale"
+                kind = "diagnosis" if (value, meaning) in own else "fact"
+                return f"\n  {kind}: a constant ratio {r:.6g} between your gradient and the right one: {meaning}"
+        return f"\n  fact: a constant ratio {r:.6g} between your gradient and the right one"
     axes = exercise.zero_sum(case) if exercise.zero_sum is not None and i == 0 else None
     if axes is not None:
         should, sums = want.sum(axis=axes), got.sum(axis=axes)
         if np.allclose(should, 0, atol=1e-6) and not np.allclose(sums, 0, atol=1e-6):
-            return (f"\n  diagnosis: each row of dx along dim {axes} should sum to 0 (the output does not change "
-                    f"when the row is shifted by a constant), and yours sum to {plain(sums)}: a term of the "
-                    f"backward (the one with the row sum or row mean) is missing or wrong")
+            return (f"\n  fact: each row of dx along dim {axes} should sum to 0 (the output does not change "
+                    f"when the row is shifted by a constant), and yours sum to {plain(sums)}")
     return ""

@@ -8,6 +8,7 @@ from ...core.grad_mode import no_grad as engine_no_grad
 from ...tensor import Tensor
 from . import reference
 from .case import ROW, Case
+from .blame import files_of, where
 from .diagnose import plain, show
 from .grader import ExerciseFailed
 from .harness import Value, build, state
@@ -93,57 +94,6 @@ def _leaf_grads_engine(case, g):
     return [None if t.grad is None else t.grad.numpy() for t in tensors[:n]]   # None: not reachable from the root
 
 
-def _overwrite(order):
-    """The walk with a later gradient replacing an earlier one."""
-    for node in order:
-        if node.grad is not None and node.backward_fn is not None:
-            for parent, g in zip(node.parents, node.backward_fn(node.grad)):
-                parent.grad = g
-
-
-def _in_place(order):
-    """The walk adding in place: add's backward hands the same array g to both parents, so a later += into one
-    parent's .grad changes the other's (and the node's) too."""
-    for node in order:
-        if node.grad is not None and node.backward_fn is not None:
-            for parent, g in zip(node.parents, node.backward_fn(node.grad)):
-                if parent.grad is None:
-                    parent.grad = g
-                else:
-                    parent.grad += g
-
-
-def _leaves_first(order):
-    """The right walk in the order of the list reversed: from the leaves, whose .grad is still None."""
-    reference.backward(order[::-1])
-
-
-# the walks with a common mistake, each with what it tells the student: a walk whose gradients are these is that one
-WALK_MISTAKES = [
-    (_leaves_first, "walk from the root: reverse topological order (the order topological_order returns, root "
-                    "first), so that a node's gradient is complete before it is sent to its parents"),
-    (_overwrite, "a node used twice kept only its last gradient: add the gradients that reach a node from each use "
-                 "(grad = g if grad is None else grad + g), do not assign"),
-    (_in_place, "an in-place += into a gradient array that another node shares (add's backward hands the same g "
-                "to both parents): write parent.grad = parent.grad + g, a new array"),
-]
-
-
-def _same_grads(nodes, others):
-    return all((a.grad is None) == (b.grad is None) and (a.grad is None or (
-        np.shape(a.grad) == np.shape(b.grad) and np.allclose(a.grad, b.grad, rtol=1e-9, atol=1e-12)))
-        for a, b in zip(nodes, others))
-
-
-def _walk_mistake(case, g, nodes):
-    """'\n  diagnosis: ...' when the student's gradients are those of a walk with a known mistake, else ''."""
-    for walk, meaning in WALK_MISTAKES:
-        wrong = _run_walk(walk, case, g)
-        if _same_grads(nodes[:len(case.arrays)], wrong[:len(case.arrays)]):
-            return f"\n  diagnosis: {meaning}"
-    return ""
-
-
 def _run_walk(function, case, g):
     nodes = _mine(case)
     nodes[-1].grad = g.copy()
@@ -168,13 +118,11 @@ def check_backward(function, case, strict=True):
             raise ExerciseFailed(f"backward gave n{k} a gradient on {case.text}, where n{k} is not reachable from "
                                  f"the root")
         if got is None:
-            why = _walk_mistake(case, g, nodes) or ("\n  diagnosis: every node reached from the root gets a gradient "
-                                                    "(the leaves too)")
-            raise ExerciseFailed(f"backward left n{k}.grad None on {case.text}{why}")
+            raise ExerciseFailed(f"backward left n{k}.grad None on {case.text}\n  diagnosis: every node reached from "
+                                 f"the root gets a gradient (the leaves too)")
         if np.shape(got) == w.shape and np.allclose(got, w, rtol=1e-9, atol=1e-12):
             continue
-        raise ExerciseFailed(f"backward: dL/dn{k} differs from the engine's on {case.text}"
-                             f"{_walk_mistake(case, g, nodes)}\n"
+        raise ExerciseFailed(f"backward: dL/dn{k} differs from the engine's on {case.text}\n"
                              + show(case.arrays, [f"n{i}" for i in range(len(want))], g,
                                     [n.grad for n in nodes], want, k, "engine"))
 
@@ -208,10 +156,7 @@ def check_unbroadcast(function, case, strict=True):
         raise ExerciseFailed(f"unbroadcast: a wrong-shaped gradient on {case.text}: shape {got.shape}, expected "
                              f"{tuple(shape)}\n  diagnosis: {why}\n  grad: {plain(grad)}")
     if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
-        averaged = want * (np.prod(shape, dtype=int) / grad.size)   # each sum divided by its count of terms
-        hint = "\n  diagnosis: yours is the mean over the broadcast axes: sum, do not average" if np.allclose(
-            got, averaged, rtol=1e-9, atol=1e-12) else ""
-        raise ExerciseFailed(f"unbroadcast differs from the engine's on {case.text}{hint}\n  grad: {plain(grad)}\n"
+        raise ExerciseFailed(f"unbroadcast differs from the engine's on {case.text}\n  grad: {plain(grad)}\n"
                              f"  yours: {plain(got)}\n  the engine's: {plain(want)}")
 
 
@@ -263,28 +208,80 @@ def _trace(program, no_grad, records):
     return trace
 
 
-def check_no_grad(function, case, strict=True):
-    program = case.options["program"]
-    x = Tensor._make(np.ones(2), requires_grad=True)
-    want = _trace(program, engine_no_grad, lambda: (x * x).requires_grad)
+def _student_trace(function, program):
+    """The trace of program's blocks with `function` as no_grad on the tiny engine, which is left recording."""
     v = Value(np.ones(2))
     state.grad_enabled = True
     try:
-        got = _trace(program, function, lambda: bool((v * v).parents))
+        return _trace(program, function, lambda: bool((v * v).parents))
+    finally:
+        state.grad_enabled = True
+
+
+def trace_of(function, case):
+    """The trace of the case's blocks with `function` as no_grad (what a mutation of no_grad is compared by)."""
+    return _student_trace(function, case.options["program"])
+
+
+def _no_grad_mismatch(function, program):
+    """(where, yours, the engine's) for the first op whose recording differs between the student's no_grad and the
+    engine's on program, or None."""
+    x = Tensor._make(np.ones(2), requires_grad=True)
+    want = _trace(program, engine_no_grad, lambda: (x * x).requires_grad)
+    got = _student_trace(function, program)
+    return next(((where, mine, engine) for (mine, where), (engine, _) in zip(got, want) if mine != engine), None)
+
+
+def _smaller(steps):
+    """Each program one step smaller than steps: a step left out, a block replaced by what it holds, a block that
+    raises made one that does not, or one of these inside a block."""
+    for k, s in enumerate(steps):
+        yield steps[:k] + steps[k + 1:]
+        if s[0] == "block":
+            yield steps[:k] + s[1] + steps[k + 1:]
+            if s[2]:
+                yield steps[:k] + [("block", s[1], False)] + steps[k + 1:]
+            for inner in _smaller(s[1]):
+                yield steps[:k] + [("block", inner, s[2])] + steps[k + 1:]
+
+
+def _shrunk(function, program):
+    """The smallest program (greedily) on which the student's no_grad still differs from the engine's: a failing case
+    small enough to follow by hand."""
+    shrinking = True
+    while shrinking:
+        shrinking = False
+        for smaller in _smaller(program):
+            try:
+                failed = _no_grad_mismatch(function, smaller) is not None
+            except Exception:
+                failed = False   # (another failure: keep the case that shows this one)
+            if failed:
+                program, shrinking = smaller, True
+                break
+    return program
+
+
+def check_no_grad(function, case, strict=True):
+    program = case.options["program"]
+    try:
+        mismatch = _no_grad_mismatch(function, program)
     except NotImplementedError:
         raise ExerciseFailed("no_grad is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
-        raise ExerciseFailed(f"no_grad failed on {case.text}: {type(e).__name__}: {e}") from e
-    finally:
-        state.grad_enabled = True
-    for (mine, where), (engine, _) in zip(got, want):
-        if mine != engine:
-            why = {"after a block left by an exception": "restore the mode in a finally: clause, so that an "
-                                                         "exception inside the block cannot leave it off",
-                   "nested": "restore the mode the block found (a saved previous value), not True: an inner block "
-                             "ends inside an outer one"}
-            key = "nested" if "nested" in where and "exception" not in where else where
-            hint = why.get(key, "an op records its graph exactly when no no_grad block is open")
-            raise ExerciseFailed(f"no_grad: an op {where} {'records' if mine else 'does not record'} its graph "
-                                 f"where the engine's {'does' if engine else 'does not'}, on {case.text}\n"
-                                 f"  diagnosis: {hint}")
+        raise ExerciseFailed(f"no_grad failed on {case.text}: {type(e).__name__}: {e}"
+                             f"{where(e, files_of(function))}") from e
+    if mismatch is None:
+        return
+    small = _shrunk(function, program)
+    place, mine, engine = _no_grad_mismatch(function, small)
+    shown = f"the blocks {_describe(small)}" + (" (the drawn case, shrunk to the smallest nesting that fails)"
+                                                if small != program else "")
+    why = {"after a block left by an exception": "restore the mode in a finally: clause, so that an exception inside "
+                                                 "the block cannot leave it off",
+           "nested": "restore the mode the block found (a saved previous value), not True: an inner block ends inside "
+                     "an outer one"}
+    key = "nested" if "nested" in place and "exception" not in place else place
+    hint = why.get(key, "an op records its graph exactly when no no_grad block is open")
+    raise ExerciseFailed(f"no_grad: an op {place} {'records' if mine else 'does not record'} its graph where the "
+                         f"engine's {'does' if engine else 'does not'}, on {shown}\n  diagnosis: {hint}")

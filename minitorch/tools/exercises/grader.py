@@ -7,15 +7,23 @@ import numpy as np
 from ... import backend
 from ...core.grad_mode import no_grad
 from ...tensor import Tensor
-from .strict_shapes import strict_shapes
-from .diagnose import diagnose, replay, show
+from .blame import files_of, read, where
+from .sandbox import Broken, sandbox
+from .diagnose import COMMAND, diagnose, replay, show
 from .drawing import draw_cases
+from .promises import promised_cases
 
 EXAMPLES = 10  # drawn cases per check: a wrong backward fails on the first few; the whole sequence runs in seconds
 
 
+# failures that are no derivation's: nothing to match or shrink
+UNFINISHED = ("is not written yet", "forward keeps an array as self.", "does not import")
+
+
 class ExerciseFailed(AssertionError):
-    """A graded Function is not finished or is wrong; the message says where and on which input."""
+    """A graded Function is not finished or is wrong; the message says where and on which input. mutations: the ids
+    of the wrong derivations its diagnosis names (mutation.py)."""
+    mutations = ()
 
 
 def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, folder="DIR"):
@@ -30,7 +38,21 @@ def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, fo
         try:
             exercise.check_case(function, case, strict)
         except ExerciseFailed as failure:
-            raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases), folder)}") from None
+            if any(unfinished in str(failure) for unfinished in UNFINISHED):
+                raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases), folder)}") from None
+            from .explain import explain   # (it grades smaller cases with this module)
+            explained = explain(exercise, function, case, len(cases) - 1, str(failure), strict)
+            failed = ExerciseFailed(f"{explained}\n{replay(exercise.name, len(cases), folder)}")
+            failed.mutations = explained.mutations
+            raise failed from None
+    if hasattr(exercise, "apply"):
+        for case, hint in promised_cases(exercise, cases[0]):
+            try:
+                check_promise(exercise, function, case, hint, strict)
+            except ExerciseFailed as failure:
+                where = "--solution" if folder is None else f"--dir {folder}"
+                raise ExerciseFailed(f"{failure}\n  replay: a case the stub promises, checked after the drawn cases "
+                                     f"on every run of `{COMMAND} check {exercise.name} {where}`") from None
     if notes is not None and hasattr(exercise, "apply"):
         notes.extend(unused_saved(exercise, function, cases[0]))
     return len(cases)
@@ -83,7 +105,14 @@ def unused_saved(exercise, function, case):
 
 
 def _leaves(case):
-    return [None if a is None else Tensor._make(a.copy(), requires_grad=True) for a in case.arrays]
+    """The case's arrays as leaves, read-only as the data a student's op is given must be treated (sandbox.py)."""
+    return [None if a is None else Tensor._make(_read_only_copy(a), requires_grad=True) for a in case.arrays]
+
+
+def _read_only_copy(a):
+    a = a.copy()
+    a.setflags(write=False)
+    return a
 
 
 # what the engine reads on an op beside plain attributes: its graph parents, what it saved, and `kept`: what forward
@@ -103,14 +132,15 @@ def _arrays_kept_as_attributes(student_op):
                 yield name, item
 
 
-def _value_and_grads(exercise, call, case, who, graded=False):
-    """call(tensors) and the gradients of sum(w * out) for fixed random weights w: (out array, [grad arrays]).
-    graded: the student's op, whose saved state is checked too."""
+def _value_and_grads(exercise, call, case, who, graded=None):
+    """call(tensors) and the gradients of sum(w * out) for fixed random weights w (in out's dtype): (out array,
+    [grad arrays], w). graded: the student's Function (or None), whose saved state is checked too, and whose file an
+    exception is traced back to."""
     leaves = _leaves(case)
     stage = "forward"
     try:
         out = call(leaves)
-        kept = next(_arrays_kept_as_attributes(out._op), None) if graded and out._op is not None else None
+        kept = next(_arrays_kept_as_attributes(out._op), None) if graded is not None and out._op is not None else None
         if kept is not None:
             name, array = kept
             raise ExerciseFailed(f"{who} forward keeps an array as self.{name} ({array.dtype} {array.shape}): declare "
@@ -119,11 +149,13 @@ def _value_and_grads(exercise, call, case, who, graded=False):
                                  f"attributes)")
         weights = np.random.default_rng(1).standard_normal(out.shape)
         stage = "backward"
-        (out * Tensor._make(weights)).sum().backward()
+        (out * Tensor._make(weights.astype(out.dtype))).sum().backward()
     except NotImplementedError:
         raise ExerciseFailed(f"{who} {stage} is not written yet (it raises NotImplementedError)") from None
     except ExerciseFailed:
         raise
+    except Broken as e:
+        raise ExerciseFailed(f"{e}\n  on {case.text}") from None
     except Exception as e:
         # the engine checks what backward returns: "... incorrect number of gradients (expected n, got m)"
         count = re.search(r"incorrect number of gradients \(expected (\d+), got (\d+)\)", str(e))
@@ -135,8 +167,10 @@ def _value_and_grads(exercise, call, case, who, graded=False):
                                  f"input that gets none (a mask, a target)") from None
         if str(e).startswith("strict shapes:"):
             raise ExerciseFailed(f"{who} wrong-shaped gradient on {case.text}: {e}") from None
-        raise ExerciseFailed(f"{who} {stage} failed on {case.text}: {type(e).__name__}: {e}"
-                             f"{_batched_transpose(case, e)}") from e
+        place = where(e, files_of(graded)) if graded is not None else ""
+        batched = _batched_transpose(case, e) if ".T" in place or not place else ""   # (a .T on the line, if known)
+        raise ExerciseFailed(f"{who} {stage} failed on {case.text}: {type(e).__name__}: {e}{place}"
+                             f"{read(e) if place else ''}{batched}") from e
     grads = [None if t is None else (np.zeros(t.shape) if t.grad is None else t.grad.numpy()) for t in leaves]
     return out.numpy(), grads, weights
 
@@ -164,16 +198,42 @@ def check_case(exercise, function, case, strict=True):
         try:
             _compare(exercise, function, case, mine, engine, strict)
         except ExerciseFailed as failure:
-            if case.options.get("dropout_p"):  # does it fail only with dropout on?
+            gradients = any(f": {what} " in str(failure) for what in ("backward disagrees", "the gradient of input"))
+            if case.options.get("dropout_p") and gradients:  # does a gradient fail only with dropout on?
                 quiet = type(case)(case.arrays, {**case.options, "dropout_p": 0.0}, case.text)
                 try:
                     check_case(exercise, function, quiet, strict)
                 except ExerciseFailed:
                     raise failure from None
-                raise ExerciseFailed(f"{failure}\n  diagnosis: it fails only with dropout on (dropout_p="
+                raise ExerciseFailed(f"{failure}\n  it fails only with dropout on (dropout_p="
                                      f"{case.options['dropout_p']:g}); the same case with dropout_p=0 passes: check "
                                      f"the keep mask and the scale 1/(1 - p) in backward") from None
             raise
+
+
+def check_promise(exercise, function, case, hint, strict=True):
+    """A case the stub promises (promises.py): the student's op against the engine's, in relative terms (at 1e200
+    an absolute tolerance passes anything, and finite differences mean nothing), in the case's dtype."""
+    name = function.__name__
+    with np.errstate(all="ignore"):
+        with sandbox(strict):
+            out, grads, _ = _value_and_grads(exercise, lambda t: exercise.apply(function, t, case.options), case,
+                                             f"{name}:", graded=function)
+        want, want_grads, _ = _value_and_grads(exercise, lambda t: exercise.reference(t, case.options), case,
+                                               "the engine's op:")
+    diagnosis = f"\n  diagnosis: {hint}" if hint else ""
+    for what, got, right in [("forward", out, want), *[(f"the gradient of input {i}", g, w)
+                                                        for i, (g, w) in enumerate(zip(grads, want_grads))
+                                                        if g is not None]]:
+        if got.dtype != right.dtype:
+            raise ExerciseFailed(f"{name}: {what} is {got.dtype} where the engine's is {right.dtype}, on {case.text}")
+        loose = right.dtype == np.float32
+        size = float(np.abs(right).max(initial=0))
+        if got.shape != right.shape or not np.allclose(got, right, rtol=1e-4 if loose else 1e-7,
+                                                       atol=(1e-5 if loose else 1e-12) * size):
+            overflow = diagnosis if np.isfinite(right).all() else ""
+            raise ExerciseFailed(f"{name}: {what} differs from the engine's op on {case.text}: "
+                                 f"{_difference(got, right)}{overflow}\n{show(case.arrays, exercise.inputs)}")
 
 
 def numerical_grads(call, case, weights, eps=1e-6):
@@ -206,30 +266,17 @@ def numerical_grads(call, case, weights, eps=1e-6):
 
 def _compare(exercise, function, case, mine, engine, strict):
     name = function.__name__
-    if strict:  # the student's op only: the engine's ops hand broadcasting to the walk by design
-        with strict_shapes():
-            out, grads, weights = _value_and_grads(exercise, mine, case, f"{name}:", graded=True)
-    else:
-        out, grads, weights = _value_and_grads(exercise, mine, case, f"{name}:", graded=True)
+    # strict: the student's op only: the engine's ops hand broadcasting to the walk by design
+    with sandbox(strict):
+        out, grads, weights = _value_and_grads(exercise, mine, case, f"{name}:", graded=function)
     want, want_grads, _ = _value_and_grads(exercise, engine, case, "the engine's op:")
     if out.shape != want.shape or not np.allclose(out, want, rtol=1e-9, atol=1e-12):
         overflow = ""
         if out.shape == want.shape and not np.isfinite(out).all() and np.isfinite(want).all():
-            overflow = ("\n  diagnosis: your forward overflows (inf or nan) where the engine's is finite: exp of a "
-                        "large input is inf; subtract the max along the dim first (softmax(x) = softmax(x - max x))")
+            overflow = f"\n  diagnosis: {_not_finite(exercise, case, out)}"
         raise ExerciseFailed(f"{name}: forward differs from the engine's op on {case.text}: "
                              f"{_difference(out, want)}{overflow}\n{show(case.arrays, exercise.inputs)}")
     numeric = numerical_grads(mine, case, weights)
-
-    # the engine's gradients under the options a backward with a known mistake leaves out: each reruns the engine's
-    # op, so diagnose calls this only on a failure
-    def variants():
-        found = []
-        for options, meaning in exercise.variants(case) if exercise.variants is not None else []:
-            other = type(case)(case.arrays, {**case.options, **options}, case.text)
-            found.append((_value_and_grads(exercise, lambda t: exercise.reference(t, other.options), other,
-                                           "the engine's op:")[1], meaning))
-        return found
 
     for i, (g, n) in enumerate(zip(grads, numeric)):
         if g is None or n is None:
@@ -240,15 +287,34 @@ def _compare(exercise, function, case, mine, engine, strict):
         if not np.allclose(g, n, rtol=1e-3, atol=1e-5):
             raise ExerciseFailed(f"{name}: backward disagrees with central finite differences of its forward on "
                                  f"{case.text} (input {i}: {_difference(g, n)})"
-                                 f"{diagnose(exercise, case, i, grads, numeric, weights, variants)}\n"
+                                 f"{diagnose(exercise, case, i, grads, numeric)}\n"
                                  f"{show(case.arrays, exercise.inputs, weights, grads, numeric, i)}")
     for i, (g, w) in enumerate(zip(grads, want_grads)):
         if g is not None and not np.allclose(g, w, rtol=1e-7, atol=1e-10):
             raise ExerciseFailed(f"{name}: the gradient of input {i} differs from the engine's on "
                                  f"{case.text}: {_difference(g, w)}"
-                                 f"{diagnose(exercise, case, i, grads, want_grads, weights, variants)}\n"
+                                 f"{diagnose(exercise, case, i, grads, want_grads)}\n"
                                  + show(case.arrays, exercise.inputs, weights, grads, want_grads, i,
                                         "engine"))
+
+
+SHIFTED = ("softmax", "log_softmax", "cross_entropy", "attention")   # the exercises whose forward exponentiates rows
+
+
+def _not_finite(exercise, case, out):
+    """Why a forward gives inf or nan where the engine's is finite, from what the case holds and what the exercise
+    computes."""
+    mask = case.options.get("mask")
+    if mask is not None and out.ndim >= 2:
+        empty = ~np.asarray(mask).any(axis=-1)             # the queries with nothing to attend to
+        rows = np.nonzero(~np.isfinite(out).all(axis=-1))[-1]
+        if len(rows) and empty[rows].all():
+            return ("your forward gives inf or nan where the engine's is finite, on the rows of the mask with no True "
+                    "(padding queries): their scores are all -inf and exp(-inf) / sum = 0/0; give them weights 0")
+    if exercise.name in SHIFTED and any(a is not None and np.abs(a).max(initial=0) > 700 for a in case.arrays):
+        return ("your forward overflows (inf or nan) where the engine's is finite: exp of an input past 709 is inf; "
+                "subtract the max along the dim first (softmax(x) = softmax(x - max x))")
+    return "your forward gives inf or nan where the engine's is finite: an overflow, or a division by zero"
 
 
 def _difference(got, want):

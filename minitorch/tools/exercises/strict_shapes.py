@@ -9,14 +9,18 @@ import contextlib
 import numpy as np
 
 from ...core import op_hook
-from .diagnose import TRANSPOSED, transposed
+from .diagnose import transposed
 
 
 def _checked(op, phase, args, options):
     """op's forward or backward, run as the engine would; a backward's gradients checked against the inputs' shapes."""
     if phase == "forward":
         return op.forward(*args, **options)
-    grads = op.backward(*args)
+    return check_shapes(op, op.backward(*args))
+
+
+def check_shapes(op, grads):
+    """grads (what op's backward returned), after raising if one is not shaped like its input."""
     for i, (grad, parent, needs_grad) in enumerate(zip(grads if isinstance(grads, tuple) else (grads,), op.parents,
                                                        op.needs_input_grad)):
         if grad is not None and needs_grad and parent.out_shape is not None and tuple(grad.shape) != tuple(
@@ -32,7 +36,7 @@ def _refuse(op, i, got, want):
     except ValueError:
         broadcast = False
     if transposed(got, want):
-        why = f"it is shaped like the input transposed: {TRANSPOSED}"
+        why = "it is shaped like the input transposed"   # (which transpose is wrong: the derivation's diagnosis)
     else:
         why = ("sum it over the broadcast axes (keepdims, then reshape) to the input's shape" if broadcast
                else "it must have the input's shape")
@@ -47,4 +51,4 @@ def strict_shapes():
         yield
 
 
-__all__ = ["strict_shapes"]
+__all__ = ["strict_shapes", "check_shapes"]

@@ -1,6 +1,7 @@
 """Datasets as torch.utils.data's: anything with __getitem__ and __len__; TensorDataset over tensors of one first
 dimension; Subset and random_split."""
-import numpy as np
+import math
+import warnings
 
 from ... import backend
 
@@ -46,16 +47,26 @@ class Subset(Dataset):
 
 
 def random_split(dataset, lengths, generator=None):
-    """Subsets of the given lengths (or fractions summing to 1) over a random permutation of dataset's indices."""
+    """Subsets of the given lengths over a random permutation of dataset's indices (drawn from generator, a
+    minitorch.Generator, else the global CPU generator). Lengths that sum to 1 are fractions, as PyTorch's: each
+    floor(n * fraction), the remainder given one each round robin from the first."""
     n = len(dataset)
     lengths = list(lengths)
-    if lengths and all(isinstance(x, float) and 0 <= x <= 1 for x in lengths) and abs(sum(lengths) - 1) < 1e-9:
-        counts = [int(np.floor(n * f)) for f in lengths]
-        for i in range(n - sum(counts)):   # the remainder one each, round robin, as PyTorch
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"random_split: fraction at index {i} is not between 0 and 1, got {frac}")
+        counts = [math.floor(n * f) for f in lengths]
+        for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
+        for i, count in enumerate(counts):
+            if count == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                              stacklevel=2)
         lengths = counts
     if sum(lengths) != n:
-        raise ValueError(f"random_split: the lengths sum to {sum(lengths)}, the dataset has {n} items")
+        raise ValueError(f"random_split: the lengths sum to {sum(lengths)}, the dataset has {n} items (sum of input "
+                         f"lengths does not equal the length of the input dataset)")
     order = (generator.rng if generator is not None else backend.rng("cpu")).permutation(n).tolist()
     out, start = [], 0
     for length in lengths:

@@ -1,13 +1,13 @@
-"""DataLoader, as torch.utils.data's (single process): batches of a dataset's items, in order or shuffled from a
-generator, stacked by default_collate."""
+"""DataLoader, as torch.utils.data's (in one process): batches of a dataset's items, in the order of a sampler (in
+order, or shuffled from a generator), stacked by default_collate."""
 import numbers
 
 import numpy as np
 
-from ... import backend
 from ...factories import tensor
 from ...functions import stack
 from ...tensor import Tensor
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 
 def default_collate(items):
@@ -38,44 +38,47 @@ def default_collate(items):
 
 
 class DataLoader:
-    """Iterate over dataset in batches of batch_size items (the last one smaller unless drop_last), in order or,
-    with shuffle, in a new permutation each epoch drawn from generator (a minitorch.Generator; default: the global
-    CPU generator that mt.manual_seed seeds). batch_size=None yields single items uncollated."""
+    """Iterate over dataset in batches of batch_size items (the last one smaller unless drop_last), in the order of
+    sampler (an iterable of indices; default: in order, or with shuffle a new permutation each epoch drawn from
+    generator, a minitorch.Generator, else the global CPU generator that mt.manual_seed seeds), or in the batches of
+    batch_sampler (an iterable of lists of indices). batch_size=None yields single items (through collate_fn if
+    one is given).
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, generator=None, collate_fn=None,
-                 num_workers=0):
-        if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
-                                       or batch_size <= 0):
-            raise ValueError(f"DataLoader: batch_size should be a positive integer value, but got "
-                             f"batch_size={batch_size!r}")
-        if num_workers != 0:   # (one process: the tutorials' loaders read tensors already in memory)
-            raise ValueError(f"DataLoader: num_workers must be 0 (minitorch loads in the calling process), got "
-                             f"{num_workers!r}")
-        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
-        self.generator = generator
+    Every item is loaded in the calling process: num_workers (accepted for PyTorch's scripts) starts no worker
+    processes, and pin_memory is accepted and does nothing (host arrays are copied to a GPU as they are)."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, generator=None):
+        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                             "multiprocessing.")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                                 "drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                             "drop_last")
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)   # (checks batch_size and drop_last)
+        self.dataset, self.batch_size, self.drop_last, self.generator = dataset, batch_size, drop_last, generator
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+        self.num_workers, self.pin_memory = num_workers, pin_memory
         self.collate_fn = collate_fn or default_collate
-
-    def _order(self):
-        n = len(self.dataset)
-        if not self.shuffle:
-            return list(range(n))
-        rng = self.generator.rng if self.generator is not None else backend.rng("cpu")
-        return rng.permutation(n).tolist()
+        self._convert = collate_fn   # without batches (batch_size=None) a collate_fn of the user's sees each item
 
     def __iter__(self):
-        order = self._order()
-        if self.batch_size is None:
-            for i in order:
-                yield self.dataset[i]
+        if self.batch_sampler is None:
+            for i in self.sampler:
+                yield self.dataset[i] if self._convert is None else self._convert(self.dataset[i])
             return
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
-            if len(chunk) < self.batch_size and self.drop_last:
-                return
-            yield self.collate_fn([self.dataset[i] for i in chunk])
+        for indices in self.batch_sampler:
+            yield self.collate_fn([self.dataset[i] for i in indices])
 
     def __len__(self):
-        n = len(self.dataset)
-        if self.batch_size is None:
-            return n
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self.sampler if self.batch_sampler is None else self.batch_sampler)

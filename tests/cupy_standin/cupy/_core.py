@@ -822,7 +822,7 @@ class ufunc:
             args = self._cupy_typed(args)
         if out is not None:
             kwargs["out"] = _kernel_arg(out) if not isinstance(out, tuple) else tuple(_kernel_arg(o) for o in out)
-        result = self._f(*args, **kwargs)
+        result = self._f(*args, **kwargs) if self.__name__ != "matmul" else _cublas_matmul(args, kwargs)
         if self.__name__ == "matmul":  # cupy.matmul is cuBLAS behind a ufunc's interface
             for kind, n in _matmul_launches(operands).items():
                 record_launch(kind, n)
@@ -905,3 +905,49 @@ class ufunc:
 
 
 ufunc_type = ufunc
+
+
+# ----- cuBLAS's compute types (cupy/_core/_routines_linalg.pyx: get_compute_type, set_compute_type) -----
+COMPUTE_TYPE_DEFAULT, COMPUTE_TYPE_TF32 = 1, 7   # (cdef enum values in _routines_linalg.pxd; CuPy exports none)
+_compute_types = {}   # dtype char -> compute type, fixed at the first product of that dtype as CuPy fixes it
+
+
+def get_compute_type(dtype):
+    """CuPy's get_compute_type: the type set for dtype, else DEFAULT, or TF32 for float32 when the environment
+    variable CUPY_TF32 is > 0 when first asked (then remembered, as CuPy remembers it)."""
+    char = numpy.dtype(dtype).char
+    if char not in _compute_types:
+        tf32 = char in "fF" and int(os.environ.get("CUPY_TF32", "0")) > 0
+        _compute_types[char] = COMPUTE_TYPE_TF32 if tf32 else COMPUTE_TYPE_DEFAULT
+    return _compute_types[char]
+
+
+def set_compute_type(dtype, compute_type):
+    """CuPy's set_compute_type (the stand-in's GPU counts as compute capability 9.0: TF32 is kept)."""
+    if compute_type not in range(1, 8):
+        raise ValueError(f"Unknown compute type: {compute_type}")
+    _compute_types[numpy.dtype(dtype).char] = compute_type
+
+
+def _tf32(a):
+    """float32 values rounded to TF32's 10-bit mantissa (to nearest), as tensor cores read them."""
+    bits = numpy.ascontiguousarray(a, dtype=numpy.float32).view(numpy.uint32)
+    return ((bits + numpy.uint32(0x1000)) & numpy.uint32(0xFFFFE000)).view(numpy.float32)
+
+
+def _cublas_matmul(args, kwargs):
+    """numpy.matmul as cuBLAS computes it: float16 operands multiplied in float32 and rounded once
+    (CUBLAS_COMPUTE_32F; NumPy's float16 product is a slow loop), float32 ones read as TF32 under COMPUTE_TYPE_TF32
+    (CUBLAS_COMPUTE_32F_FAST_TF32)."""
+    arrays = [a for a in args if isinstance(a, numpy.ndarray)]
+    if len(arrays) == 2 and all(a.dtype == numpy.float16 for a in arrays):
+        out = kwargs.pop("out", None)
+        result = numpy.matmul(*(a.astype(numpy.float32) for a in args), **kwargs).astype(numpy.float16)
+        if out is not None:
+            out[...] = result
+            return out
+        return result
+    if len(arrays) == 2 and all(a.dtype == numpy.float32 for a in arrays) and \
+            get_compute_type(numpy.float32) == COMPUTE_TYPE_TF32:
+        return numpy.matmul(*(_tf32(a) for a in args), **kwargs)
+    return numpy.matmul(*args, **kwargs)

@@ -30,7 +30,8 @@ import json
 from transformer import registry
 
 from ...cli import parallel
-from ...cli.arguments import check_device, add_device_argument, add_threads_argument, non_negative_int, positive_int
+from ...cli.arguments import (add_device_argument, add_precision_arguments, add_threads_argument, apply_tf32,
+                              check_device, non_negative_int, positive_int)
 from ...cli.errors import UsageError
 from ...run.presets import PRESETS
 from ...cli.prog import PROG
@@ -59,6 +60,7 @@ def add_arguments(p):
     p.add_argument("--mode", choices=("train", "decode"), default="train",
                    help="train: time training steps (default); decode: time beam search and greedy decoding")
     add_device_argument(p)
+    add_precision_arguments(p, default="fp32")
     p.add_argument("--steps", type=positive_int,
                    help=f"timed training steps (default {TRAIN_STEPS}), or timed repetitions of decoding (default 1)")
     p.add_argument("--warmup-steps", type=non_negative_int, default=2,
@@ -96,9 +98,10 @@ def add_arguments(p):
 
 def main(args):
     device = check_device(args.device)
+    apply_tf32(args, device)
     preset = PRESETS[args.preset]
     if args.vocab_size is not None:
-        preset = dataclasses.replace(preset, vocab_size=args.vocab_size)
+        preset = preset.replace(vocab_size=args.vocab_size)
     batch_size = args.batch_size or max(preset.batch_tokens // args.seq_len, 1)
     if args.seq_len < 2:
         raise UsageError(f"--seq-len {args.seq_len}: needs at least 2 (one token and eos)")
@@ -111,6 +114,9 @@ def main(args):
         raise UsageError(f"--model {args.model}: --host, --distributed and --vs-torch time the Transformer only")
     if args.vs_torch and (args.mode != "train" or args.host or args.distributed):
         raise UsageError("--vs-torch compares training steps; drop --mode decode, --host and --distributed")
+    if args.precision != "fp32" and (args.mode != "train" or args.host or args.distributed or args.vs_torch):
+        raise UsageError(f"--precision {args.precision} times training steps of `bench` alone; drop --mode decode, "
+                         f"--host, --distributed and --vs-torch")
     if args.profile and args.mode != "train":
         raise UsageError("--profile times the ops of training steps; drop it with --mode decode")
     if args.distributed:
@@ -133,7 +139,8 @@ def main(args):
     steps = args.steps or (TRAIN_STEPS if args.mode == "train" else 1)
     if args.mode == "train":
         result = bench_train(preset, device, batch_size, args.seq_len, steps, args.warmup_steps,
-                             args.seed, args.profile, progress=not args.json, kind=args.model)
+                             args.seed, args.profile, progress=not args.json, kind=args.model,
+                             precision=args.precision)
     else:
         result = bench_decode(preset, device, batch_size, args.seq_len, steps, args.seed,
                               progress=not args.json, kind=args.model)

@@ -12,7 +12,6 @@ timed in turn, --rounds times (ours, then PyTorch's in its own process, and agai
 over the rounds of each round's median; the ratios of the rounds are printed too, to show the spread.
 """
 import cProfile
-import dataclasses
 import pstats
 import statistics
 
@@ -28,7 +27,7 @@ VOCAB, SENTENCES, SEQ_LEN = 64, 2, 8
 def tiny_preset(preset):
     """The preset with its model at the host mode's sizes (heads that divide d_model 16: at most 16)."""
     model = {**preset.model, **TINY, "n_heads": min(preset.model["n_heads"], 16)}
-    return dataclasses.replace(preset, model=model, vocab_size=VOCAB, batch_tokens=SENTENCES * SEQ_LEN)
+    return preset.replace(model=model, vocab_size=VOCAB, batch_tokens=SENTENCES * SEQ_LEN)
 
 
 def calls_of(fn):

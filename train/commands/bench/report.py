@@ -21,13 +21,15 @@ def print_result(r):
     others = ", ".join(f"{k} {v}" for k, v in r.get("other_threads", {}).items())
     others = f"; other thread pools, not set by --threads: {others}" if others else ""
     model = "" if r.get("model", "transformer") == "transformer" else f" {r['model']}"
+    precision = f", {r['precision']}" if "precision" in r else ""
     print(f"minitorch bench: {r['mode']}, preset {r['preset']}{model} ({r['parameters']:,} parameters), "
-          f"{r['device']}, BLAS threads: {threads}{why}{others}")
+          f"{r['device']}{precision}, BLAS threads: {threads}{why}{others}")
     if r["mode"] == "train":
         print(f"batch: {b['sentences']} sentences x {b['src_len']} source / {b['tgt_len']} target tokens, "
               f"{b['padding']:.0%} padding, {b['target_tokens']:,} target tokens, vocabulary {b['vocab_size']:,}")
+        overflows = f"; {r['overflow_steps']} skipped for fp16 overflow" if r.get("overflow_steps") else ""
         print(f"{r['steps']} timed steps after {r['warmup_steps']} warm-up (loss {r['losses'][0]:.3f} -> "
-              f"{r['losses'][-1]:.3f})")
+              f"{r['losses'][-1]:.3f}{overflows})")
         rows = [("step time, median", f"{r['step_s_median'] * 1e3:,.0f} ms"),
                 ("step time, min", f"{r['step_s_min'] * 1e3:,.0f} ms"),
                 ("target tokens/s", f"{r['tokens_per_s']:,.0f}"),

@@ -31,11 +31,13 @@ class BenchStep:
     then the time of the sum over the ranks in the last step.
     """
 
-    def __init__(self, preset, model, batch, device, world=None, batch_tokens=None, kind="transformer"):
+    def __init__(self, preset, model, batch, device, world=None, batch_tokens=None, kind="transformer",
+                 precision="fp32"):
         self.batch, self.batch_tokens, self.device = batch, batch_tokens, device   # host arrays, moved each step
         sync_of = None if world is None else (lambda flat: TimedSync(distributed.GradientSync(flat, world), device))
         d_model = preset.sizes(kind).get("d_model", 1)   # the schedule's scale, as fit takes it (1 for an LSTM)
-        update = make_update(model.train(), preset, d_model, device, world, sync_of=sync_of)
+        update = make_update(model.train(), preset, d_model, device, world, sync_of=sync_of, precision=precision)
+        self.overflows = 0   # fp16: steps skipped because the scaled gradients overflowed (the scale then drops)
         self.flat, self.step, self.timed_sync = update.flat, update.step_fn, update.step_fn.sync
         self.saved = None
 
@@ -62,7 +64,8 @@ class BenchStep:
             marks = [m + walk for m in marks]  # the graph walk is the bench's, not the step's
         result = self.step.update(loss, mark=mark)   # ends with the step's one read of the loss and gradient norm
         marks.append(time.perf_counter())
-        if not result.applied:
+        self.overflows += result.overflow
+        if not result.applied and not result.overflow:
             raise TrainError(f"the loss became {result.loss} during the benchmark")
         return result.loss, marks
 
@@ -130,16 +133,17 @@ def profile_steps(step, device, n_steps):
 
 
 def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, profile, progress=True,
-                kind="transformer"):
-    """Time `steps` training steps of a model kind after `warmup_steps` -> a dict of figures (see print_result)."""
+                kind="transformer", precision="fp32"):
+    """Time `steps` training steps of a model kind after `warmup_steps` in `precision` (fp32, fp16) -> a dict of
+    figures (see print_result)."""
     say = progress_printer(progress)
     memory = HostMemory()
     src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
     batch = training_batch(src_ids, tgt_ids)
     model = build_model(preset, device, seed, kind)
-    step = BenchStep(preset, model, batch, device, kind=kind)
+    step = BenchStep(preset, model, batch, device, kind=kind, precision=precision)
     say(f"{warmup_steps} warm-up step(s), then {steps} timed: {preset.name} {kind}, batch {batch[0].shape} -> "
-        f"{batch[1].shape}, {device}")
+        f"{batch[1].shape}, {device}, {precision_name(precision, device)}")
     for i in range(warmup_steps):
         step(measure_saved=i == 0)
     backend.device_memory(device, release=True)
@@ -164,6 +168,7 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
                               batch[1].shape[1]) if kind == "transformer" else None   # (a Transformer's formula)
     result = {
         "mode": "train", "preset": preset.name, "model": kind, "device": device, "parameters": n_params,
+        "precision": precision_name(precision, device), "overflow_steps": step.overflows,
         "batch": {"sentences": batch_size, "src_len": int(batch[0].shape[1]), "tgt_len": int(batch[1].shape[1]),
                   "target_tokens": target_tokens, "padding": float((batch[2] == PAD_ID).mean()),
                   "vocab_size": preset.vocab_size, "seed": seed},
@@ -190,6 +195,13 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         result["profile"] = profile_steps(step, device, steps)
         result["profile"]["matmul_op_peak_fraction"] = result["profile"]["matmul_op_gflops"] / peak
     return result
+
+
+def precision_name(precision, device):
+    """What a step's products ran in: fp32, fp32 (tf32 products) with --tf32 on cuda, or fp16 (mixed)."""
+    if precision == "fp32" and device == "cuda" and backend.tf32_enabled():
+        return "fp32 (tf32 products)"
+    return precision if precision == "fp32" else "fp16 (mixed, loss scaling)"
 
 
 def timed_steps(step, steps, warmup_steps, world=None):
@@ -241,7 +253,7 @@ def bench_distributed(preset, device, batch_size, seq_len, steps, warmup_steps, 
     job_s = [max(ranks_s) for ranks_s in per_step]
     reduce_s = [list(column) for column in zip(*(r["allreduce_s"] for r in ranks))]
     one_s, n_s = statistics.median(alone["step_s"]), statistics.median(job_s)
-    grad_bytes = sum(group.grad.nbytes for group in step.flat.groups) if world.size > 1 else 0
+    grad_bytes = sum(buffer.grad.nbytes for buffer in step.flat.buffers) if world.size > 1 else 0
     return {
         "mode": "train", "distributed": True, "preset": preset.name, "device": device, "n_ranks": world.size,
         "parameters": model.num_parameters(),

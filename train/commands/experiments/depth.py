@@ -19,7 +19,6 @@ Outcome of a run, from its final loss (the mean over the last tenth of the steps
                 model learns first; a run still there has learned nothing more
     trains      otherwise
 """
-import dataclasses
 import math
 import time
 
@@ -57,7 +56,7 @@ def main(args, out):
     warmup = args.warmup or max(1, steps // 4)
     lr = args.lr or preset.lr
     batches, vocab_size = training_batches(args, preset, out, steps)
-    recipe = dataclasses.replace(preset, lr=lr, warmup=warmup, weight_decay=0.0)   # plain Adam, as the docstring
+    recipe = preset.replace(lr=lr, warmup=warmup, weight_decay=0.0)   # plain Adam, as the docstring
     unigram = unigram_loss([b[2] for b in batches], vocab_size, preset.label_smoothing)
     data = {"preset": preset.name, "steps": steps, "warmup": warmup, "lr": lr, "vocab_size": vocab_size,
             "unigram_loss": unigram,

@@ -13,6 +13,12 @@ Derive: run the forward in reverse, one line each: the matmul rule (the matmul e
 dropout scaling, the softmax rule (the softmax exercise) for w = softmax(s), the matmul rule and the constant
 1/sqrt(d) for s.
 
+Declare every array backward reads with self.save_for_backward(...) and read it back with self.saved_tensors (Python
+values such as dims and flags stay plain attributes of self). The check runs your op as the engine runs it: in
+backward, g and what you saved are read-only, and forward's inputs must not change (compute new arrays: g / b, not
+g /= b); it also runs case 1 in float32, where the output and each gradient must be float32 too (new arrays in the
+input's dtype: np.zeros(s, dtype=x.dtype)). The check draws a fully masked query row and scores near 1000 too.
+
 Check: python3 -m minitorch.tools.exercises check attention --dir THIS_FOLDER
 Hint: python3 -m minitorch.tools.exercises hint attention
 """

@@ -13,6 +13,12 @@ col2im yourself (do not import the engine's): the adjoint of im2col, which puts 
 input place it was copied from. Where windows overlap, one place of x was copied into several windows: what happens
 to their gradients there? Drop the padding at the end.
 
+Declare every array backward reads with self.save_for_backward(...) and read it back with self.saved_tensors (Python
+values such as dims and flags stay plain attributes of self). The check runs your op as the engine runs it: in
+backward, g and what you saved are read-only, and forward's inputs must not change (compute new arrays: g / b, not
+g /= b); it also runs case 1 in float32, where the output and each gradient must be float32 too (new arrays in the
+input's dtype: np.zeros(s, dtype=x.dtype)).
+
 Check: python3 -m minitorch.tools.exercises check conv2d --dir THIS_FOLDER
 Hint: python3 -m minitorch.tools.exercises hint conv2d
 """

@@ -10,6 +10,13 @@ backward(g): g is 0-d for "mean"/"sum", (N,) for "none" -> (dx, None) (no gradie
 Derive d loss_r / d x_rj from log p = x - max - log S (the log-softmax exercise), using sum_c soft_c = 1. Then
 the reduction scales each row: work out the gradient reaching row r for each reduction.
 
+Declare every array backward reads with self.save_for_backward(...) and read it back with self.saved_tensors (Python
+values such as dims and flags stay plain attributes of self). The check runs your op as the engine runs it: in
+backward, g and what you saved are read-only, and forward's inputs must not change (compute new arrays: g / b, not
+g /= b); it also runs case 1 in float32, where the output and each gradient must be float32 too (new arrays in the
+input's dtype: np.zeros(s, dtype=x.dtype)). The check draws logits near 1000 too: the forward must stay finite there
+(shift by the row max).
+
 Check: python3 -m minitorch.tools.exercises check cross_entropy --dir THIS_FOLDER
 Hint: python3 -m minitorch.tools.exercises hint cross_entropy
 """

@@ -10,6 +10,12 @@ Return each gradient in its input's shape. The engine normally sums a gradient b
 you (autograd.unbroadcast, the one place where broadcasting is undone); the grader turns that off (strict shapes),
 so here you do it, as in the unbroadcast exercise.
 
+Declare every array backward reads with self.save_for_backward(...) and read it back with self.saved_tensors (Python
+values such as dims and flags stay plain attributes of self). The check runs your op as the engine runs it: in
+backward, g and what you saved are read-only, and forward's inputs must not change (compute new arrays: g / b, not
+g /= b); it also runs case 1 in float32, where the output and each gradient must be float32 too (new arrays in the
+input's dtype: np.zeros(s, dtype=x.dtype)).
+
 Check: python3 -m minitorch.tools.exercises check mul --dir THIS_FOLDER
 Hint: python3 -m minitorch.tools.exercises hint mul
 """

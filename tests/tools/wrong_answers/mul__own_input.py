@@ -1,0 +1,23 @@
+"""A wrong answer: each input's gradient multiplied by the input itself (d(ab)/da written as a)."""
+from minitorch.autograd import Function
+
+MISTAKE = r"swapped|wrong operand|its own input"
+
+
+def reduce_to(x, shape):
+    while x.ndim > len(shape):
+        x = x.sum(axis=0)
+    for i, n in enumerate(shape):
+        if n == 1 and x.shape[i] != 1:
+            x = x.sum(axis=i, keepdims=True)
+    return x
+
+
+class Mul(Function):
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a * b
+
+    def backward(self, g):
+        a, b = self.saved_tensors
+        return reduce_to(g * a, a.shape), reduce_to(g * b, b.shape)
