@@ -44,9 +44,23 @@ timeout 90 python3 -m train check-gpu --preset "$preset" --steps 3 --warmup-step
 part "2. the kernels as CuPy compiles them here, against the ones CI builds without a GPU"
 sources() {
     signatures=${SIGNATURES:-$out/signatures.json}
-    if [ -z "${SIGNATURES:-}" ]; then   # recorded on the stand-in (on the CPU) whether or not a GPU is here
-        PYTHONPATH=$PWD/tests/cupy_standin:$real_cupy_path timeout 150 python3 tests/record_fused_calls.py \
-            --training "$signatures" || return 1
+    if [ -z "${SIGNATURES:-}" ]; then   # recorded on the stand-in (on the CPU), each precision in its own process
+        precisions=$(PYTHONPATH=$real_cupy_path python3 -c "
+import sys; sys.path.insert(0, 'tests'); import record_fused_calls; print(*record_fused_calls.PRECISIONS)")
+        pids=()
+        for p in $precisions; do
+            PYTHONPATH=$PWD/tests/cupy_standin:$real_cupy_path timeout 150 python3 tests/record_fused_calls.py \
+                --training --precision "$p" "$out/signatures_$p.json" & pids+=($!)
+        done
+        for pid in "${pids[@]}"; do wait "$pid" || return 1; done
+        python3 - "$signatures" $(for p in $precisions; do echo "$out/signatures_$p.json"; done) <<'PY' || return 1
+import json, sys
+joined = {}
+for path in sys.argv[2:]:
+    for name, calls in json.load(open(path)).items():
+        joined.setdefault(name, set()).update(json.dumps(c) for c in calls)
+json.dump({name: [json.loads(c) for c in sorted(calls)] for name, calls in joined.items()}, open(sys.argv[1], "w"))
+PY
     fi
     if [ "$standin" = 1 ]; then
         arch=90

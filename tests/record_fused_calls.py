@@ -8,7 +8,8 @@ its validation (loss and greedy BLEU), `evaluate` of each with beam search and g
 preset at the bench's batch (its 4000-word vocabulary, which takes CuPy's CUB path for the rows of the logits), beam
 and greedy decoding of that model, and the data-parallel step of `fit --distributed` (GradientSync over the flat
 buffers) in one process, by a world of two ranks whose sums are its own. `--precision` picks a row of PRECISIONS:
-the flags that make those runs train in that precision (fp32, float32, the default, adds none).
+the flags that make those runs train in that precision (fp32, float32, the default, adds none; fp16: mixed
+precision with loss scaling, `--precision fp16`).
 
 CI's tests/test_cuda_sources.py and scripts/gpu_check.sh run both. This file is also the pytest plugin that writes
 the engine tests' calls (`-p record_fused_calls`, with tests/ on PYTHONPATH): at the end of the run, into the file
@@ -27,7 +28,7 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 
 # precision -> the flags of `fit` and `bench` that train in it (a precision added to the CLI adds its row here)
-PRECISIONS = {"fp32": []}   # (the CLI's names: fp32, fp16)
+PRECISIONS = {"fp32": [], "fp16": ["--precision", "fp16"]}   # (the CLI's names)
 RUNS = ("fit of transformer, lstm and lstm-attn on the demo corpus with validation; evaluate with beam 5 and greedy; "
         "a small step at the bench's batch; its beam and greedy decoding; the data-parallel step")
 
@@ -125,7 +126,7 @@ def training_runs(folder, precision):
     demo = PRESETS["demo"]
     batch = training_batch(*synthetic_batch(8, 12, demo.vocab_size, 0))
     step = BenchStep(demo, build_model(demo, "cuda", 0), batch, "cuda", world=LoopbackWorld(),
-                     batch_tokens=int(batch[1].size))
+                     batch_tokens=int(batch[1].size), precision=precision)
     step()
 
 
