@@ -12,8 +12,8 @@ from .factories import (BoolTensor, DoubleTensor, FloatTensor, LongTensor, arang
                         randperm, tensor, zeros, zeros_like)
 from .functions import (abs, add, allclose, amax, amin, argmax, argmin, cat, chunk, clamp, clip, clone, cos, div, dot,
                         equal, erf, exp, flatten, is_tensor, log, masked_fill, matmul, max, maximum, mean, min, minimum,
-                        mm, mul, narrow, neg, numel, permute, pow, relu, reshape, round, rsqrt, sigmoid, sin, split,
-                        sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze, where)
+                        mm, mul, narrow, neg, norm, numel, permute, pow, relu, reshape, round, rsqrt, sigmoid, sin,
+                        split, sqrt, square, squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze, where)
 from .generator import Generator
 from .tensor import Tensor, bool_, float32, float64, int64
 from .dtypes import device, double, float, float16, half, int32, long

@@ -14,9 +14,10 @@ def where(cond, a, b):
     return where_op(cond, a, b)
 
 
-def matmul(a, b):
-    """a @ b with NumPy's (and torch.matmul's) rules: batched, broadcast batch dims, 1-D operands."""
-    return a @ b if isinstance(a, Tensor) else Tensor.__rmatmul__(b, a)
+def matmul(input, other):
+    """input @ other with NumPy's (and torch.matmul's) rules: batched, broadcast batch dims, 1-D operands; PyTorch's
+    argument names (torch.matmul(input=g, other=x))."""
+    return input @ other if isinstance(input, Tensor) else Tensor.__rmatmul__(other, input)
 
 
 def mm(input, mat2):
@@ -90,6 +91,7 @@ def add(input, other, alpha=1): return Tensor.add(input, other, alpha)    # its 
 def sub(input, other, alpha=1): return Tensor.sub(input, other, alpha)
 def mul(input, other): return input * other   # a number or array first: Python calls Tensor.__rmul__ (array priority)
 def div(input, other): return input / other
+def norm(input, p="fro", dim=None, keepdim=False): return input.norm(p, dim, keepdim)
 def amax(input, dim=None, keepdim=False): return input.amax(dim=dim, keepdim=keepdim)
 def max(input, dim=None, keepdim=False): return input.max(dim=dim, keepdim=keepdim)   # noqa: A001
 def min(input, dim=None, keepdim=False): return input.min(dim=dim, keepdim=keepdim)   # noqa: A001

@@ -464,6 +464,24 @@ class Tensor(Value):
         """The minimum values over one dim, several (a tuple) or all (None); ties share the gradient equally."""
         return ops.Min.apply(self, dim=dim, keepdim=keepdim)
 
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The p-norm over dim (an int, a tuple or None: all), as torch.Tensor.norm: 'fro' and 2 the 2-norm (its
+        gradient 0 where the norm is 0, as PyTorch's), 1 the sum of |x|, inf / -inf the largest / smallest |x|, 0
+        the count of non-zeros, another number (sum |x|^p)^(1/p); no 'nuc'."""
+        if self.data.dtype.kind not in "fc":
+            raise RuntimeError(f"norm: expected a floating point tensor as input, got {self.dtype}")
+        if p in ("fro", 2):
+            return ops.Norm.apply(self, dim=dim, keepdim=keepdim)
+        if isinstance(p, bool) or not isinstance(p, (int, float)):
+            raise RuntimeError(f"norm: order {p!r} is not supported here (a number, 'fro'; no 'nuc')")
+        if p == 0:
+            return (self != 0).to(dtype=self.dtype).sum(dim=dim, keepdim=keepdim)
+        if p == 1:
+            return self.abs().sum(dim=dim, keepdim=keepdim)
+        if math.isinf(p):
+            return self.abs().amax(dim=dim, keepdim=keepdim) if p > 0 else self.abs().amin(dim=dim, keepdim=keepdim)
+        return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1.0 / p)
+
     def max(self, dim=None, keepdim=False):
         """As PyTorch: max() is the largest value (a 0-d tensor; ties share the gradient); max(dim) is the namedtuple
         (values, indices) of the maxima along dim and where they are (the first one of ties), and the gradient of

@@ -198,6 +198,10 @@ OPS["max"] = Op(one_dim_cases(values=distinct), lambda x, dim, keepdim: x.max(di
 OPS["amin"] = Op(reduce_cases(values=distinct), lambda x, dim, keepdim: x.amin(dim=dim, keepdim=keepdim),
                  lambda x, dim, keepdim: np.min(x, axis=np_axis(x, dim), keepdims=keepdim), ops.Min)
 OPS["min()"] = Op(unary(distinct), lambda x: x.min(), np.min, ops.Min)
+# the 2-norm away from 0, where it has no derivative (its gradient there, 0, is tested in test_tutorial_gaps.py)
+OPS["norm"] = Op(reduce_cases(values=lambda s: away_from_zero(s, 0.2)),
+                 lambda x, dim, keepdim: x.norm(dim=dim, keepdim=keepdim),
+                 lambda x, dim, keepdim: np.sqrt(np.sum(x * x, axis=np_axis(x, dim), keepdims=keepdim)), ops.Norm)
 OPS["mt.min"] = Op(one_dim_cases(values=distinct), lambda x, dim, keepdim: mt.min(x, dim, keepdim=keepdim).values,
                    lambda x, dim, keepdim: np.min(x, axis=dim, keepdims=keepdim), ops.GetItem)
 OPS["mt.amin"] = Op(reduce_cases(values=distinct), lambda x, dim, keepdim: mt.amin(x, dim, keepdim),

@@ -437,7 +437,14 @@ def _difference_9(torch):
     assert [b.tolist() for (b,) in loader] == [[0, 1], [2, 3]]
     assert len(multiprocessing.active_children()) == before   # no worker started
     assert not any(hasattr(data, name) for name in ("IterableDataset", "WeightedRandomSampler", "DistributedSampler"))
+    parts = ("Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
+             "TransformerDecoderLayer", "MultiheadAttention")
+    assert not any(hasattr(mt.nn, name) for name in parts)
+    with pytest.raises(NotImplementedError, match="strong_wolfe"):
+        mt.optim.LBFGS([mt.zeros(1, requires_grad=True)], line_search_fn="strong_wolfe")
     if torch:
+        assert all(hasattr(torch.nn, name) for name in parts)
+        torch.optim.LBFGS([torch.zeros(1, requires_grad=True)], line_search_fn="strong_wolfe")
         assert all(hasattr(torch, name) for name in ("compile", "jit", "sparse"))
         import torch.utils.data
         assert all(hasattr(torch.utils.data, name) for name in ("IterableDataset", "WeightedRandomSampler",

@@ -8,6 +8,6 @@ from .elementwise import (Abs, Add, BiasRelu, Cast, Div, Exp, Gelu, Log, MaskedF
 from .minmax import Maximum, Minimum
 from .trig import Cos, Sin
 from .matmul import Linear, MatMul
-from .reduce import Max, Mean, Min, Sum, check_not_empty
+from .reduce import Max, Mean, Min, Norm, Sum, check_not_empty
 from .shape import Cat, Embedding, Expand, GetItem, IndexAdd, MergeHeads, Permute, Reshape, SplitHeads, Stack
 from .special import Erf

@@ -1,6 +1,7 @@
-"""Reductions over one or more dims: sum, mean, max, min."""
+"""Reductions over one or more dims: sum, mean, max, min, the 2-norm."""
 import math
 
+from .. import backend
 from ..core import Function
 from . import array_ops as A
 from .array_ops import normalize_dims
@@ -50,6 +51,27 @@ class Mean(Function):
 
     def backward(self, g):  # each element contributes 1/count (none when count is 0: the gradient is empty)
         return expand_back(g / max(self.count, 1), self.in_shape, self.dims, self.keepdim)
+
+
+class Norm(Function):
+    """The 2-norm over dims, n = sqrt(sum(a * a)):  d n = a . da / n;  at n = 0 (all of a 0 there) the gradient is 0,
+    PyTorch's subgradient (a / n would be 0/0)."""
+    needs_float = True
+
+    def forward(self, a, dim=None, keepdim=False):
+        self.in_shape, self.keepdim = a.shape, keepdim
+        self.dims = normalize_dims(dim, a.ndim)
+        out = backend.xp_of(a).sqrt((a * a).sum(axis=self.dims, keepdims=keepdim))
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, g):
+        a, n = self.saved_tensors
+        if not self.keepdim:
+            kept = [1 if i in self.dims else k for i, k in enumerate(self.in_shape)]
+            g, n = g.reshape(kept), n.reshape(kept)
+        safe = A.where(backend.array_of(n) == 0, 1.0, n)   # where n = 0, a = 0: the product below is 0
+        return A.broadcast_to(g / safe, self.in_shape) * a
 
 
 class Max(Function):

@@ -121,8 +121,13 @@ WRITES = [
 
 @pytest.mark.parametrize("name, function, named, line", WRITES, ids=[w[1].__name__ for w in WRITES])
 def test_a_write_into_what_the_op_is_given_fails_named_at_the_students_line(name, function, named, line):
-    text = _failure(name, function)
+    """The sandbox's message is the diagnosis: no mutation of the derivation (whose numbers a write into g may
+    happen to give) is named beside it (explain.py)."""
+    with pytest.raises(ExerciseFailed) as failure:
+        check(name, function)
+    text = str(failure.value)
     assert re.search(named, text, re.S), text
+    assert failure.value.mutations == () and "\n  diagnosis: " not in text, text
     assert re.search(rf"at .*{HERE}, line \d+, in (forward|backward): .*{line}", text), text
     assert re.search(r"replay: it is case 1 of", text), text   # the first case shows it: no luck needed
 
@@ -371,6 +376,21 @@ def test_an_engine_exercise_exception_names_the_students_line():
     text = _failure("no_grad", no_grad_that_raises)
     assert re.search(rf"no_grad failed on .*KeyError: 'state'\n  at .*{HERE}, line \d+, in no_grad_that_raises: "
                      r"raise KeyError", text), text
+
+
+
+def test_a_walk_that_asks_an_array_for_its_truth_names_the_line_and_reads_it():
+    """`parent.grad or 0` asks an array for one True or False: the walk's failure names the student's line and reads
+    NumPy's error (a missing value is tested with `is None`)."""
+    def backward(order):
+        for node in order:
+            if node.grad is not None and node.backward_fn is not None:
+                for parent, g in zip(node.parents, node.backward_fn(node.grad)):
+                    parent.grad = (parent.grad or 0) + g
+    text = _failure("backward", backward)
+    assert re.search(rf"backward failed on .*ValueError: The truth value of an array .*\n  at .*{HERE}, line \d+, in "
+                     r"backward: parent\.grad = \(parent\.grad or 0\) \+ g", text), text
+    assert re.search(r"diagnosis: .*`x is None`", text), text
 
 
 # ----- the stubs say what the check tests -----

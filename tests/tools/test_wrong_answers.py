@@ -73,3 +73,31 @@ def test_the_issues_wrong_answers_are_named_and_told_nothing_false(name):
     assert "subtract the max" not in said and "+=" not in said and ".T" not in said, said
     if name.startswith("attention__dv"):
         assert "dw" not in said.split("diagnosis:")[1], said
+
+
+# the issue's wrong answers that passed every case: a write into g or into an input, and formulas that overflow
+# where the stub promises stability (b**2 at b = 1e200; no max shift at logits near 1000). Each fails, named.
+USED_TO_PASS = ["div__divides_g_in_place", "mul__multiplies_g_in_place", "exp__exp_in_place", "div__b_squared",
+                "log_softmax__no_shift", "attention__no_shift", "softmax__no_shift"]
+
+
+@pytest.mark.parametrize("name", USED_TO_PASS)
+def test_the_wrong_answers_that_used_to_pass_fail_named(name):
+    from minitorch.tools.exercises.survey import grade
+    v, said = grade(HERE / f"{name}.py")
+    assert v == "named", said
+
+
+def test_the_lstm_cells_incoming_gradients_are_shown_apart(tmp_path):
+    """A failing LSTM cell's report gives g_h and g_c, each (N, H), not one joined (N, 2H) array."""
+    from minitorch.tools.exercises import ExerciseFailed, check
+    from minitorch.tools.exercises.loading import load
+    exercise = next(e for e in EXERCISES if e.name == "lstm_cell")
+    (tmp_path / "lstm_cell.py").write_text((HERE / "lstm_cell__dc_prev_without_f.py").read_text())
+    with pytest.raises(ExerciseFailed) as failed:
+        check("lstm_cell", load(exercise, tmp_path))
+    shapes = re.findall(r"incoming gradient g_(h|c) = dL/d\1 \((\d+), (\d+)\)", str(failed.value))
+    gates = re.search(r"input gates \((\d+), (\d+)\)", str(failed.value))
+    assert [s[0] for s in shapes] == ["h", "c"], str(failed.value)
+    assert all(int(n) == int(gates.group(2)) // 4 for _, _, n in shapes), str(failed.value)
+    assert "dL/d(out)" not in str(failed.value)

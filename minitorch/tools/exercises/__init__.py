@@ -26,8 +26,9 @@ computed (xhat, the gates); the engine's reference ops save only their inputs an
 can differentiate their backward (minitorch/core/function.py).
 """
 from .catalog import BY_NAME, EXERCISES, Exercise
-from .grader import EXAMPLES, ExerciseFailed
-from . import grader
+from .checking import EXAMPLES
+from .failure import ExerciseFailed
+from . import checking
 
 
 def check(name, function=None, max_examples=EXAMPLES, notes=None, folder="DIR"):
@@ -40,8 +41,8 @@ def check(name, function=None, max_examples=EXAMPLES, notes=None, folder="DIR"):
         raise KeyError(f"no exercise {name!r}; the exercises are: {', '.join(BY_NAME)}")
     exercise = BY_NAME[name]
     if function is None:
-        return grader.check(exercise, exercise.solution(), max_examples, strict=False, notes=notes, folder=folder)
-    return grader.check(exercise, function, max_examples, notes=notes, folder=folder)
+        return checking.check(exercise, exercise.solution(), max_examples, strict=False, notes=notes, folder=folder)
+    return checking.check(exercise, function, max_examples, notes=notes, folder=folder)
 
 
 __all__ = ["EXAMPLES", "EXERCISES", "Exercise", "ExerciseFailed", "check"]

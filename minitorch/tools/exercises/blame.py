@@ -71,6 +71,9 @@ READINGS = [
     (r"0-d array|0-dimensional|iteration over a 0-d",
      "a 0-d array (shape ()) has no axis to index or loop over: write the op with whole-array NumPy calls "
      "(np.exp(a), a.sum(axis=...)), which take every shape, 0-d included"),
+    (r"truth value of an array with more than one element is ambiguous",
+     "an array where Python wants one True or False (if x:, x or y, x and y, not x): to test for a missing value "
+     "write `x is None`; for a condition on the values, a.any() or a.all()"),
     (r"axis -?\d+ is out of bounds for array of dimension",
      "an axis the array does not have: print the shapes; with keepdim=False the reduced axes are gone from g"),
 ]

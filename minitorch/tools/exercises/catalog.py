@@ -36,6 +36,8 @@ class Exercise:
     # the scales of this case (a count, sqrt(d)), named first when a gradient is a constant ratio of the right one
     # and no mutation of the derivation (derivations/NAME.py) matches: case -> [(ratio, meaning)]
     scales: Callable = None
+    # the outputs joined (last axis, equal parts) into what apply returns, named apart in a failure's report
+    outputs: tuple = ("out",)
 
     def solution(self):
         """The engine's own Function class for this exercise."""
@@ -62,6 +64,8 @@ class EngineExercise:
     hints: tuple
     draw: Callable
     checker: Callable
+    # case -> the cases one step smaller, where the case is a structure with nothing drawn to lower (shrink.py)
+    smaller: Callable = None
 
     def solution(self):
         return getattr(reference, self.cls)
@@ -284,7 +288,7 @@ ENGINE_EXERCISES = [
         "it on exit. Which value must the exit put back, and how does it run even when the block raised?",
         "previous = state.grad_enabled; state.grad_enabled = False; try: yield; finally: state.grad_enabled = "
         "previous."),
-        engine_checks.draw_blocks, engine_checks.check_no_grad),
+        engine_checks.draw_blocks, engine_checks.check_no_grad, engine_checks.smaller_blocks),
 ]
 
 OP_EXERCISES = [
@@ -395,7 +399,7 @@ OP_EXERCISES = [
                  "Save i, f, g, o, c_prev and tanh(c). dc = gc + gh o (1 - tanh(c)^2); di = dc g, df = dc c_prev, "
                  "dg = dc i, do = gh tanh(c), each times its activation's derivative; dc_prev = dc f."),
              _lstm_case, lambda cls, t, o: cat(list(cls.apply(t[0], t[1])), dim=-1),
-             lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1), inputs=("gates", "c_prev")),
+             lambda t, o: cat(list(F.lstm_cell(t[0], t[1])), dim=-1), inputs=("gates", "c_prev"), outputs=("h", "c")),
 ]
 
 

@@ -20,13 +20,18 @@ def plain(a):
     return text.replace("\n", "\n      ")
 
 
-def show(arrays, names, g=None, got=None, want=None, i=None, source="numerical (central differences)"):
-    """The case, one array a line: the inputs, then (when given) the incoming gradient and input i's gradients."""
+def show(arrays, names, g=None, got=None, want=None, i=None, source="numerical (central differences)",
+         outputs=("out",)):
+    """The case, one array a line: the inputs, then (when given) the incoming gradient of each output (outputs: their
+    names, joined on the last axis into g) and input i's gradients."""
     lines = [f"  input {n} {np.shape(a)}: {plain(a)}" for n, a in zip(names, arrays) if a is not None]
     if g is not None:
         name = names[i]
-        lines += [f"  incoming gradient g = dL/d(out) {np.shape(g)}: {plain(g)}",
-                  f"  dL/d{name}, your backward: {plain(got[i])}",
+        parts = np.split(np.asarray(g), len(outputs), axis=-1) if len(outputs) > 1 else [g]
+        lines += [f"  incoming gradient g_{o} = dL/d{o} {np.shape(part)}: {plain(part)}" if len(outputs) > 1
+                  else f"  incoming gradient g = dL/d(out) {np.shape(part)}: {plain(part)}"
+                  for o, part in zip(outputs, parts)]
+        lines += [f"  dL/d{name}, your backward: {plain(got[i])}",
                   f"  dL/d{name}, {source}: {plain(want[i])}"]
         if np.shape(got[i]) == np.shape(want[i]):
             lines.append(f"  difference (yours - {source.split()[0]}): {plain(got[i] - want[i])}")

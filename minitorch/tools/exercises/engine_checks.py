@@ -8,9 +8,9 @@ from ...core.grad_mode import no_grad as engine_no_grad
 from ...tensor import Tensor
 from . import reference
 from .case import ROW, Case
-from .blame import files_of, where
+from .blame import files_of, read, where
 from .diagnose import plain, show
-from .grader import ExerciseFailed
+from .failure import ExerciseFailed
 from .harness import Value, build, state
 
 SHAPE = (ROW,)   # rows as short as the op exercises' cases
@@ -61,27 +61,29 @@ def check_topological_order(function, case, strict=True):
     except NotImplementedError:
         raise ExerciseFailed("topological_order is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
-        raise ExerciseFailed(f"topological_order failed on {case.text}: {type(e).__name__}: {e}") from e
+        place = where(e, files_of(function))
+        raise ExerciseFailed(f"topological_order failed on {case.text}: {type(e).__name__}: {e}{place}"
+                             f"{read(e) if place else ''}") from e
     names = " ".join(getattr(v, "name", repr(v)) for v in order)
-    where = f"on {case.text}: your order is [{names}]"
+    shown = f"on {case.text}: your order is [{names}]"
     seen = [id(v) for v in order]
     twice = [v.name for k, v in enumerate(order) if id(v) in seen[:k]]
     if twice:
-        raise ExerciseFailed(f"topological_order lists {twice[0]} twice {where}\n  diagnosis: a node used twice "
+        raise ExerciseFailed(f"topological_order lists {twice[0]} twice {shown}\n  diagnosis: a node used twice "
                              f"(by two nodes, or as both operands of x * x) is reached twice: keep a set of the nodes "
                              f"visited and skip them")
     if len(order) != reachable:
         raise ExerciseFailed(f"topological_order lists {len(order)} nodes where {reachable} are reachable from the "
-                             f"root (as the engine counts them) {where}\n  diagnosis: every node reachable from the "
+                             f"root (as the engine counts them) {shown}\n  diagnosis: every node reachable from the "
                              f"root through .parents, the leaves included, once")
     position = {id(v): k for k, v in enumerate(order)}
     if order[0] is not root:
-        raise ExerciseFailed(f"topological_order does not start with the root {where}\n  diagnosis: the root comes "
+        raise ExerciseFailed(f"topological_order does not start with the root {shown}\n  diagnosis: the root comes "
                              f"first (append each node after its parents, then reverse the list)")
     for v in order:
         for p in v.parents:
             if position[id(p)] < position[id(v)]:
-                raise ExerciseFailed(f"topological_order puts {p.name} before {v.name}, which uses it, {where}\n"
+                raise ExerciseFailed(f"topological_order puts {p.name} before {v.name}, which uses it, {shown}\n"
                                      f"  diagnosis: each node must come before the nodes it was computed from, so "
                                      f"that its gradient is complete when backward reaches it: append a node after "
                                      f"visiting all its parents (depth first), then reverse")
@@ -108,7 +110,9 @@ def check_backward(function, case, strict=True):
     except NotImplementedError:
         raise ExerciseFailed("backward is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
-        raise ExerciseFailed(f"backward failed on {case.text}: {type(e).__name__}: {e}") from e
+        place = where(e, files_of(function))
+        raise ExerciseFailed(f"backward failed on {case.text}: {type(e).__name__}: {e}{place}"
+                             f"{read(e) if place else ''}") from e
     want = _leaf_grads_engine(case, g)
     for k, w in enumerate(want):
         got = nodes[k].grad
@@ -143,7 +147,9 @@ def check_unbroadcast(function, case, strict=True):
     except NotImplementedError:
         raise ExerciseFailed("unbroadcast is not written yet (it raises NotImplementedError)") from None
     except Exception as e:
-        raise ExerciseFailed(f"unbroadcast failed on {case.text}: {type(e).__name__}: {e}") from e
+        place = where(e, files_of(function))
+        raise ExerciseFailed(f"unbroadcast failed on {case.text}: {type(e).__name__}: {e}{place}"
+                             f"{read(e) if place else ''}") from e
     if got.shape != tuple(shape):
         if got.ndim > len(shape):
             why = "the leading axes that broadcasting added are not summed away"
@@ -245,21 +251,11 @@ def _smaller(steps):
                 yield steps[:k] + [("block", inner, s[2])] + steps[k + 1:]
 
 
-def _shrunk(function, program):
-    """The smallest program (greedily) on which the student's no_grad still differs from the engine's: a failing case
-    small enough to follow by hand."""
-    shrinking = True
-    while shrinking:
-        shrinking = False
-        for smaller in _smaller(program):
-            try:
-                failed = _no_grad_mismatch(function, smaller) is not None
-            except Exception:
-                failed = False   # (another failure: keep the case that shows this one)
-            if failed:
-                program, shrinking = smaller, True
-                break
-    return program
+def smaller_blocks(case):
+    """The nestings one step smaller than the case's (what shrink.py shrinks a failing no_grad case by: a block
+    has nothing drawn to lower, and a step or a block left out shows the mistake on a shorter nesting)."""
+    for program in _smaller(case.options["program"]):
+        yield Case([], {"program": program}, f"the blocks {_describe(program)}")
 
 
 def check_no_grad(function, case, strict=True):
@@ -273,10 +269,7 @@ def check_no_grad(function, case, strict=True):
                              f"{where(e, files_of(function))}") from e
     if mismatch is None:
         return
-    small = _shrunk(function, program)
-    place, mine, engine = _no_grad_mismatch(function, small)
-    shown = f"the blocks {_describe(small)}" + (" (the drawn case, shrunk to the smallest nesting that fails)"
-                                                if small != program else "")
+    place, mine, engine = mismatch
     why = {"after a block left by an exception": "restore the mode in a finally: clause, so that an exception inside "
                                                  "the block cannot leave it off",
            "nested": "restore the mode the block found (a saved previous value), not True: an inner block ends inside "
@@ -284,4 +277,4 @@ def check_no_grad(function, case, strict=True):
     key = "nested" if "nested" in place and "exception" not in place else place
     hint = why.get(key, "an op records its graph exactly when no no_grad block is open")
     raise ExerciseFailed(f"no_grad: an op {place} {'records' if mine else 'does not record'} its graph where the "
-                         f"engine's {'does' if engine else 'does not'}, on {shown}\n  diagnosis: {hint}")
+                         f"engine's {'does' if engine else 'does not'}, on {case.text}\n  diagnosis: {hint}")

@@ -6,7 +6,8 @@ import numpy as np
 
 from . import engine_checks, mutation
 from .drawing import draw_cases
-from .grader import ExerciseFailed, _value_and_grads
+from .failure import ExerciseFailed
+from .grader import _value_and_grads
 from .shrink import shrink
 from .strict_shapes import strict_shapes
 
@@ -14,12 +15,14 @@ DISAMBIGUATE = 10   # drawn cases on which several matching mutations are told a
 
 
 def _op_outcome(exercise, function, case):
-    """("grads", [one per input]) of sum(w * out) for the grader's fixed weights w, run as the grader runs the
-    student's op (strict shapes, the same checks), or ("raised", what was raised)."""
+    """("grads", [out, then one gradient per input]) of sum(w * out) for the grader's fixed weights w, run as the
+    grader runs the student's op (strict shapes, the same checks), or ("raised", what was raised). The output is
+    compared too: a wrong forward (an overflow) is no mutation's, whatever its gradients."""
     try:
         with strict_shapes(), np.errstate(all="ignore"):
-            return ("grads", _value_and_grads(exercise, lambda t: exercise.apply(function, t, case.options), case,
-                                              f"{exercise.cls}:")[1])
+            out, grads, _ = _value_and_grads(exercise, lambda t: exercise.apply(function, t, case.options), case,
+                                             f"{exercise.cls}:")
+            return ("grads", [out, *grads])
     except Exception as e:
         return ("raised", *_raised(e))
 
@@ -120,20 +123,27 @@ def _with_diagnosis(text, line):
     return "\n".join(lines[:at] + [f"  {line}"] + lines[at + 1:])
 
 
-def explain(exercise, function, case, index, text, strict=True):
+def explain(exercise, function, case, index, text, strict=True, show_smallest=True):
     """The failure on drawn case `index` (0-based) explained: the mistake named by the derivation it matches, or
-    else the smallest failing case found by shrinking the drawn one, with its numbers. An ExerciseFailed whose
-    `mutations` lists the ids of the mutations named."""
+    else (with show_smallest) the smallest failing case found by shrinking the drawn one, with its numbers. An
+    ExerciseFailed whose `mutations` lists the ids of the mutations named."""
     line, found = diagnosis(exercise, function, case)
-    if line is not None:
-        failed = ExerciseFailed(_with_diagnosis(text, line))
-        failed.mutations = [m.id for m in found]
+    if line is None:
+        small = shrink(exercise, function, index, strict) if show_smallest else None
+        failed = ExerciseFailed(text if small is None else (
+            f"{text}\n  no wrong derivation this grader knows gives what yours gives; the smallest case found that "
+            f"fails ({small.case.text}):\n    " + str(small.failure).replace("\n", "\n    ")))
+        failed.mutations = []
         return failed
-    small = shrink(exercise, function, index, strict)
-    failed = ExerciseFailed(text if small is None else (
-        f"{text}\n  no wrong derivation this grader knows gives your numbers; the smallest case found that fails "
-        f"({small.case.text}):\n    " + str(small.failure).replace("\n", "\n    ")))
-    failed.mutations = []
+    if getattr(exercise, "smaller", None) is not None:
+        # a case that is a structure (no_grad's blocks) holds no numbers that the diagnosis reads: the mistake is
+        # shown where it is plainest, on the smallest case that fails
+        small = shrink(exercise, function, index, strict)
+        if small is not None:
+            first, *rest = str(small.failure).split("\n")
+            text = "\n".join([f"{first} (the drawn case, shrunk to the smallest that fails)", *rest])
+    failed = ExerciseFailed(_with_diagnosis(text, line))
+    failed.mutations = [m.id for m in found]
     return failed
 
 

@@ -8,55 +8,9 @@ from ... import backend
 from ...core.grad_mode import no_grad
 from ...tensor import Tensor
 from .blame import files_of, read, where
-from .sandbox import Broken, sandbox
-from .diagnose import COMMAND, diagnose, replay, show
-from .drawing import draw_cases
-from .promises import promised_cases
-
-EXAMPLES = 10  # drawn cases per check: a wrong backward fails on the first few; the whole sequence runs in seconds
-
-
-# failures that are no derivation's: nothing to match or shrink
-UNFINISHED = ("is not written yet", "forward keeps an array as self.", "does not import")
-
-
-class ExerciseFailed(AssertionError):
-    """A graded Function is not finished or is wrong; the message says where and on which input. mutations: the ids
-    of the wrong derivations its diagnosis names (mutation.py)."""
-    mutations = ()
-
-
-def check(exercise, function, max_examples=EXAMPLES, strict=True, notes=None, folder="DIR"):
-    """Grade `function` (a Function class, or a function for an engine exercise) for `exercise`; raise
-    ExerciseFailed on the first wrong case, else return the number of cases checked. strict: the walk does not sum
-    the student's gradients over broadcast dims (strict_shapes.py); the engine's own ops leave that to
-    the walk by design, so they are graded with strict=False. notes: a list that gets advice that is no failure
-    (an array saved for backward that backward never reads). folder: the student's, for the replay line."""
-    cases = []
-    for case in draw_cases(exercise, max_examples):
-        cases.append(case)
-        try:
-            exercise.check_case(function, case, strict)
-        except ExerciseFailed as failure:
-            if any(unfinished in str(failure) for unfinished in UNFINISHED):
-                raise ExerciseFailed(f"{failure}\n{replay(exercise.name, len(cases), folder)}") from None
-            from .explain import explain   # (it grades smaller cases with this module)
-            explained = explain(exercise, function, case, len(cases) - 1, str(failure), strict)
-            failed = ExerciseFailed(f"{explained}\n{replay(exercise.name, len(cases), folder)}")
-            failed.mutations = explained.mutations
-            raise failed from None
-    if hasattr(exercise, "apply"):
-        for case, hint in promised_cases(exercise, cases[0]):
-            try:
-                check_promise(exercise, function, case, hint, strict)
-            except ExerciseFailed as failure:
-                where = "--solution" if folder is None else f"--dir {folder}"
-                raise ExerciseFailed(f"{failure}\n  replay: a case the stub promises, checked after the drawn cases "
-                                     f"on every run of `{COMMAND} check {exercise.name} {where}`") from None
-    if notes is not None and hasattr(exercise, "apply"):
-        notes.extend(unused_saved(exercise, function, cases[0]))
-    return len(cases)
-
+from .failure import ExerciseFailed
+from .sandbox import Broken, WrongDtype, sandbox
+from .diagnose import diagnose, show
 
 class _Touched(Exception):
     pass
@@ -155,7 +109,9 @@ def _value_and_grads(exercise, call, case, who, graded=None):
     except ExerciseFailed:
         raise
     except Broken as e:
-        raise ExerciseFailed(f"{e}\n  on {case.text}") from None
+        broken = ExerciseFailed(f"{e}\n  on {case.text}")
+        broken.sandbox = "dtype" if isinstance(e, WrongDtype) else "write"
+        raise broken from None
     except Exception as e:
         # the engine checks what backward returns: "... incorrect number of gradients (expected n, got m)"
         count = re.search(r"incorrect number of gradients \(expected (\d+), got (\d+)\)", str(e))
@@ -288,14 +244,15 @@ def _compare(exercise, function, case, mine, engine, strict):
             raise ExerciseFailed(f"{name}: backward disagrees with central finite differences of its forward on "
                                  f"{case.text} (input {i}: {_difference(g, n)})"
                                  f"{diagnose(exercise, case, i, grads, numeric)}\n"
-                                 f"{show(case.arrays, exercise.inputs, weights, grads, numeric, i)}")
+                                 + show(case.arrays, exercise.inputs, weights, grads, numeric, i,
+                                        outputs=exercise.outputs))
     for i, (g, w) in enumerate(zip(grads, want_grads)):
         if g is not None and not np.allclose(g, w, rtol=1e-7, atol=1e-10):
             raise ExerciseFailed(f"{name}: the gradient of input {i} differs from the engine's on "
                                  f"{case.text}: {_difference(g, w)}"
                                  f"{diagnose(exercise, case, i, grads, want_grads)}\n"
                                  + show(case.arrays, exercise.inputs, weights, grads, want_grads, i,
-                                        "engine"))
+                                        "engine", outputs=exercise.outputs))
 
 
 SHIFTED = ("softmax", "log_softmax", "cross_entropy", "attention")   # the exercises whose forward exponentiates rows

@@ -25,6 +25,10 @@ class Broken(RuntimeError):
     """A graded op wrote into what it was given, or returned another dtype: the message says what and where."""
 
 
+class WrongDtype(Broken):
+    """A graded op returned another float dtype than its input's (a mistake beside its derivation's, if any)."""
+
+
 def _read_only(error):
     return isinstance(error, ValueError) and "read-only" in str(error)
 
@@ -97,9 +101,9 @@ class _Guard:
         for r in out if isinstance(out, tuple) else (out,):
             kind = getattr(r, "dtype", None)
             if dtype is not None and kind is not None and kind.kind == "f" and kind != dtype:
-                raise Broken(f"{type(op).__name__}: your forward returns {kind} for {dtype} inputs: training runs in "
-                             f"float32, and an op keeps its inputs' dtype: make new arrays in it (np.zeros(shape, "
-                             f"dtype=x.dtype), a Python float rather than an np.float64 scalar as a factor)")
+                raise WrongDtype(f"{type(op).__name__}: your forward returns {kind} for {dtype} inputs: training runs "
+                                 f"in float32, and an op keeps its inputs' dtype: make new arrays in it (np.zeros("
+                                 f"shape, dtype=x.dtype), a Python float rather than an np.float64 scalar as a factor)")
         return out
 
     def backward(self, op, grads_in):
@@ -138,9 +142,10 @@ class _Guard:
             want = getattr(parent, "out_dtype", None)
             if needs and isinstance(grad, np.ndarray) and want is not None and want.kind == "f" and grad.dtype != want:
                 name = _parameters(type(op).forward, len(op.parents), "input")[k]
-                raise Broken(f"{type(op).__name__}: your backward returns dL/d{name} in {grad.dtype} for an input "
-                             f"{name} in {want}: a gradient has its input's dtype (training runs in float32): make "
-                             f"new arrays in it (np.zeros(shape, dtype=g.dtype), np.eye(n, dtype=x.dtype))")
+                raise WrongDtype(f"{type(op).__name__}: your backward returns dL/d{name} in {grad.dtype} for an "
+                                 f"input {name} in {want}: a gradient has its input's dtype (training runs in "
+                                 f"float32): make new arrays in it (np.zeros(shape, dtype=g.dtype), np.eye(n, "
+                                 f"dtype=x.dtype))")
 
     def _unchanged(self, op, given, phase):
         for name, array, copy in given:
@@ -167,4 +172,4 @@ def sandbox(strict=True):
         yield
 
 
-__all__ = ["sandbox", "Broken"]
+__all__ = ["Broken", "WrongDtype", "sandbox"]

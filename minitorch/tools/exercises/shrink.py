@@ -1,6 +1,9 @@
-"""The smallest failing case near a failing one: the case is drawn again with every choice of its draw recorded
-(a size, an option, whether a side is 1; the seeds of its values are kept), and each choice is lowered while the
-student's answer still fails, as hypothesis shrinks. Deterministic: the same failure shrinks to the same case."""
+"""The smallest failing case near a failing one, by one greedy search: take the first smaller case that still fails,
+until none does. The smaller cases are the exercise's own where its case is a structure with nothing drawn to lower
+(`smaller`: no_grad's blocks, each with a step or a block left out, which gives a shorter nesting than lowering the
+draw's choices); else the case is drawn again with every choice of its draw recorded (a size, an option, whether a
+side is 1; the seeds of its values are kept), and each choice is lowered, as hypothesis shrinks. Deterministic: the
+same failure shrinks to the same case."""
 from collections import namedtuple
 
 import numpy as np
@@ -56,11 +59,12 @@ def _draw(exercise, rng):
 
 
 def _size(case):
+    """Its arrays' size, then its text's length (a structure's: a step fewer, a block that no longer raises)."""
     return (sum(int(np.size(a)) for a in case.arrays if a is not None), len(case.text))
 
 
 def _failure(exercise, function, case, strict):
-    from .grader import ExerciseFailed
+    from .failure import ExerciseFailed
     try:
         with np.errstate(all="ignore"):
             exercise.check_case(function, case, strict)
@@ -86,29 +90,46 @@ def _smaller(choices):
                 yield choices[:j] + [(kind, low, high, v)] + choices[j + 1:]
 
 
+def _greedy(start, smaller, fails):
+    """From start = (size, item): the first of smaller(item)'s (size, item) that is smaller and for which fails(item)
+    gives a failure, again from there, until none does or ATTEMPTS checks are spent; (item, failure) or None."""
+    (best_size, best), found, attempts, improved = start, None, 0, True
+    while improved and attempts < ATTEMPTS:
+        improved = False
+        for size, item in smaller(best):
+            if size >= best_size:
+                continue
+            if attempts >= ATTEMPTS:
+                break
+            attempts += 1
+            failure = fails(item)
+            if failure is not None:
+                best_size, best, found, improved = size, item, (item, failure), True
+                break
+    return found
+
+
+def _redrawn(exercise, choices):
+    """(size, (choices, case)) for each lowering of the draw's choices that still draws a case."""
+    for lowered in _smaller(choices):
+        replay = _Replay(lowered)
+        try:
+            case = _draw(exercise, replay)
+        except Exception:
+            continue
+        yield _size(case), (lowered[:replay.k], case)
+
+
 def shrink(exercise, function, index, strict=True):
     """The smallest case found, from drawn case `index` (0-based), on which `function` still fails: Shrunk(case,
     failure), or None when no smaller case fails."""
     record = _Record(_Simplest() if index == 0 else np.random.default_rng([SEED, index]))
-    best = _draw(exercise, record)
-    best_choices, best_size, found = record.log, _size(best), None
-    attempts, improved = 0, True
-    while improved and attempts < ATTEMPTS:
-        improved = False
-        for choices in _smaller(best_choices):
-            if attempts >= ATTEMPTS:
-                break
-            attempts += 1
-            replay = _Replay(choices)
-            try:
-                case = _draw(exercise, replay)
-            except Exception:
-                continue
-            if _size(case) >= best_size:
-                continue
-            failure = _failure(exercise, function, case, strict)
-            if failure is not None:
-                best, best_choices, best_size, found = case, choices[:replay.k], _size(case), Shrunk(case, failure)
-                improved = True
-                break
-    return found
+    drawn = _draw(exercise, record)
+    own = getattr(exercise, "smaller", None)
+    if own is not None:
+        found = _greedy((_size(drawn), drawn), lambda case: ((_size(c), c) for c in own(case)),
+                        lambda case: _failure(exercise, function, case, strict))
+        return None if found is None else Shrunk(*found)
+    found = _greedy((_size(drawn), (record.log, drawn)), lambda item: _redrawn(exercise, item[0]),
+                    lambda item: _failure(exercise, function, item[1], strict))
+    return None if found is None else Shrunk(found[0][1], found[1])

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from .catalog import BY_NAME
-from .grader import ExerciseFailed
+from .failure import ExerciseFailed
 
 VERDICTS = ("named", "numbers only", "false", "passed")
 
@@ -42,7 +42,7 @@ def verdict(message, mistake):
 
 def grade(path):
     """(verdict, what the grader said) for one wrong answer."""
-    from .__main__ import load
+    from .loading import load
     from . import check
     name, mistake = declared(path)
     exercise = BY_NAME[name]

@@ -21,6 +21,8 @@ WORDS = {
     "1/(1 - p)": "the dropout's scale 1/(1 - p) in dw (p = {p})",
     ("a in dv", "w"): "dv uses the weights before dropout (w) where out = a v reads a = w keep / (1 - p)",
     "row sum": "the softmax's row-sum term sum(dw * w) in ds = w (dw - sum(dw w))",
+    ("softmax at", "scores"): "the softmax's rule ds = w (dw - sum(dw w)) is applied to the scores s = q k^T / sqrt(d) "
+                              "in place of the weights w = softmax(s): the softmax's derivative is in its output w",
     ("ds weight", "dw_only"): "the softmax's row sum is sum(dw) where it is sum(dw * w)",
     ("dk", "ds_not_transposed"): "dk is ds q where it is ds^T q (s = q k^T: each key's row of ds is a column)",
     ("dk sign", "minus"): "dk has its sign flipped (dk = ds^T q / sqrt(d))",
@@ -32,7 +34,7 @@ WORDS = {
 
 class ScaledDotProductAttention(Function):
     def forward(self, q, k, v, mask, words, dropout_p):
-        self.scale = 1 / np.sqrt(q.shape[-1])
+        self.scale = q.shape[-1] ** -0.5   # a Python float: the product keeps q's dtype
         s = q @ k.swapaxes(-1, -2) * self.scale
         if mask is not None:
             s = np.where(mask, s, -np.inf)
@@ -52,7 +54,9 @@ class ScaledDotProductAttention(Function):
         if keep is not None:
             if step("dropout in dw"):
                 dw = dw * factor("keep", keep) * scale("1/(1 - p)", self.dropout_scale)
-        ds = w * (dw - term("row sum", (dw * pick("ds weight", w, dw_only=1)).sum(axis=-1, keepdims=True)))
+        ds = pick("softmax at", w, scores=q @ k.swapaxes(-1, -2) * self.scale) * (dw - term("row sum", (dw * pick(
+            "ds weight", pick("softmax at", w, scores=q @ k.swapaxes(-1, -2) * self.scale), dw_only=1)).sum(
+                axis=-1, keepdims=True)))
         dq = ds @ k * scale("1/sqrt(d)", self.scale)
         dk = pick("dk", ds.swapaxes(-1, -2) @ q, ds_not_transposed=ds @ q)
         dk = pick("dk sign", dk, minus=-dk) * scale("1/sqrt(d)", self.scale)

@@ -20,6 +20,8 @@ WORDS = {
     ("kernel", "flipped"): "dx uses the kernel flipped: im2col and a product compute a correlation, whose backward "
                            "uses the same kernel, unflipped",
     ("dW over", "one_sample"): "dweight is from the first sample only: sum g cols2^T over the batch",
+    ("dW over", "per_sample"): "dweight is kept per sample, (N, O, C, kh, kw): one weight serves every sample, so sum "
+                               "g cols2^T over the batch",
     ("dbias over", "one_sample"): "dbias is from the first sample only: sum g over the batch too",
     ("dbias over", "mean"): "dbias averages g where it sums it (bias is added to every output place of every sample)",
     ("dW of", "cols_t"): "dweight is cols2 g^T (transposed, in the wrong order) where it is g cols2^T",
@@ -41,13 +43,14 @@ class Conv2d(Function):
         (n, c, h, width), (o, _, kh, kw), w = self.x_shape, weight.shape, self.w
         ho, wo = g.shape[2:]
         g2 = g.reshape(n, o, ho * wo)
-        d_weight = pick("dW over", np.einsum("nol,nkl->ok", g2, cols2), one_sample=g2[0] @ cols2[0].T)
+        d_weight = pick("dW over", np.einsum("nol,nkl->ok", g2, cols2), one_sample=g2[0] @ cols2[0].T,
+                          per_sample=np.einsum("nol,nkl->nok", g2, cols2))
         d_weight = pick("dW of", d_weight, cols_t=np.einsum("nol,nkl->ko", g2, cols2).reshape(o, -1))
         d_bias = pick("dbias over", g.sum(axis=(0, 2, 3)), one_sample=g[0].sum(axis=(1, 2)),
                       mean=g.mean(axis=(0, 2, 3)))
         kernel = pick("kernel", weight, flipped=weight[:, :, ::-1, ::-1])
         d_cols = np.einsum("ok,nol->nkl", kernel.reshape(o, -1), g2).reshape(n, c, kh, kw, ho, wo)
-        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw))
+        padded = np.zeros((n, c, h + 2 * w.ph, width + 2 * w.pw), dtype=g.dtype)
         for i in range(kh):
             for j in range(kw):
                 top, left = i * pick("row dilation", w.dh, ignored=1), j * w.dw
@@ -58,4 +61,6 @@ class Conv2d(Function):
                 elif instead("add", "assign"):
                     padded[:, :, rows, cols] = d_cols[:, :, i, j]
         dx = pick("crop", padded[:, :, w.ph:w.ph + h, w.pw:w.pw + width], wrong_side=padded[:, :, :h, :width])
-        return dx, d_weight.reshape(weight.shape), d_bias
+        d_weight = pick("dW over", d_weight.reshape(weight.shape), one_sample=d_weight.reshape(weight.shape),
+                        per_sample=d_weight.reshape((n,) + weight.shape))
+        return dx, d_weight, d_bias

@@ -17,6 +17,8 @@ WORDS = {
     "q": "the targets q in p - q",
     ("targets", "hard"): "q is the one-hot target without label smoothing: backward leaves out the smoothing (q = "
                          "(1 - e) one_hot + e / C, e = {e})",
+    ("targets", "others"): "q spreads the smoothing over the C - 1 other classes (e / (C - 1) off the target), where "
+                           "it spreads e / C over all C, the target's class too (q = (1 - e) one_hot + e / C, e = {e})",
     "uniform": "the smoothing's uniform part e / C of q (e = {e})",
     "1 - e": "the factor (1 - e) on q's one-hot part (e = {e})",
     "valid": "the mask of the rows that are not ignored: an ignored row (target = ignore_index) gets a gradient "
@@ -33,7 +35,7 @@ class CrossEntropy(Function):
     def forward(self, x, target, ignore_index, label_smoothing, reduction):
         n, c = x.shape
         valid = target != ignore_index
-        one_hot = np.eye(c)[np.where(valid, target, 0)]
+        one_hot = np.eye(c, dtype=x.dtype)[np.where(valid, target, 0)]
         q = (1 - label_smoothing) * one_hot + label_smoothing / c
         z = x - x.max(axis=1, keepdims=True)
         log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
@@ -49,8 +51,9 @@ class CrossEntropy(Function):
         log_p, target = self.saved_tensors
         n, c = log_p.shape
         valid = target != self.ignore_index
-        one_hot = np.eye(c)[np.where(valid, target, 0)]
-        q = pick("targets", factor("1 - e", 1 - self.e) * one_hot + term("uniform", self.e / c), hard=one_hot)
+        one_hot = np.eye(c, dtype=log_p.dtype)[np.where(valid, target, 0)]
+        q = pick("targets", factor("1 - e", 1 - self.e) * one_hot + term("uniform", self.e / c), hard=one_hot,
+                 others=(1 - self.e) * one_hot + self.e / (c - 1) * (1 - one_hot))
         rows = g if self.reduction == "none" else np.full(n, g)
         if self.reduction == "mean":
             count = pick("count", max(int(valid.sum()), 1), all_rows=n, ignored=max(n - int(valid.sum()), 1))

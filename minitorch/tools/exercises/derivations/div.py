@@ -7,6 +7,7 @@ WORDS = {
     "g in da": "dL/da's incoming gradient g (da = g / b)",
     "b in da": "dL/da's division by b (da = g / b)",
     ("da", "times"): "dL/da is g * b: multiplied by b where the quotient rule divides (da = g / b)",
+    ("da", "out"): "dL/da is g times the output a / b: d(a/b)/da is 1/b (da = g / b)",
     ("db sign", "plus"): "dL/db's minus sign (d(1/b) = -1/b^2) is missing: the quotient rule's b term has its sign "
                          "flipped",
     "g in db": "dL/db's incoming gradient g (db = -(g / b)(a / b))",
@@ -33,7 +34,7 @@ class Div(Function):
 
     def backward(self, g):
         a, b = self.saved_tensors
-        da = pick("da", factor("g in da", g) / factor("b in da", b), times=g * b)
+        da = pick("da", factor("g in da", g) / factor("b in da", b), times=g * b, out=g * (a / b))
         db = pick("db sign", -(factor("g in db", g) / b), plus=g / b) * pick("db a/b", a / b, no_b=a, no_a=1 / b)
         da, db = pick("sum a", _summed_to(da, a.shape), kept=da), pick("sum b", _summed_to(db, b.shape), kept=db)
         return pick("swapped", (da, db), swapped=(db, da))

@@ -3,7 +3,7 @@
 import numpy as np
 
 from minitorch.autograd import Function
-from minitorch.tools.exercises.mutation import factor, pick, term
+from minitorch.tools.exercises.mutation import factor, pick, scale, term
 
 WORDS = {
     "gh": "the [i = j] term gh of dx (gh = g w)",
@@ -39,7 +39,7 @@ class LayerNorm(Function):
         x, xhat, rstd, w = self.saved_tensors
         g = g.reshape(xhat.shape)
         gh = g if w is None else g * factor("w in gh", w.reshape(-1))
-        dx = factor("rstd", rstd) * (term("gh", gh) - term("mean term", pick("mean of", gh, g=g).mean(
+        dx = scale("rstd", rstd) * (term("gh", gh) - term("mean term", pick("mean of", gh, g=g).mean(
             axis=1, keepdims=True)) - term("xhat term", xhat * pick("xhat mean", gh * xhat, no_xhat=gh).mean(
                 axis=1, keepdims=True)))
         reduce = pick("rows", np.sum, mean=np.mean)

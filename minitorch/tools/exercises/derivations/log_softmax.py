@@ -13,6 +13,8 @@ WORDS = {
                      "output's log S depends on x_j)",
     ("keepdims", "lost"): "the row sum is taken without keepdims=True: it no longer broadcasts along dim (a reduced "
                           "axis not kept)",
+    ("rule", "softmax"): "dx is softmax's backward p (g - sum(g p)) with p = exp(y): log-softmax's is g - p sum(g), "
+                         "the row sum of g itself (dy_i/dx_j = [i = j] - p_j)",
     ("axis", "last"): "the row sum is taken along the last axis where it is along dim",
     ("axis", "everything"): "the row sum is taken over the whole array where it is along dim, one sum per row",
 }
@@ -36,4 +38,5 @@ class LogSoftmax(Function):
         axis = pick("axis", self.dim, last=-1, everything=None)
         total = pick("keepdims", g.sum(axis=axis, keepdims=True), lost=g.sum(axis=axis))
         p = pick("p", np.exp(y), y=y)
-        return term("g", g) - term("row sum", p * pick("sum", total, none=g))
+        return pick("rule", term("g", g) - term("row sum", p * pick("sum", total, none=g)),
+                    softmax=np.exp(y) * (g - (g * np.exp(y)).sum(axis=self.dim, keepdims=True)))

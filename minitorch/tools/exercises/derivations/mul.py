@@ -1,4 +1,6 @@
 """mul: d(ab) = b da + a db, each summed back over the dims its input was broadcast along."""
+import numpy as np
+
 from minitorch.autograd import Function
 from minitorch.tools.exercises.mutation import factor, pick
 
@@ -12,6 +14,8 @@ WORDS = {
     ("da output", "out"): "dL/da is g * (a * b): the factor is the output instead of the other input b",
     ("sum a", "kept"): "dL/da is not summed back over the dims a was broadcast along",
     ("sum b", "kept"): "dL/db is not summed back over the dims b was broadcast along",
+    ("sum b", "everything"): "dL/db is summed over every axis, to one number spread over b's shape: it is summed back "
+                             "over the dims b was broadcast along, each element of b its own sum",
     ("sum b", "mean"): "dL/db is averaged over the dims b was broadcast along: sum, do not average",
 }
 
@@ -41,4 +45,5 @@ class Mul(Function):
                       swapped=(g * a, g * b))
         da = pick("da output", da, out=g * (a * b))
         return (pick("sum a", _summed_to(da, a.shape), kept=da),
-                pick("sum b", _summed_to(db, b.shape), kept=db, mean=_averaged_to(db, b.shape)))
+                pick("sum b", _summed_to(db, b.shape), kept=db, mean=_averaged_to(db, b.shape),
+                     everything=db if db.shape == b.shape else np.full(b.shape, db.sum())))
