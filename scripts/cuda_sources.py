@@ -10,23 +10,27 @@ SIGNATURES.json maps each kernel ("module.qualname" of its body, as `minitorch.b
 argument signatures it was called with (the stand-in's `cupy._standin.FUSED_CALLS`: dtype, shape and strides of each
 array, the type of each scalar). For each signature:
 1. CuPy's first fusion (`cupy.fuse`, cupy/_core/fusion.pyx) traces the body on arrays that point at no memory into
-   its ElementwiseKernel or ReductionKernel; a body it refuses (it would fall to the experimental second fusion) is a
-   failure.
+   its ElementwiseKernel or ReductionKernel; a body it refuses at any signature is a failure naming the kernel and
+   the signature: CuPy would hand that call, and every later call of the same cupy.fuse object at any signature, to
+   its experimental second fusion.
 2. The kernel's CUDA source is made by CuPy's own code: a ReductionKernel through its `_call` (CuPy's axis, block
    size and CUB choices), an ElementwiseKernel through `_get_elementwise_kernel` after the few lines of its
    `__call__` that follow `cudaGetDevice` (broadcast, parameter types, CuPy's dimension merging), done here. The
    per-device memoised helpers are called unwrapped, and the last step, `_compile_module_with_cache`, is where the
-   source and CuPy's compiler options are taken.
+   source and CuPy's compiler options are taken; it answers with a module whose functions launch nothing, so that
+   CuPy goes on to the next module it compiles: the second pass of a CUB reduction (-DSECOND_PASS=1).
 3. Lint: a pre-map (the part of a reduction before the reduction) takes its arguments by value, so an assignment to
    one is silently lost (`x[...] = v` in a body that ends in `xp.sum`); such a write is a failure.
-4. Each distinct source is compiled by NVRTC with CuPy's options (`-ftz=true`, `--device-as-default-execution-space`)
-   for each architecture: sm_90 (the H100/H200) and sm_75, the oldest that CUDA 13 compiles for.
+4. Each distinct module (source and CuPy's options) is compiled by NVRTC with CuPy's options (`-ftz=true`,
+   `--device-as-default-execution-space`) for each architecture: sm_90 (the H100/H200) and the oldest in NVRTC's
+   supported list (sm_75 for CUDA 13).
 
 It prints one line per failure and a summary, and exits 1 when anything failed (2: CuPy, NVRTC or the CUDA headers
 are missing, with one line saying which). `device SIGNATURES.json --sources DIR` runs each signature on a real GPU
 and writes the sources CuPy compiled there, for scripts/gpu_check.sh to compare with `build --sources`.
 """
 import argparse
+import collections
 import concurrent.futures
 import hashlib
 import importlib
@@ -40,17 +44,18 @@ import numpy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNEL_MODULES = ("minitorch.kernels", "minitorch.optim", "minitorch.nn")   # where fuse kernels live
-OLDEST_ARCH = "75"   # CUDA 13 compiles for Turing (sm_75) and newer
+GPU_ARCH = "90"   # the H100/H200
+
+
+def default_archs():
+    """sm_90 and the oldest architecture this NVRTC compiles for (its getSupportedArchs: 75, Turing, for CUDA 13)."""
+    from cupy.cuda import nvrtc
+    return [GPU_ARCH, str(min(nvrtc.getSupportedArchs()))]
 NVRTC_OPTIONS = ("-ftz=true", "--device-as-default-execution-space")   # cupy/cuda/compiler.py adds these two
 _ARG_NDARRAY, _ARG_INDEXER, _ARG_SCALAR = 1, 2, 3   # cupy/_core/_kernel.pxd, _ArgKind
 
 
-class Captured(Exception):
-    """Raised where CuPy would compile: the source and options are taken, nothing is loaded."""
-
-    def __init__(self, source, options):
-        super().__init__("captured")
-        self.source, self.options = source, tuple(options)
+_CAPTURED = []   # (source, options) of each module CuPy asked to compile, in order, since the last trace
 
 
 def missing():
@@ -104,13 +109,31 @@ def _argument(cupy, spec):
 
 
 def _patch_cupy():
-    """Let CuPy plan a launch without a device: per-device memoised helpers unwrapped, and compilation captured."""
+    """Let CuPy plan and "launch" without a device: per-device memoised helpers unwrapped, and each compilation
+    captured and answered by a module whose functions launch nothing, so that CuPy goes on to what it compiles next
+    (CUB's second pass, after the first pass's launch)."""
     import cupy
     import cupy.cuda.compiler as compiler
     from cupy._core import _cub_reduction, _kernel, _reduction
+    from cupy.cuda import function
 
-    def capture(source, options=(), **_):
-        raise Captured(source, options)
+    class NoFunction(function.Function):   # (Python overrides of cpdef methods are what CuPy's calls reach)
+        def __init__(self):
+            pass
+
+        def linear_launch(self, *args, **kwargs):
+            pass
+
+        def __call__(self, *args, **kwargs):
+            pass
+
+    class NoModule(function.Module):
+        def get_function(self, name):
+            return NoFunction()
+
+    def capture(source, options=(), *args, **kwargs):
+        _CAPTURED.append((source, tuple(options)))
+        return NoModule()
 
     cupy.cuda.set_allocator(_no_memory)
     compiler._compile_module_with_cache = capture
@@ -181,7 +204,9 @@ def _reduction_source(cupy, kernel, kwargs, args):
 
 
 def trace(body, signature):
-    """The CUDA sources (with CuPy's options) of one kernel at one signature: [(source, options)], or raises."""
+    """The CUDA modules (source, CuPy's options) that one kernel at one signature compiles, in order: one, or two for
+    a reduction over the whole array on CuPy's CUB path (its passes, -DFIRST_PASS=1 and -DSECOND_PASS=1); [] when
+    nothing is launched (an empty array). Raises FirstFusionRefused where CuPy's first fusion refuses the body."""
     import cupy
     from cupy._core import _reduction
     from minitorch.backend import cuda_body
@@ -192,18 +217,26 @@ def trace(body, signature):
     except Exception as e:   # the launch stops at cudaGetDevice, after the kernel was made
         stopped = e
     if fused.new_fusion is not None or not fused._memo:
-        raise RuntimeError("CuPy's first fusion refused the body, so CuPy would hand it to its experimental second "
-                           f"fusion ({type(stopped).__name__}: {stopped})")
+        raise FirstFusionRefused(f"{type(stopped).__name__}: {stopped}")
     (kernel, kwargs), = fused._memo.values()
     given = [a for a in args if a is not None]
-    try:
-        if isinstance(kernel, _reduction.ReductionKernel):
-            _reduction_source(cupy, kernel, kwargs, given)
-        else:
-            _elementwise_source(cupy, kernel, given)
-    except Captured as c:
-        return [(c.source, c.options)]
-    return []   # nothing launched (an empty array)
+    del _CAPTURED[:]
+    if isinstance(kernel, _reduction.ReductionKernel):
+        _reduction_source(cupy, kernel, kwargs, given)
+    else:
+        _elementwise_source(cupy, kernel, given)
+    return list(_CAPTURED)
+
+
+class FirstFusionRefused(RuntimeError):
+    """CuPy's first fusion could not trace the body: CuPy (cupy/_core/fusion.pyx, Fusion.__call__) then sets the
+    cupy.fuse object's new_fusion, so that this call and every later one, at every signature, runs the experimental
+    second fusion instead."""
+
+    def __str__(self):
+        return ("CuPy's first fusion refuses the body at this signature, so from this call on the whole cupy.fuse "
+                "object runs CuPy's experimental second fusion at every signature (cupy/_core/fusion.pyx sets its "
+                f"new_fusion): {self.args[0]}")
 
 
 PREMAP = re.compile(r"__device__ \S+ _pre_map\(([^)]*)\) \{(.*?)\n\s*return ", re.S)
@@ -279,13 +312,21 @@ def build(signatures, archs, jobs, sources_dir=None, modules=(), partial=False):
             first = next((line for line in log.splitlines() if "error" in line), log.strip()[:300])
             failures.append(f"{distinct[(src, _)]} (sm_{arch}): NVRTC: {first}")
     if sources_dir:
-        write_sources(sources_dir, {src: name for (src, _), name in distinct.items()})
+        write_sources(sources_dir, distinct)
     for line in failures:
         print("FAIL", line)
-    print(f"{len(kernels)} kernels, {calls} signatures, {len(distinct)} distinct CUDA sources, compiled for "
+    passes = collections.Counter(cub_pass(options) for _, options in distinct)
+    built = len({name for name in signatures if name in kernels})
+    print(f"{len(kernels)} kernels ({built} called), {calls} signatures, {len(distinct)} distinct CUDA sources "
+          f"({passes[None]} one-pass, {passes[1]} CUB first passes, {passes[2]} CUB second passes), compiled for "
           f"{', '.join('sm_' + a for a in archs)}: {len(failures)} failures (traced in "
           f"{traced_at - start:.1f} s, compiled in {time.perf_counter() - traced_at:.1f} s with {jobs} processes)")
     return len(failures)
+
+
+def cub_pass(options):
+    """1 or 2 for a module of CuPy's two-pass CUB reduction (cupy/_core/_cub_reduction.pyx), else None."""
+    return 1 if "-DFIRST_PASS=1" in options else 2 if "-DSECOND_PASS=1" in options else None
 
 
 def _short(signature):
@@ -293,11 +334,14 @@ def _short(signature):
 
 
 def write_sources(folder, sources):
-    """Each source as SHA256.cu, and index.txt: its hash and kernel a line (what gpu_check.sh compares)."""
+    """Each module {(source, options): kernel} as SHA256.cu, and index.txt: its hash and kernel a line (what
+    gpu_check.sh compares). The hash is of the source and the options that define macros (CUB's pass), not of the
+    include paths, which differ from machine to machine."""
     os.makedirs(folder, exist_ok=True)
     lines = []
-    for src, name in sources.items():
-        digest = hashlib.sha256(src.encode()).hexdigest()
+    for (src, options), name in sources.items():
+        defines = " ".join(o for o in options if o.startswith("-D"))
+        digest = hashlib.sha256((defines + "\n" + src).encode()).hexdigest()
         with open(os.path.join(folder, digest + ".cu"), "w") as f:
             f.write(src)
         lines.append(f"{digest} {name}")
@@ -313,7 +357,7 @@ def device_sources(signatures, folder):
     kernels, seen, compile_module = load_kernels(), {}, compiler._compile_module_with_cache
     for name, calls in sorted(signatures.items()):
         def keep(source, options=(), **kw):
-            seen[source] = name
+            seen[(source, tuple(options))] = name
             return compile_module(source, options, **kw)
         compiler._compile_module_with_cache = keep
         fused = cupy.fuse(cuda_body(kernels[name].body, cupy))
@@ -337,7 +381,8 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="trace, lint and compile every recorded signature (no GPU needed)")
     b.add_argument("signatures", help="JSON: kernel name -> list of argument signatures")
-    b.add_argument("--arch", action="append", help="compute capability, e.g. 90 (default: 90 and 75)")
+    b.add_argument("--arch", action="append", help="compute capability, e.g. 90 (default: 90 and the oldest that "
+                                                   "NVRTC supports, 75 for CUDA 13)")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compiler processes")
     b.add_argument("--sources", help="folder to write each distinct source to (SHA256.cu and index.txt)")
     b.add_argument("--module", action="append", default=[], help="a further module whose fuse kernels to build")
@@ -363,7 +408,7 @@ def main(argv=None):
     if args.command == "device":
         device_sources(signatures, args.sources)
         return 0
-    return 1 if build(signatures, args.arch or ["90", OLDEST_ARCH], max(1, args.jobs), args.sources,
+    return 1 if build(signatures, args.arch or default_archs(), max(1, args.jobs), args.sources,
                       args.module, args.partial) else 0
 
 

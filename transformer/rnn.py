@@ -36,15 +36,16 @@ class LSTMLayer(nn.Module):
         w = self.weight
         return tuple(mt.zeros(batch_size, self.hidden_size, dtype=w.dtype, device=w.device) for _ in range(2))
 
-    def step(self, x, state, weight_t=None):
+    def step(self, x, state, weight_t=None, keep=None):
         """x (B, input_size), state (h, c) each (B, hidden_size) -> the next (h, c).
 
         weight_t: self.weight.T, passed in by a loop over time so that the transpose is one op, not one per step.
+        keep: a bool array (B, 1), False where the step is padding: that row's state carries over (in the cell's op).
         """
         h, c = state
         weight_t = self.weight.T if weight_t is None else weight_t
         gates = mt.cat([x, h], dim=-1) @ weight_t + self.bias
-        return F.lstm_cell(gates, c)
+        return F.lstm_cell(gates, c, None if keep is None else h, keep)
 
     def forward(self, xs, state=None, keep=None, reverse=False):
         """xs: T tensors (B, input_size) -> (T outputs h_t (B, hidden_size), the final (h, c)).
@@ -56,7 +57,7 @@ class LSTMLayer(nn.Module):
             state = self.zero_state(xs[0].shape[0])
         weight_t = self.weight.T
         # which steps hold padding at all, so that steps without any skip the masking; read on the CPU only: on a GPU
-        # reading the mask would make the host wait, and masking every step costs two small kernels
+        # reading the mask would make the host wait, and masking every step costs the cell one small kernel
         if keep is None:
             padded = []
         elif keep.device == "cpu":
@@ -64,11 +65,8 @@ class LSTMLayer(nn.Module):
         else:
             padded = [True] * len(xs)
         outputs = [None] * len(xs)
-        for t in (reversed(range(len(xs))) if reverse else range(len(xs))):
-            h, c = self.step(xs[t], state, weight_t)
-            if keep is not None and padded[t]:
-                real = keep[:, t:t + 1]
-                h, c = mt.where(real, h, state[0]), mt.where(real, c, state[1])
+        for t in (reversed(range(len(xs))) if reverse else range(len(xs))):   # (keep's array: the cell's mask)
+            h, c = self.step(xs[t], state, weight_t, keep.data[:, t:t + 1] if padded and padded[t] else None)
             state = (h, c)
             outputs[t] = h
         return outputs, state

@@ -52,6 +52,8 @@ def fused_calls(device):
         "self_attention": (lambda qkv: F.self_attention(qkv), [(3, 2, 4, 8)]),
         "cross_attention": (lambda q, kv: F.cross_attention(q, kv), [(2, 3, 8), (2, 2, 4, 8)]),
         "lstm_cell": (lambda gates, c: mt.cat(list(F.lstm_cell(gates, c)), dim=-1), [(2, 12), (2, 3)]),
+        "lstm_cell, a padded row": (lambda gates, c, h: mt.cat(list(F.lstm_cell(gates, c, h, np.array([[1], [0]]) > 0)),
+                                                               dim=-1), [(2, 12), (2, 3), (2, 3)]),
         "relu, bias_relu, gelu, dropout": (lambda a, b: F.dropout_add(F.dropout(F.gelu(F.bias_relu(a, b).relu()),
                                                                                 0.2), a, 0.3), [(3, 4), (4,)]),
         "checkpoint": (lambda a: mt.utils.checkpoint.checkpoint(lambda x: (x * x).tanh(), a), [(3, 4)]),

@@ -8,6 +8,8 @@ ops draw their words as an input, so one seed gives every path the same mask. Th
 covered, launches per op on the stand-in, and the kernels stay finite for large logits and fully masked rows and keep
 float32.
 """
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -119,6 +121,10 @@ OPS.update({f"attention ({name} mask)": ((lambda mask: lambda q, k, v: F.scaled_
     mask), [Q, K, V]) for name, mask in MASKS.items()})
 OPS["lstm_cell"] = (lambda gates, c: mt.cat(list(F.lstm_cell(gates, c)), dim=-1),
                     [rng.standard_normal((4, 12)), rng.standard_normal((4, 3))])
+KEEP = np.array([[True], [False], [True], [False]])             # rows 1 and 3 padded: their state carries over
+OPS["lstm_cell (padded rows)"] = (lambda gates, c, h: mt.cat(list(F.lstm_cell(gates, c, h, KEEP)), dim=-1),
+                                  [rng.standard_normal((4, 12)), rng.standard_normal((4, 3)),
+                                   rng.standard_normal((4, 3))])
 RANDOM = {  # name: (fn, arrays, seed): a fixed seed gives each path the same words, so the same mask
     "dropout": (lambda x: F.dropout(x, 0.3), [X], 7),
     "dropout_add": (lambda x, y: F.dropout_add(x, y, 0.3), [X, X[::-1].copy()], 7),
@@ -286,6 +292,42 @@ def test_launches_per_op(name):
     fn, arrays, forward, backward = LAUNCHES[name]
     tensors = [mt.tensor(a, device="cuda", requires_grad=True) for a in arrays]
     assert launches(fn, *tensors) == (forward, backward)
+
+
+@pytest.mark.skipif(not CUPY_STANDIN, reason="counts launches, which only the CuPy stand-in does")
+def test_lstm_cell_launches():
+    """One kernel forward (h and c), two backward (the gate gradients as one array, dc_prev); the reference op,
+    counted the same way, takes at least eight each way."""
+    import cupy
+    gates, c = (mt.tensor(a, device="cuda", requires_grad=True) for a in OPS["lstm_cell"][1])
+    counts = []
+    for reference in (False, True):
+        with mt.reference_ops() if reference else contextlib.nullcontext():
+            F.lstm_cell(gates, c)
+            with cupy._standin.count_launches() as forward:
+                h, c_next = F.lstm_cell(gates, c)
+            gh, gc = (cupy.ones(t.shape, dtype=t.dtype) for t in (h, c_next))
+            with cupy._standin.count_launches() as backward:
+                h._op.parents[0].backward(gh, gc)
+        counts.append((dict(forward), dict(backward)))
+    assert counts[0] == ({"fused": 1}, {"fused": 2})
+    assert sum(counts[1][0].values()) >= 8 and sum(counts[1][1].values()) >= 8, counts[1]
+
+
+@pytest.mark.skipif(not CUPY_STANDIN, reason="counts launches, which only the CuPy stand-in does")
+def test_lstm_cell_with_padded_rows_launches():
+    """With a mask, one kernel forward and three backward (dh_prev the third); the reference's two `where`s forward
+    and their four backward are gone."""
+    import cupy
+    gates, c, h = (mt.tensor(a, device="cuda", requires_grad=True) for a in OPS["lstm_cell (padded rows)"][1])
+    keep = cupy.asarray(KEEP)
+    F.lstm_cell(gates, c, h, keep)
+    with cupy._standin.count_launches() as forward:
+        h_next, c_next = F.lstm_cell(gates, c, h, keep)
+    gh, gc = (cupy.ones(t.shape, dtype=t.dtype) for t in (h_next, c_next))
+    with cupy._standin.count_launches() as backward:
+        h_next._op.parents[0].backward(gh, gc)
+    assert (dict(forward), dict(backward)) == ({"fused": 1}, {"fused": 3})
 
 
 ATTENTION = {  # (forward, backward): one kernel copies q, k, v, k^T, v^T, three the softmax; the backward's two,

@@ -63,6 +63,19 @@ def test_lstm_cell_gradcheck(N, H, seed):
 
 @settings(max_examples=20, deadline=None)
 @given(N=st.integers(1, 4), H=st.integers(1, 4), seed=seeds)
+def test_lstm_cell_with_padded_rows_gradcheck(N, H, seed):
+    """With a mask the padded rows pass h_prev and c_prev on: gradients to all three against finite differences."""
+    rng = np.random.default_rng(seed)
+    keep = rng.random((N, 1)) < 0.5
+    h_prev = mt.tensor(rng.standard_normal((N, H)), dtype=np.float64, requires_grad=True)
+    assert mt.gradcheck(lambda g, c, h: F.lstm_cell(g, c, h, keep), (*cell_inputs(rng, N, H), h_prev))
+    h, c = F.lstm_cell(*cell_inputs(rng, N, H), h_prev, keep)
+    rows = ~keep[:, 0]
+    assert np.array_equal(h.numpy()[rows], h_prev.numpy()[rows])
+
+
+@settings(max_examples=20, deadline=None)
+@given(N=st.integers(1, 4), H=st.integers(1, 4), seed=seeds)
 def test_lstm_cell_matches_the_composed_cell_and_the_formulas(N, H, seed):
     rng = np.random.default_rng(seed)
     a, c0 = rng.standard_normal((N, 4 * H)) * 2, rng.standard_normal((N, H))

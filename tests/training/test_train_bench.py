@@ -285,3 +285,29 @@ def test_host_mode_times_ours_and_pytorchs_in_turn(capsys, monkeypatch):
     assert status == 0, err
     ratios = re.search(r"forward\+backward ratio of each round: (\S+), (\S+)$", out, re.M)
     assert ratios, out
+
+
+@pytest.mark.slow
+@requires_standin
+def test_an_lstm_attn_step_launches_within_its_budget(capsys):
+    """`bench --model lstm-attn` on the demo preset (the bench's batch, 64 x 32 tokens, 192 LSTM cells a step): 4,671
+    launches a step with the fused LSTM cell taking the padding mask (one kernel forward, three backward), 5,691 when
+    the mask was two `where`s after the cell (two launches forward, four backward), 13,563 with the reference cell
+    (about a dozen launches each way); the step reads the device once. The budget is 4,800."""
+    status, out, err = run_cli(["bench", "--preset", "demo", "--model", "lstm-attn", "--device", "cuda", "--steps",
+                                "1", "--warmup-steps", "1", "--json"], capsys)
+    assert status == 0, err
+    r = json.loads(out)
+    n = r["launches"]
+    assert r["model"] == "lstm-attn" and r["step_matmul_gflop"] is None and positive(r["tokens_per_s"])
+    assert n["memcpys"]["d2h"] == 1, n
+    assert n["total"] <= 4800, n
+    import cupy
+    assert "minitorch.kernels.lstm_cell.lstm_cell_gate_grads" in cupy._standin.FUSED_CALLS
+
+
+def test_bench_refuses_an_lstm_where_it_times_the_transformer_only(capsys):
+    status, _, err = run_cli(["bench", "--preset", "demo", "--model", "lstm", "--host"], capsys)
+    assert status == 2 and "--model lstm: --host, --distributed and --vs-torch time the Transformer only" in err
+    status, _, err = run_cli(["bench", "--preset", MICRO.name, "--model", "lstm"], capsys)
+    assert status == 2 and "--model lstm: the preset bench-micro gives no sizes for it" in err

@@ -27,6 +27,8 @@ printed with the reason; `--threads 1` against `--threads 2` compares two counts
 import dataclasses
 import json
 
+from transformer import registry
+
 from ...cli import parallel
 from ...cli.arguments import (add_device_argument, add_precision_arguments, add_threads_argument, apply_tf32,
                               check_device, non_negative_int, positive_int)
@@ -52,6 +54,9 @@ def add_arguments(p):
     p.add_argument("--preset", required=True, choices=sorted(PRESETS),
                    help="the model (and batch size) to time: " + "; ".join(
                        f"{name}: {preset.description}" for name, preset in PRESETS.items()))
+    p.add_argument("--model", choices=registry.MODELS, default="transformer",
+                   help="the model kind, in the preset's sizes for it (default transformer; lstm and lstm-attn in "
+                        "train and decode mode, without --host, --distributed and --vs-torch)")
     p.add_argument("--mode", choices=("train", "decode"), default="train",
                    help="train: time training steps (default); decode: time beam search and greedy decoding")
     add_device_argument(p)
@@ -100,9 +105,13 @@ def main(args):
     batch_size = args.batch_size or max(preset.batch_tokens // args.seq_len, 1)
     if args.seq_len < 2:
         raise UsageError(f"--seq-len {args.seq_len}: needs at least 2 (one token and eos)")
-    if args.seq_len > preset.model["max_len"]:
-        raise UsageError(f"--seq-len {args.seq_len} is longer than the {preset.name} model's max_len "
-                         f"{preset.model['max_len']}")
+    if not preset.sizes(args.model):
+        raise UsageError(f"--model {args.model}: the preset {preset.name} gives no sizes for it")
+    max_len = preset.sizes(args.model)["max_len"]
+    if args.seq_len > max_len:
+        raise UsageError(f"--seq-len {args.seq_len} is longer than the {preset.name} model's max_len {max_len}")
+    if args.model != "transformer" and (args.host or args.distributed or args.vs_torch):
+        raise UsageError(f"--model {args.model}: --host, --distributed and --vs-torch time the Transformer only")
     if args.vs_torch and (args.mode != "train" or args.host or args.distributed):
         raise UsageError("--vs-torch compares training steps; drop --mode decode, --host and --distributed")
     if args.precision != "fp32" and (args.mode != "train" or args.host or args.distributed or args.vs_torch):
@@ -130,10 +139,11 @@ def main(args):
     steps = args.steps or (TRAIN_STEPS if args.mode == "train" else 1)
     if args.mode == "train":
         result = bench_train(preset, device, batch_size, args.seq_len, steps, args.warmup_steps,
-                             args.seed, args.profile, progress=not args.json, precision=args.precision)
+                             args.seed, args.profile, progress=not args.json, kind=args.model,
+                             precision=args.precision)
     else:
         result = bench_decode(preset, device, batch_size, args.seq_len, steps, args.seed,
-                              progress=not args.json)
+                              progress=not args.json, kind=args.model)
     result["blas_threads_chosen_by"] = chosen_by
     if args.vs_torch:
         result["pytorch"] = run_reference(args.preset, device, "--batch-size", batch_size, "--seq-len", args.seq_len,

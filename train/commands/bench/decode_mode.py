@@ -12,11 +12,12 @@ from .workload import build_model, synthetic_batch
 
 BEAM = 5
 
-def bench_decode(preset, device, batch_size, seq_len, reps, seed, progress=True):
-    """Time beam search (beam 5) and greedy decoding of batch_size synthetic sentences, `reps` times each."""
+def bench_decode(preset, device, batch_size, seq_len, reps, seed, progress=True, kind="transformer"):
+    """Time beam search (beam 5) and greedy decoding of batch_size synthetic sentences by a model kind, `reps` times
+    each."""
     say = progress_printer(progress)
     src_ids, _ = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
-    model = build_model(preset, device, seed).eval()
+    model = build_model(preset, device, seed, kind).eval()
     say(f"warm-up on 2 sentences, then {reps} timed run(s) of {batch_size} sentences: {preset.name}, {device}")
     translate_ids(model, src_ids[:2], beam=BEAM, batch_tokens=preset.batch_tokens, device=device)
     memory = HostMemory()
@@ -36,7 +37,7 @@ def bench_decode(preset, device, batch_size, seq_len, reps, seed, progress=True)
                           "output_tokens_per_sentence": out_tokens / len(src_ids)}
     _, device_peak = backend.device_memory(device)
     step_peak = memory.peak_since_reset() if peak_reset else None
-    return {"mode": "decode", "preset": preset.name, "device": device,
+    return {"mode": "decode", "preset": preset.name, "model": kind, "device": device,
             "parameters": model.num_parameters(),
             "batch": {"sentences": batch_size, "src_len": seq_len, "vocab_size": preset.vocab_size, "seed": seed,
                       "max_len": f"{MAX_LEN_A} x source length + {MAX_LEN_B}",

@@ -20,9 +20,10 @@ def print_result(r):
     why = f" ({r['blas_threads_chosen_by']}; --threads N to change)" if "blas_threads_chosen_by" in r else ""
     others = ", ".join(f"{k} {v}" for k, v in r.get("other_threads", {}).items())
     others = f"; other thread pools, not set by --threads: {others}" if others else ""
+    model = "" if r.get("model", "transformer") == "transformer" else f" {r['model']}"
     precision = f", {r['precision']}" if "precision" in r else ""
-    print(f"minitorch bench: {r['mode']}, preset {r['preset']} ({r['parameters']:,} parameters), {r['device']}"
-          f"{precision}, BLAS threads: {threads}{why}{others}")
+    print(f"minitorch bench: {r['mode']}, preset {r['preset']}{model} ({r['parameters']:,} parameters), "
+          f"{r['device']}{precision}, BLAS threads: {threads}{why}{others}")
     if r["mode"] == "train":
         print(f"batch: {b['sentences']} sentences x {b['src_len']} source / {b['tgt_len']} target tokens, "
               f"{b['padding']:.0%} padding, {b['target_tokens']:,} target tokens, vocabulary {b['vocab_size']:,}")
@@ -37,10 +38,11 @@ def print_result(r):
                 ("peak RSS during them", _mb(r["step_peak_rss_bytes"])),
                 ("  increase during a step", _mb(r["step_rss_increase_bytes"])),
                 ("saved for backward", _mb(r["saved_for_backward_bytes"])),
-                ("matmul GFLOP a step", f"{r['step_matmul_gflop']:,.1f}"),
-                ("achieved GFLOP/s", f"{r['achieved_gflops']:,.1f}"),
-                ("float32 matmul peak", f"{r['matmul_peak_gflops']:,.1f} GFLOP/s"),
-                ("fraction of the peak", f"{r['peak_fraction']:.3g}")]
+                ("float32 matmul peak", f"{r['matmul_peak_gflops']:,.1f} GFLOP/s")]
+        if r["step_matmul_gflop"] is not None:   # the Transformer's count (an LSTM's has no formula here)
+            rows[-1:-1] = [("matmul GFLOP a step", f"{r['step_matmul_gflop']:,.1f}"),
+                           ("achieved GFLOP/s", f"{r['achieved_gflops']:,.1f}")]
+            rows.append(("fraction of the peak", f"{r['peak_fraction']:.3g}"))
         if r.get("traced_step_peak_bytes") is not None:   # the CPU's, traced (tracemalloc) on one more step
             rows.insert(8, ("graph after forward+loss", _mb(r["traced_graph_bytes"])))
             rows.insert(9, ("step peak above before it", _mb(r["traced_step_peak_bytes"])))

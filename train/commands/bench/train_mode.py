@@ -31,11 +31,12 @@ class BenchStep:
     then the time of the sum over the ranks in the last step.
     """
 
-    def __init__(self, preset, model, batch, device, world=None, batch_tokens=None, precision="fp32"):
+    def __init__(self, preset, model, batch, device, world=None, batch_tokens=None, kind="transformer",
+                 precision="fp32"):
         self.batch, self.batch_tokens, self.device = batch, batch_tokens, device   # host arrays, moved each step
         sync_of = None if world is None else (lambda flat: TimedSync(distributed.GradientSync(flat, world), device))
-        update = make_update(model.train(), preset, preset.model["d_model"], device, world, sync_of=sync_of,
-                             precision=precision)
+        d_model = preset.sizes(kind).get("d_model", 1)   # the schedule's scale, as fit takes it (1 for an LSTM)
+        update = make_update(model.train(), preset, d_model, device, world, sync_of=sync_of, precision=precision)
         self.overflows = 0   # fp16: steps skipped because the scaled gradients overflowed (the scale then drops)
         self.flat, self.step, self.timed_sync = update.flat, update.step_fn, update.step_fn.sync
         self.saved = None
@@ -132,16 +133,16 @@ def profile_steps(step, device, n_steps):
 
 
 def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, profile, progress=True,
-                precision="fp32"):
-    """Time `steps` training steps after `warmup_steps` in `precision` (fp32, fp16) -> a dict of figures (see
-    print_result)."""
+                kind="transformer", precision="fp32"):
+    """Time `steps` training steps of a model kind after `warmup_steps` in `precision` (fp32, fp16) -> a dict of
+    figures (see print_result)."""
     say = progress_printer(progress)
     memory = HostMemory()
     src_ids, tgt_ids = synthetic_batch(batch_size, seq_len, preset.vocab_size, seed)
     batch = training_batch(src_ids, tgt_ids)
-    model = build_model(preset, device, seed)
-    step = BenchStep(preset, model, batch, device, precision=precision)
-    say(f"{warmup_steps} warm-up step(s), then {steps} timed: {preset.name}, batch {batch[0].shape} -> "
+    model = build_model(preset, device, seed, kind)
+    step = BenchStep(preset, model, batch, device, kind=kind, precision=precision)
+    say(f"{warmup_steps} warm-up step(s), then {steps} timed: {preset.name} {kind}, batch {batch[0].shape} -> "
         f"{batch[1].shape}, {device}, {precision_name(precision, device)}")
     for i in range(warmup_steps):
         step(measure_saved=i == 0)
@@ -164,9 +165,9 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
     target_tokens = int((batch[2] != PAD_ID).sum())
     median, best = statistics.median(times), min(times)
     flops = step_matmul_flops(dict(preset.model, vocab_size=preset.vocab_size), batch_size, batch[0].shape[1],
-                              batch[1].shape[1])
+                              batch[1].shape[1]) if kind == "transformer" else None   # (a Transformer's formula)
     result = {
-        "mode": "train", "preset": preset.name, "device": device, "parameters": n_params,
+        "mode": "train", "preset": preset.name, "model": kind, "device": device, "parameters": n_params,
         "precision": precision_name(precision, device), "overflow_steps": step.overflows,
         "batch": {"sentences": batch_size, "src_len": int(batch[0].shape[1]), "tgt_len": int(batch[1].shape[1]),
                   "target_tokens": target_tokens, "padding": float((batch[2] == PAD_ID).mean()),
@@ -178,8 +179,9 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
         "device_pool_peak_bytes": device_peak if device == "cuda" else None,
         "saved_for_backward_bytes": step.saved,
         "traced_graph_bytes": graph_bytes, "traced_step_peak_bytes": traced_peak,
-        "step_matmul_gflop": flops / 1e9, "matmul_peak_gflops": peak, "achieved_gflops": flops / median / 1e9,
-        "peak_fraction": flops / median / 1e9 / peak, "blas_threads": blas_threads(),
+        "step_matmul_gflop": flops and flops / 1e9, "matmul_peak_gflops": peak,
+        "achieved_gflops": flops and flops / median / 1e9, "peak_fraction": flops and flops / median / 1e9 / peak,
+        "blas_threads": blas_threads(),
         # on a GPU the step waits at its one read for what the host issued before: an issue time near the step time
         # means the GPU waited for the host (bound by Python: a bigger batch costs the host no more)
         "host_issue_s_median": statistics.median(issue),

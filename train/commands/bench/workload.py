@@ -21,7 +21,7 @@ def synthetic_batch(batch_size, seq_len, vocab_size, seed):
     return src, tgt
 
 
-def build_model(preset, device, seed):
-    """A freshly initialised Transformer of the preset's configuration (vocabulary: the preset's size)."""
+def build_model(preset, device, seed, kind="transformer"):
+    """A freshly initialised model of a kind (registry.MODELS) in the preset's sizes (vocabulary: the preset's)."""
     mt.manual_seed(seed)
-    return registry.new_model("transformer", preset.vocab_size, preset.model).to(device)
+    return registry.new_model(kind, preset.vocab_size, preset.sizes(kind)).to(device)
