@@ -21,6 +21,9 @@ class Kind:
     model: type
     preset_field: str
     size_flags: dict
+    # the bench's yardsticks exist for it: its matmul FLOP formula, the host-cost timing and PyTorch's twin
+    # (scripts/torch_reference.py)
+    benchmarked: bool = False
 
     def has_field(self, name):
         """Whether this kind's configuration has a field of that name (a dropout that the others lack)."""
@@ -34,11 +37,12 @@ _LSTM_SIZES = {"layers": ("n_layers",), "max_len": ("max_len",)}
 KINDS = {k.name: k for k in (
     Kind("transformer", "Transformer", ModelConfig, Transformer, "model",
          {"d_model": ("d_model",), "n_heads": ("n_heads",), "d_ff": ("d_ff",),
-          "layers": ("n_encoder_layers", "n_decoder_layers"), "max_len": ("max_len",)}),
+          "layers": ("n_encoder_layers", "n_decoder_layers"), "max_len": ("max_len",)}, benchmarked=True),
     Kind("lstm", "LSTM", LSTMConfig, LSTMSeq2Seq, "lstm", _LSTM_SIZES),
     Kind("lstm-attn", "LSTM", LSTMConfig, LSTMAttnSeq2Seq, "lstm", _LSTM_SIZES),
 )}
 MODELS = tuple(KINDS)
+DEFAULT_MODEL = MODELS[0]   # the Transformer: what a run trains unless --model says otherwise
 SIZE_FLAGS = tuple(dict.fromkeys(flag for k in KINDS.values() for flag in k.size_flags))   # every kind's
 
 

@@ -46,7 +46,7 @@ class LSTMCellFunction(Function):
         c = f * c_prev + i * g
         return i, f, g, o, c, A.tanh(c)
 
-    def forward(self, gates, c_prev, h_prev, keep):
+    def forward(self, gates, c_prev, h_prev=None, keep=None):
         check_shapes(gates, c_prev, h_prev, keep)
         self.save_for_backward(gates, c_prev, keep)
         i, f, g, o, c, tanh_c = self.cell(gates, c_prev)
@@ -65,7 +65,7 @@ class LSTMCellFunction(Function):
         d_gates = join([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
                         gh * tanh_c * o * (1 - o)])
         dc_prev = dc * f if keep is None else dc * f + gc_passed
-        return d_gates, dc_prev, dh_prev, None
+        return (d_gates, dc_prev, dh_prev, None)[:len(self.needs_input_grad)]   # one per input given
 
 
 def lstm_cell(gates, c_prev, h_prev=None, keep=None):

@@ -74,7 +74,7 @@ class LSTMCellCuda(LSTMCellFunction):
     """Saves the reference's gates, c_prev and keep and nothing more: backward computes the activations again inside
     its kernels, which costs less than writing five (N, H) arrays in the forward and reading them back."""
 
-    def forward(self, gates, c_prev, h_prev, keep):
+    def forward(self, gates, c_prev, h_prev=None, keep=None):
         check_shapes(gates, c_prev, h_prev, keep)
         self.save_for_backward(gates, c_prev, keep)
         return lstm_cell_forward(*_gate_slices(gates, c_prev.shape[-1]), c_prev, h_prev, keep)
@@ -86,4 +86,4 @@ class LSTMCellCuda(LSTMCellFunction):
         k = cached_arange(xp, 4)[:, None]
         d_gates = lstm_cell_gate_grads(k, *(None if a is None else a[..., None, :] for a in args))
         dh_prev = None if keep is None else lstm_cell_h_grad(gh, keep)
-        return d_gates.reshape(gates.shape), lstm_cell_c_grad(*args), dh_prev, None
+        return (d_gates.reshape(gates.shape), lstm_cell_c_grad(*args), dh_prev, None)[:len(self.needs_input_grad)]

@@ -54,7 +54,7 @@ def add_arguments(p):
     p.add_argument("--preset", required=True, choices=sorted(PRESETS),
                    help="the model (and batch size) to time: " + "; ".join(
                        f"{name}: {preset.description}" for name, preset in PRESETS.items()))
-    p.add_argument("--model", choices=registry.MODELS, default="transformer",
+    p.add_argument("--model", choices=registry.MODELS, default=registry.DEFAULT_MODEL,
                    help="the model kind, in the preset's sizes for it (default transformer; lstm and lstm-attn in "
                         "train and decode mode, without --host, --distributed and --vs-torch)")
     p.add_argument("--mode", choices=("train", "decode"), default="train",
@@ -110,7 +110,7 @@ def main(args):
     max_len = preset.sizes(args.model)["max_len"]
     if args.seq_len > max_len:
         raise UsageError(f"--seq-len {args.seq_len} is longer than the {preset.name} model's max_len {max_len}")
-    if args.model != "transformer" and (args.host or args.distributed or args.vs_torch):
+    if not registry.kind_of(args.model).benchmarked and (args.host or args.distributed or args.vs_torch):
         raise UsageError(f"--model {args.model}: --host, --distributed and --vs-torch time the Transformer only")
     if args.vs_torch and (args.mode != "train" or args.host or args.distributed):
         raise UsageError("--vs-torch compares training steps; drop --mode decode, --host and --distributed")

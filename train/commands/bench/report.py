@@ -1,6 +1,8 @@
 """The bench's tables: a train or decode result, a data-parallel comparison, and a profile by op kind."""
 import sys
 
+from transformer.registry import DEFAULT_MODEL
+
 
 def progress_printer(enabled):
     """say(text): a progress line on stderr when enabled, nothing otherwise."""
@@ -20,7 +22,7 @@ def print_result(r):
     why = f" ({r['blas_threads_chosen_by']}; --threads N to change)" if "blas_threads_chosen_by" in r else ""
     others = ", ".join(f"{k} {v}" for k, v in r.get("other_threads", {}).items())
     others = f"; other thread pools, not set by --threads: {others}" if others else ""
-    model = "" if r.get("model", "transformer") == "transformer" else f" {r['model']}"
+    model = "" if r.get("model", DEFAULT_MODEL) == DEFAULT_MODEL else f" {r['model']}"
     precision = f", {r['precision']}" if "precision" in r else ""
     print(f"minitorch bench: {r['mode']}, preset {r['preset']}{model} ({r['parameters']:,} parameters), "
           f"{r['device']}{precision}, BLAS threads: {threads}{why}{others}")

@@ -8,6 +8,7 @@ from collections import defaultdict
 import numpy as np
 
 from minitorch import backend, distributed
+from transformer import registry
 from minitorch.tools.graph_memory import saved_bytes
 from minitorch.tools.profiler import OpProfiler, kind_of
 
@@ -165,7 +166,7 @@ def bench_train(preset, device, batch_size, seq_len, steps, warmup_steps, seed, 
     target_tokens = int((batch[2] != PAD_ID).sum())
     median, best = statistics.median(times), min(times)
     flops = step_matmul_flops(dict(preset.model, vocab_size=preset.vocab_size), batch_size, batch[0].shape[1],
-                              batch[1].shape[1]) if kind == "transformer" else None   # (a Transformer's formula)
+                              batch[1].shape[1]) if registry.kind_of(kind).benchmarked else None
     result = {
         "mode": "train", "preset": preset.name, "model": kind, "device": device, "parameters": n_params,
         "precision": precision_name(precision, device), "overflow_steps": step.overflows,
