@@ -87,8 +87,8 @@ def _leaves(case):
 
 
 # what the engine reads on an op beside plain attributes: its graph parents, what it saved, and `kept`: what forward
-# keeps for speed, which the engine releases with saved and drops under create_graph (core/function.py)
-APPLY_ATTRIBUTES = {"parents", "saved", "kept"}
+# keeps for speed, which the engine releases with saved_tensors and drops under create_graph (core/function.py)
+APPLY_ATTRIBUTES = {"parents", "saved_tensors", "kept"}
 
 
 def _arrays_kept_as_attributes(student_op):
