@@ -93,7 +93,7 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
         _check_saved(op)
     grads_out = g.grads_for(op) if type(g) is Gathered else (g,)   # (one per output)
     grads_in = (backward_recorded(op, grads_out, new) if create_graph else
-                   op.backward(*grads_out) if not state.op_hook else state.op_hook(op, "backward", grads_out, {}))
+                op.backward(*grads_out) if not state.op_hook else state.op_hook(op, "backward", grads_out, {}))
     if type(grads_in) is not tuple:   # one input: one gradient
         grads_in = (grads_in,)
     if len(grads_in) != len(op.parents) or state.anomaly:
@@ -181,8 +181,9 @@ RETAIN = "retain_grad"   # the key of a non-leaf's retain_grad() in its node's _
 
 
 def _run_hooks(node, g, new, keep, create_graph):
-    """g after the hooks of node (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one
-    (a leaf keeps a copy of it). Then, if keep (a backward, not mt.grad), a non-leaf's retain_grad() Tensor gets it."""
+    """g after the hooks of node (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one,
+    and may keep what it saw, so a leaf takes a copy. Then, if keep (a backward, not mt.grad), a non-leaf's
+    retain_grad() Tensor gets it."""
     for key, hook in list(node._hooks.items()):
         new_g = None if key == RETAIN else hook(g if isinstance(g, Value) else new(g))
         if new_g is None:
@@ -191,7 +192,9 @@ def _run_hooks(node, g, new, keep, create_graph):
             raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} returned "
                                f"{getattr(new_g, 'shape', type(new_g).__name__)} for a gradient of shape "
                                f"{tuple(node.out_shape)}: a hook returns None or a Tensor of the gradient's shape")
-        g = new_g if isinstance(g, Value) else new_g.data if isinstance(node, Function) else new_g.data.copy()
+        g = new_g if isinstance(g, Value) else new_g.data
+    if not isinstance(node, Function) and not isinstance(g, Value) and set(node._hooks) - {RETAIN}:
+        g = g.copy()
     if keep and RETAIN in node._hooks:
         _accumulate(node._hooks[RETAIN], g, create_graph, owned=False)
     return g

@@ -178,3 +178,18 @@ def test_no_two_leaves_and_no_leaf_and_saved_tensor_share_memory(name, data):
         others = got[i + 1:] + held + [(f"leaf {j}'s data", x.data) for j, x in enumerate(leaves)]
         for other, their in others:
             assert not np.shares_memory(array, their), f"{name}: {what} shares memory with {other}"
+
+
+def test_a_gradient_a_hook_saw_is_not_kept_as_the_leafs_grad():
+    """A leaf's hook may keep the Tensor it is handed: the leaf's .grad is then a copy, not that memory (the walk
+    cannot know what the hook kept); so is a non-leaf's retain_grad()."""
+    seen = []
+    x = mt.tensor(np.ones(3), requires_grad=True)
+    x.register_hook(seen.append)
+    (x * mt.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert not np.shares_memory(seen[0].numpy(), x.grad.numpy())
+    y = mt.tensor(np.ones(3), requires_grad=True) * 2
+    y.retain_grad()
+    y.register_hook(seen.append)
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [4.0, 4.0, 4.0] and not np.shares_memory(seen[1].numpy(), y.grad.numpy())
