@@ -10,6 +10,7 @@ Higher order (create_graph=True): the walk hands each backward Tensors instead o
 same formulas record a graph that can be differentiated again.
 """
 import operator
+from itertools import repeat
 
 from .. import backend
 from . import anomaly_mode, versions
@@ -91,19 +92,18 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
     """Call op's backward with g (its output's gradient; its outputs': Gathered), add what it returns to parents'."""
     if op.saved_tensors is FREED or op.seq < versions.last_change:   # released, or something changed in place since
         _check_saved(op)
-    grads_out = g.grads_for(op) if type(g) is Gathered else (g,)   # (one per output)
-    grads_in = (backward_recorded(op, grads_out, new) if create_graph else
-                op.backward(*grads_out) if not state.op_hook else state.op_hook(op, "backward", grads_out, {}))
-    if type(grads_in) is not tuple:   # one input: one gradient
-        grads_in = (grads_in,)
-    if len(grads_in) != len(op.parents) or state.anomaly:
-        _check(op, grads_in)
-    for parent, pg, needs_grad in zip(op.parents, grads_in, op.needs_input_grad):
+    g_out = g.grads_for(op) if type(g) is Gathered else (g,)   # (one per output)
+    g_in = (backward_recorded(op, g_out, new) if create_graph else
+            op.backward(*g_out) if not state.op_hook else state.op_hook(op, "backward", g_out, {}))
+    g_in = g_in if type(g_in) is tuple else (g_in,)   # (one input: one gradient)
+    if len(g_in) != len(op.parents) or state.anomaly:
+        _check(op, g_in)
+    for parent, pg, needs_grad in zip(op.parents, g_in, op.needs_input_grad):
         if pg is not None and needs_grad:
             if pg.shape != parent.out_shape:  # broadcasting is undone here, for every op (a sum: new memory)
                 pg = unbroadcast(pg, parent.out_shape)
-            elif not (parent in grads or isinstance(parent, Function) or _owned(pg, op, grads_out, grads_in)):
-                pg = pg.copy()   # a leaf's first gradient becomes its .grad: not memory that something else holds
+            elif not (parent in grads or create_graph or parent.seq >= 0 or _owned(pg, op, g_out, g_in)):   # a leaf's
+                pg = pg.copy()   # first gradient becomes its .grad (seq -1): not memory that something else holds
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
         op.saved_tensors, op.parents, op.kept = FREED, (), None
@@ -154,9 +154,10 @@ def _leading_to(order, targets):
 def _owned(g, op, g_out, g_in):
     """True when g (one of g_in, op's backward's) may be a leaf's .grad as it is: its memory is the backward's own (not
     that of one of g_out, the gradients op received, of what op saved or kept, or of another of g_in), writeable."""
-    mine, kept = g if getattr(g, "base", None) is None else g.base, op.kept if type(op.kept) is tuple else (op.kept,)
-    return isinstance(g, Value) or (g.base is None or 0 not in g.strides and getattr(g.flags, "writeable", True)) and (
-        sum(h is mine or getattr(h, "base", None) is mine for h in (*g_out, *op.saved_tensors, *kept, *g_in)) < 2)
+    held = (*g_out, *op.saved_tensors, *(op.kept if type(op.kept) is tuple else (op.kept,)), *g_in)
+    ids = [*map(id, held), *map(id, map(getattr, held, repeat("base"), repeat(None)))]   # (g itself: once)
+    return ids.count(id(g if g.base is None else g.base)) < 2 and (
+        g.base is None or 0 not in g.strides and getattr(g.flags, "writeable", True))
 
 
 def _accumulate(t, g, create_graph, owned=True):

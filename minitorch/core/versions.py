@@ -42,13 +42,14 @@ class Seen(tuple):
 
 
 def bump(tensors):
-    """Count one in-place change of each tensor's memory (and of every tensor that shares its version counter)."""
+    """Count one in-place change of each tensor's memory (and of every tensor that shares its version counter), all
+    at one time of the clock."""
     global last_change
+    last_change = next(CLOCK)
     for t in tensors:
         counter = t._version_counter
         if not counter.log:
             counter.log = collections.deque(maxlen=LOG)
-        last_change = next(CLOCK)
         counter.log.append((last_change, counter.value))
         counter.value += 1
 
