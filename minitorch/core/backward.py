@@ -10,7 +10,6 @@ Higher order (create_graph=True): the walk hands each backward Tensors instead o
 same formulas record a graph that can be differentiated again.
 """
 import operator
-from itertools import repeat
 
 from .. import backend
 from . import anomaly_mode, versions
@@ -154,18 +153,18 @@ def _leading_to(order, targets):
 def _owned(g, op, g_out, g_in):
     """True when g (one of g_in, op's backward's) may be a leaf's .grad as it is: its memory is the backward's own (not
     that of one of g_out, the gradients op received, of what op saved or kept, or of another of g_in), writeable."""
-    held = (*g_out, *op.saved_tensors, *(op.kept if type(op.kept) is tuple else (op.kept,)), *g_in)
-    ids = [*map(id, held), *map(id, map(getattr, held, repeat("base"), repeat(None)))]   # (g itself: once)
-    return ids.count(id(g if g.base is None else g.base)) < 2 and (
-        g.base is None or 0 not in g.strides and getattr(g.flags, "writeable", True))
+    mine, seen = g if g.base is None else g.base, 0   # (its memory, and how often the walk holds it: g itself, once)
+    for h in (*g_out, *op.saved_tensors, *(op.kept if type(op.kept) is tuple else (op.kept,)), *g_in):
+        if h is mine or h is not None and getattr(h, "base", None) is mine:
+            seen += 1
+    return seen < 2 and (mine is g or 0 not in g.strides and getattr(g.flags, "writeable", True))
 
 
 def _accumulate(t, g, create_graph, owned=True):
     """Add g to t.grad; a first gradient the walk owns (a leaf's: _owned, or a copy) is kept as is (AccumulateGrad)."""
-    if t.grad is None and not create_graph:
-        t.grad = t._new(g if owned and g.dtype == t.data.dtype else g.astype(t.data.dtype, copy=True))
-    else:
-        _add_to_grad(t, g, create_graph)
+    if t.grad is not None or create_graph:
+        return _add_to_grad(t, g, create_graph)
+    t.grad = t._new(g if owned and g.dtype == t.data.dtype else g.astype(t.data.dtype, copy=True))
 
 
 def _add_to_grad(t, g, create_graph):
