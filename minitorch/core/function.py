@@ -55,7 +55,7 @@ class Constant:
 
     def __init__(self, t):
         self.out_shape, self.out_dtype = t.data.shape, t.data.dtype
-        self.seen = versions.Seen(((), t._version_counter, t._version_counter.value))   # (for versions.counter_of)
+        self.seen = ((), t._version_counter, t._version_counter.value)   # (for versions.counter_of)
 
 
 def kernel(op, device):
@@ -192,7 +192,7 @@ class View(Function):
 
 
 def _record(op, inputs, arrays, result, out):
-    """Make op the graph node of out (or of a tuple: _give_outputs), with what its forward saw (versions.Seen)."""
+    """Make op the graph node of out (or of a tuple: _give_outputs), with what its forward saw (versions.py)."""
     op.parents = tuple([x._op or x if need else Constant(x) if isinstance(x, Value) else None   # (no array held)
                         for x, need in zip(inputs, op.needs_input_grad)])
     op.seq = next(versions.CLOCK)
@@ -201,15 +201,14 @@ def _record(op, inputs, arrays, result, out):
     if type(out) is tuple:   # (one output in a tuple too: a ctx-form forward may return (y,))
         return _give_outputs(op, arrays, result, out)
     op.out_shape, op.out_dtype, out._op = result.shape, result.dtype, op
-    op.seen = versions.Seen((op.saved_tensors and [*map(id, arrays), id(result)], out._version_counter, 0))
+    op.seen = (op.saved_tensors and [*map(id, arrays), id(result)], out._version_counter, 0)
 
 
 def _give_outputs(op, arrays, results, outs):
     """Several outputs: output k's node is an Output that sends its gradient to slot k of op's (Gathered); op's
     backward then takes one gradient per output, zeros for one that got none."""
     op.out_shape, op.out_dtype = [r.shape for r in results], [r.dtype for r in results]
-    op.seen = versions.Seen((op.saved_tensors and [*map(id, arrays), *map(id, results)],
-                             [t._version_counter for t in outs], 0))
+    op.seen = (op.saved_tensors and [*map(id, arrays), *map(id, results)], [t._version_counter for t in outs], 0)
     for k, t in enumerate(outs):
         t._op = Output.of(op, k)
 
@@ -252,7 +251,7 @@ class Output(Function):
         node = Output()
         node.k, node.n, node.parents, node.needs_input_grad = k, len(op.out_shape), (op,), (True,)
         node.out_shape, node.out_dtype, node.seq = op.out_shape[k], op.out_dtype[k], next(versions.CLOCK)
-        node.seen = versions.Seen(((), op.seen.counter[k], 0))
+        node.seen = ((), op.seen[versions.COUNTER][k], 0)
         return node
 
     def backward(self, g):

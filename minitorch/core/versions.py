@@ -5,14 +5,13 @@ A counter may be shared: a view shares its base's (function.View, `share`), and 
 Writes through `.data` are not counted: they are the escape hatch for code that knows what it does (initialisation,
 loading a state).
 
-Everything the check reads is kept here, not spread over the graph's nodes: a recorded op keeps one `Seen` (what its
-forward saw), `superseded` holds the ops whose output an in-place op in the graph replaced, and one clock orders the
-recorded ops (an op's `seq`) and the in-place changes, so that the walk checks an op only when a change came after
-its forward (`last_change`); in a training step none does.
+Everything the check reads is kept here, not spread over the graph's nodes: a recorded op keeps one `seen` (what its
+forward saw: IDS, COUNTER, VERSION below), `superseded` holds the ops whose output an in-place op in the graph replaced,
+and one clock orders the recorded ops (an op's `seq`) and the in-place changes, so that the walk checks an op only when
+a change came after its forward (`last_change`); in a training step none does.
 """
 import collections
 import itertools
-import operator
 import weakref
 
 import numpy as np
@@ -33,12 +32,11 @@ class VersionCounter:
     log = ()    # (time, the version before it) for each of its LOG latest in-place changes, oldest first
 
 
-class Seen(tuple):
-    """What a recorded op saw at its forward (its `seen`), made as Seen((ids, counter, version)): the ids of its
-    input arrays and then its output arrays when it saved something (else ()), for `roles`; its output's version
-    counter (a list of them for several outputs) and the version the output is at (0 for a new output)."""
-    __slots__ = ()
-    ids, counter, version = (property(operator.itemgetter(i)) for i in range(3))
+# What a recorded op saw at its forward, its `seen`: a plain tuple (one is made for every op: a class to call would
+# cost more than the rest of the recording), (ids, counter, version): the ids of its input arrays and then its output
+# arrays when it saved something, else () (for `roles`); its output's version counter (a list of them for several
+# outputs; a Constant's: its tensor's); the version its output is at (0 for a new output).
+IDS, COUNTER, VERSION = range(3)
 
 
 def bump(tensors):
@@ -78,10 +76,10 @@ def buffer(array):
 
 
 def roles(op, views=False):
-    """What each value op saved is: its position among op's inputs and then outputs (as in op.seen.ids), or None (a
+    """What each value op saved is: its position among op's inputs and then outputs (as in op.seen[IDS]), or None (a
     mask, an index, None). A saved value is alive, so its id is its own.
     views=True: a saved view of an input or output (x.T) counts as that one too (its memory changes with it)."""
-    where = {i: j for j, i in reversed(list(enumerate(op.seen.ids)))}   # (x * x: input 0)
+    where = {i: j for j, i in reversed(list(enumerate(op.seen[IDS])))}   # (x * x: input 0)
     return [None if v is None else where.get(id(v), where.get(id(getattr(v, "base", None))) if views else None)
             for v in op.saved_tensors]
 
@@ -97,9 +95,9 @@ def counter_of(op, j):
     seen, a leaf's own, a Constant's), an output's from op's seen; None for an array or a number."""
     n_in = len(op.needs_input_grad)
     if j >= n_in:
-        return op.seen.counter if type(op.out_shape) is not list else op.seen.counter[j - n_in]
+        return op.seen[COUNTER] if type(op.out_shape) is not list else op.seen[COUNTER][j - n_in]
     node = op.parents[j]
-    return None if node is None else node._version_counter if isinstance(node, Value) else node.seen.counter
+    return None if node is None else node._version_counter if isinstance(node, Value) else node.seen[COUNTER]
 
 
 def share(view, base):
@@ -107,7 +105,7 @@ def share(view, base):
     both), and its op, if any, notes it."""
     view._version_counter = counter = base._version_counter
     if view._op is not None:
-        view._op.seen = Seen((view._op.seen.ids, counter, counter.value))
+        view._op.seen = (view._op.seen[IDS], counter, counter.value)
 
 
 def check(op):
@@ -115,7 +113,7 @@ def check(op):
     it saved was changed in place since its forward (PyTorch's error). The walk calls this only when some tensor was
     changed in place after op's forward (`last_change`): a tensor that was changed but not saved (the input of an Add)
     needs no error."""
-    if op.parents and op.parents[0] in superseded and op.seen.counter is counter_of(op, 0):   # op made a view
+    if op.parents and op.parents[0] in superseded and op.seen[COUNTER] is counter_of(op, 0):   # op made a view
         refuse_stale_view(op)
     n_in = len(op.needs_input_grad)
     for v, j in zip(op.saved_tensors, roles(op, views=True)):
@@ -125,7 +123,7 @@ def check(op):
         if j < n_in:   # an input: the version it had at op's forward, from the counter's log
             then = version_at(counter, op.seq)
         else:          # an output: the version op noted (write_in_place notes the one its write gave)
-            then = None if counter.value == op.seen.version else str(op.seen.version)
+            then = None if counter.value == op.seen[VERSION] else str(op.seen[VERSION])
         if then is None:
             continue
         name = type(op).__name__
@@ -163,12 +161,12 @@ def write_in_place(tensor, result):
         superseded.add(old)
     tensor._op, tensor.requires_grad, tensor._cut_by = op, result.requires_grad, result._cut_by
     if op is not None:   # its output is the tensor's memory now, at this version (result's can be freed)
-        ids, counter = op.seen.ids, tensor._version_counter
+        ids, counter = op.seen[IDS], tensor._version_counter
         if ids:
             op.saved_tensors = tuple(tensor.data if j == len(ids) - 1 else v
                                      for v, j in zip(op.saved_tensors, roles(op)))
             ids = [*ids[:-1], id(tensor.data)]
-        op.seen = Seen((ids, counter, counter.value))   # (its inputs keep their forward's time, op.seq)
+        op.seen = (ids, counter, counter.value)   # (its inputs keep their forward's time, op.seq)
 
 
 def same_buffer(result, array):
