@@ -9,6 +9,7 @@ import numpy as np
 from . import backend, ops
 from .core import Value, initial_grad, run_backward
 from .core.function import Output
+from .core.backward import RETAIN
 from .core.versions import bump, write_in_place
 from .core.grad_mode import is_grad_enabled
 from .core.versions import VersionCounter
@@ -66,7 +67,6 @@ class Tensor(Value):
     # ----- properties -----
     out_shape = property(lambda self: self.data.shape)   # as a graph node (core/value.py): the walk reads a recorded
     out_dtype = property(lambda self: self.data.dtype)   # op's shape and a leaf's alike
-    out_counter = property(lambda self: self._version_counter)
 
     @property
     def shape(self):
@@ -170,8 +170,10 @@ class Tensor(Value):
 
     def retain_grad(self):
         """Keep .grad on this non-leaf tensor after backward (leaves always keep theirs)."""
-        if self._op is not None:
-            self._op._retained = self
+        if self._op is not None:   # kept by the walk after the node's hooks (core/backward.py)
+            if self._op._hooks is None:
+                self._op._hooks = {}
+            self._op._hooks[RETAIN] = self
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False):

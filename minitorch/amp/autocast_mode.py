@@ -64,9 +64,10 @@ class autocast:  # noqa: N801 (torch.autocast)
     def cast_inputs(self, cls, inputs):
         """The inputs of op cls as the block runs it: float32 Parameters (and, for a matrix product, every float32
         tensor) of the block's device in float16; the rest as they are. Called by Function.apply."""
-        if cls.autocast_to == "none":
+        policy = getattr(cls, "autocast_to", "parameters")   # an op's own, where it declares one
+        if policy == "none":
             return inputs
-        half = cls.autocast_to == "half"
+        half = policy == "half"
         out = None
         for k, x in enumerate(inputs):
             if isinstance(x, Tensor) and x.data.dtype == np.float32 and backend.device_of(x.data) == self.device_type:

@@ -10,7 +10,6 @@ Higher order (create_graph=True): the walk hands each backward Tensors instead o
 same formulas record a graph that can be differentiated again.
 """
 import operator
-import sys
 
 from .. import backend
 from . import anomaly_mode, versions
@@ -67,10 +66,10 @@ def _refuse_start(t, who, hint):
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None):
     """Propagate root_grads (initial_grad's) from the root Tensors back to each leaf's .grad (and retain_grad()'s);
     with `inputs` (mt.grad), return their gradients instead (None where unreachable) and leave .grad alone."""
-    grads = {}   # graph node -> the sum of the gradients that reached it so far
+    grads = {}   # graph node -> the sum of the gradients that reached it so far (a leaf's: an array the walk owns)
     for root, g in zip(roots, root_grads):
         node = root._op or root
-        grads[node] = grads[node] + g if node in grads else g
+        grads[node] = grads[node] + g if node in grads else g if root._op or create_graph else g.copy()
     found = dict.fromkeys(x._op or x for x in inputs or ())
     order = _topological_order(list(grads), None if inputs is None else found)
     previous, state.grad_enabled = state.grad_enabled, create_graph   # as PyTorch: a backward records only then
@@ -78,16 +77,15 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
         for node in order:
             g = grads.pop(node, None)
             if g is not None and node._hooks:
-                g = _run_hooks(node, g, roots[0]._new)
+                g = _run_hooks(node, g, roots[0]._new, inputs is None, create_graph)
             if g is None:
                 continue
-            is_op = isinstance(node, Function)   # (else a leaf)
             if node in found:   # one of mt.grad's inputs
                 found[node] = g
-            elif inputs is None and (not is_op or node._retained is not None):   # a leaf, or a non-leaf that
-                _accumulate(node._retained if is_op else node, g, create_graph)     # asked with retain_grad()
-            if is_op:
+            if isinstance(node, Function):
                 _backward(node, g, grads, retain_graph, create_graph, roots[0]._new)
+            elif inputs is None:   # a leaf
+                _accumulate(node, g, create_graph)
     finally:
         state.grad_enabled = previous
     return None if inputs is None else [found[x._op or x] for x in inputs]
@@ -95,28 +93,29 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
 
 def _backward(op, g, grads, retain_graph, create_graph, new):
     """Call op's backward with g (its output's gradient; its outputs': Gathered), add what it returns to parents'."""
-    if op.saved is FREED or op._changes != versions.changes:   # released, or some tensor changed in place since
+    if op.saved_tensors is FREED or op.seq < versions.last_change:   # released, or something changed in place since
         _check_saved(op)
-    grads_out = g.grads_for(op) if type(g) is Gathered else (g,)   # (one per output)
-    input_grads = (backward_recorded(op, grads_out, new) if create_graph else
-                   op.backward(*grads_out) if not state.op_hook else state.op_hook(op, "backward", grads_out, {}))
-    if type(input_grads) is not tuple:   # one input: one gradient
-        input_grads = (input_grads,)
-    if len(input_grads) != len(op.parents) or state.anomaly:
-        _check(op, input_grads)
-    for parent, pg, needs_grad in zip(op.parents, input_grads, op.needs_input_grad):
+    g_out = g.grads_for(op) if type(g) is Gathered else (g,)   # (one per output)
+    g_in = (backward_recorded(op, g_out, new) if create_graph else
+            op.backward(*g_out) if not state.op_hook else state.op_hook(op, "backward", g_out, {}))
+    g_in = g_in if type(g_in) is tuple else (g_in,)   # (one input: one gradient)
+    if len(g_in) != len(op.parents) or state.anomaly:
+        _check(op, g_in)
+    for parent, pg, needs_grad in zip(op.parents, g_in, op.needs_input_grad):
         if pg is not None and needs_grad:
-            if pg.shape != parent.out_shape:  # broadcasting is undone here, for every op
+            if pg.shape != parent.out_shape:  # broadcasting is undone here, for every op (a sum: new memory)
                 pg = unbroadcast(pg, parent.out_shape, op)
+            elif not (parent in grads or create_graph or parent.seq >= 0 or _owned(pg, op, g_out, g_in)):   # a leaf's
+                pg = pg.copy()   # first gradient becomes its .grad (seq -1): not memory that something else holds
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
-        op.saved, op.parents, op.kept = FREED, (), None
+        op.saved_tensors, op.parents, op.kept = FREED, (), None
 
 
 def _check_saved(op):
     """Raise if op's saved arrays were released by an earlier backward, or one of them was changed in place since
     op's forward (versions.check)."""
-    if op.saved is FREED:
+    if op.saved_tensors is FREED:
         raise RuntimeError(RELEASED)
     versions.check(op)
 
@@ -149,26 +148,27 @@ def _leading_to(order, targets):
     report them)."""
     needed = set(targets)
     for node in order:
-        if isinstance(node, Function) and (node.saved is FREED or any(
+        if isinstance(node, Function) and (node.saved_tensors is FREED or any(
                 need and p in needed for p, need in zip(node.parents, node.needs_input_grad))):
             needed.add(node)
     return [node for node in reversed(order) if node in needed]
 
 
-def _accumulate(t, g, create_graph):
-    """Add g to t.grad. A first gradient that nothing else holds is kept as it is, as PyTorch's AccumulateGrad steals it
-    (three references: run_backward's g, this g and getrefcount's argument); a view, if nothing else holds its base."""
-    if t.grad is None and not create_graph:
-        stolen = sys.getrefcount(g) <= 3 and (g.base is None or _private_view(g)) and g.dtype == t.data.dtype
-        t.grad = t._new(g if stolen else g.astype(t.data.dtype, copy=True))
-    else:
-        _add_to_grad(t, g, create_graph)
+def _owned(g, op, g_out, g_in):
+    """True when g (one of g_in, op's backward's) may be a leaf's .grad as it is: its memory is the backward's own (not
+    that of one of g_out, the gradients op received, of what op saved or kept, or of another of g_in), writeable."""
+    mine, seen = g if g.base is None else g.base, 0   # (its memory, and how often the walk holds it: g itself, once)
+    for h in (*g_out, *op.saved_tensors, *(op.kept if type(op.kept) is tuple else (op.kept,)), *g_in):
+        if h is mine or h is not None and getattr(h, "base", None) is mine:
+            seen += 1
+    return seen < 2 and (mine is g or 0 not in g.strides and getattr(g.flags, "writeable", True))
 
 
-def _private_view(g):
-    """True for a view that a leaf may keep as its .grad: nothing else holds its base (the view's reference and
-    getrefcount's argument), it is writeable and has no element twice (a broadcast's zero strides)."""
-    return sys.getrefcount(g.base) < 3 and 0 not in g.strides and getattr(g.flags, "writeable", True)
+def _accumulate(t, g, create_graph, owned=True):
+    """Add g to t.grad; a first gradient the walk owns (a leaf's: _owned, or a copy) is kept as is (AccumulateGrad)."""
+    if t.grad is not None or create_graph:
+        return _add_to_grad(t, g, create_graph)
+    t.grad = t._new(g if owned and g.dtype == t.data.dtype else g.astype(t.data.dtype, copy=True))
 
 
 def _add_to_grad(t, g, create_graph):
@@ -181,10 +181,15 @@ def _add_to_grad(t, g, create_graph):
         t.grad.data += g
 
 
-def _run_hooks(node, g, new):
-    """g after the hooks of node (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one."""
-    for hook in list(node._hooks.values()):
-        new_g = hook(g if isinstance(g, Value) else new(g))
+RETAIN = "retain_grad"   # the key of a non-leaf's retain_grad() in its node's _hooks: the Tensor that keeps .grad
+
+
+def _run_hooks(node, g, new, keep, create_graph):
+    """g after the hooks of node (Tensor.register_hook): each sees the gradient as a Tensor and may return a new one,
+    and may keep what it saw, so a leaf takes a copy. Then, if keep (a backward, not mt.grad), a non-leaf's
+    retain_grad() Tensor gets it."""
+    for key, hook in list(node._hooks.items()):
+        new_g = None if key == RETAIN else hook(g if isinstance(g, Value) else new(g))
         if new_g is None:
             continue
         if not isinstance(new_g, Value) or new_g.data.shape != node.out_shape:
@@ -192,6 +197,10 @@ def _run_hooks(node, g, new):
                                f"{getattr(new_g, 'shape', type(new_g).__name__)} for a gradient of shape "
                                f"{tuple(node.out_shape)}: a hook returns None or a Tensor of the gradient's shape")
         g = new_g if isinstance(g, Value) else new_g.data
+    if not isinstance(node, Function) and not isinstance(g, Value) and set(node._hooks) - {RETAIN}:
+        g = g.copy()
+    if keep and RETAIN in node._hooks:
+        _accumulate(node._hooks[RETAIN], g, create_graph, owned=False)
     return g
 
 

@@ -15,22 +15,24 @@ the gradient of the output and hands what it returns to the parents.
 This module and backward.py are the engine: they import neither Tensor nor any op. Tensor is a Value (value.py); the
 engine makes new tensors with `value._new(array)`, so it never names the class.
 
-Kernels: an op may have faster implementations for a device (a CPU path that works in place, GPU kernels made with
-`backend.fuse`), kept apart in minitorch/kernels/ and registered with `@kernel(Op, device)`. `apply` picks one here,
-in one place; `reference_ops()` turns them off, so that every op runs the code of its own class.
+Kernels: an op may have faster implementations for a device (GPU kernels made with `backend.fuse`), kept apart in
+minitorch/kernels/ and registered with `@kernel(Op, device)`. `apply` picks one here, in one place;
+`reference_ops()` turns them off, so that every op runs the code of its own class.
+
+A Function written in PyTorch's form (static `forward(ctx, ...)`, core/ctx_form.py) is recorded by the same `apply`,
+as a node of class `<Name>Backward` (CtxNode, below), which `__init_subclass__` makes when the class is defined.
 """
 import inspect
-import itertools
 import weakref
 
 from .. import backend
-from . import anomaly_mode, versions
+from . import anomaly_mode, ctx_form, versions
 from .grad_mode import state, using_config
 from .value import Value
 
-# (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
-KERNELS = {}
-MADE = itertools.count()   # each recorded op's `seq`: the walk visits the latest made first (backward.py)
+KERNELS = {}     # (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
+REFERENCE = {}   # kernel class -> the op it implements
+HAS_KERNELS = set()   # the ops that have a kernel for some device
 
 
 class _Freed:
@@ -49,11 +51,12 @@ FREED = _Freed()
 class Constant:
     """What a node keeps of a Tensor input that needs no gradient (a mask, a batch): its shape and dtype, for the
     drawing of the graph, not its array (a graph holds only what its backward passes declared)."""
-    __slots__ = ("out_shape", "out_dtype", "out_counter")
-    requires_grad = _superseded = False
+    __slots__ = ("out_shape", "out_dtype", "seen")
+    requires_grad = False
 
     def __init__(self, t):
-        self.out_shape, self.out_dtype, self.out_counter = t.data.shape, t.data.dtype, t._version_counter
+        self.out_shape, self.out_dtype = t.data.shape, t.data.dtype
+        self.seen = ((), t._version_counter, t._version_counter.value)   # (for versions.counter_of)
 
 
 def kernel(op, device):
@@ -67,11 +70,16 @@ def kernel(op, device):
     def register(cls):
         if not issubclass(cls, op):
             raise TypeError(f"kernel {cls.__name__} must subclass the op it implements, {op.__name__}")
-        cls.reference = op
-        op.has_kernels = True
+        REFERENCE[cls] = op
+        HAS_KERNELS.add(op)
         KERNELS[(op, device)] = cls
         return cls
     return register
+
+
+def reference_of(cls):
+    """The op a kernel class implements; an op is its own reference."""
+    return REFERENCE.get(cls, cls)
 
 
 def _read_inputs(cls, inputs):
@@ -108,7 +116,27 @@ def reference_ops():
     return using_config("kernels", False)
 
 
-class Function:
+class GraphView:
+    """PyTorch's view of a node (grad_fn), derived from what the node holds and holding nothing itself:
+    `next_functions` and `name()`, as the tutorials print them."""
+
+    @property
+    def next_functions(self):
+        """The graph as PyTorch shows it (grad_fn.next_functions): per input, (its node, which output of it), read
+        from `parents`: (None, 0) for an input that needs no gradient, an AccumulateGrad for a leaf."""
+        return tuple((None, 0) if p is None or type(p) is Constant else (p.parents[0], p.k) if type(p) is Output
+                     else (AccumulateGrad.of(p), 0) if isinstance(p, Value) else (p, 0) for p in self.parents)
+
+    def name(self):
+        """PyTorch's name for this node: MulBackward0 (a PyTorch-form Function's node is <Name>Backward already)."""
+        name = reference_of(type(self)).__name__
+        return name if name.endswith("Backward") else name + "Backward0"
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class Function(GraphView):
     """One differentiable op, and the graph node of its output. Subclasses define forward and backward; users call
     `apply`.
 
@@ -121,45 +149,30 @@ class Function:
       graph's Tensors in their place, so the same formulas record a graph: higher_order.py), and arrays that carry no
       gradient (bool masks, integer indices). Python values (shapes, dims, flags) are plain attributes. A float array
       computed from the inputs is not saved by a reference op: backward recomputes it from what was saved, unless
-      forward keeps it in `self.kept` for speed (released with `saved`; under create_graph the engine drops it, and
-      backward computes it again from the saved Tensors).
+      forward keeps it in `self.kept` for speed (released with `saved_tensors`; under create_graph the engine drops
+      it, and backward computes it again from the saved Tensors).
 
-    A recorded op is a node of the graph: `parents` holds, per input, the input's node (the op that made it, or the
-    Tensor itself for a leaf) where the input needs a gradient, else a `Constant` for a Tensor and None for an array
-    or a number; `out_shape` and `out_dtype` are its output's (a leaf Value has them too). A node holds arrays only
-    through `saved` and `kept`, not its output array (a backward that reads it saves it): a graph holds what its
-    backward passes declared, as PyTorch's does.
+    A recorded op is a node of the graph, as small as DeZero's: `parents` holds, per input, the input's node (the op
+    that made it, or the Tensor itself for a leaf) where the input needs a gradient, else a `Constant` for a Tensor
+    and None for an array or a number; `saved_tensors` and `kept`; `out_shape` and `out_dtype`, its output's (lists
+    of them for several outputs; a leaf Value has them too); `seq`, its place in the order ops were recorded (the
+    walk's order); `seen`, what its forward saw, for the in-place check (versions.py owns it); and `_hooks`, the
+    hooks (and retain_grad) of its output. A node holds arrays only through `saved_tensors` and `kept`, not its output
+    array (a backward that reads it saves it): a graph holds what its backward passes declared, as PyTorch's does.
     A node never changes: an in-place op on a tensor in the graph records a new op, which becomes the tensor's `_op`.
     """
 
     needs_float = False  # ops whose math needs real numbers (exp, log, ...) refuse integer inputs with a clear message
-    # True for an op whose output may be a view of its first input's memory (reshape, permute, basic indexing): the
-    # output then shares the input's version counter, so that an in-place change through either is seen by both
-    is_view = False
-    has_kernels = False  # set by @kernel on an op that has a kernel for some device
-    reference = None     # a kernel's reference op (set by @kernel); None for a reference op itself
-    saved = ()           # what save_for_backward declared; FREED once backward released it
-    # with saved: the ids of its input arrays and output (what each saved value is: versions.roles)
-    _ids = ()
-    out_counter = None   # its output's version counter (several outputs: out_counters), for versions.check
-    _changes = -1        # versions.changes at its forward: the walk checks the versions only if it has grown since
-    _out_changes = -1    # versions.changes after write_in_place wrote its output into a tensor's memory
-    seq = None           # when recorded, how many ops were recorded before it (MADE): the walk's order
-    made_view = False    # True when a view op's output shares its input's memory (versions.refuse_stale_view)
+    saved_tensors = ()   # what save_for_backward declared, read back by backward; FREED once backward released it
     kept = None          # an intermediate forward kept so that backward need not compute it again (speed only)
-    _hooks = None        # Tensor.register_hook on the output of this op: the hooks of a non-leaf live on its node
-    _retained = None     # the output Tensor, when it asked with retain_grad() to keep its .grad
-    _superseded = False  # True once an in-place op in the graph changed the output (versions.refuse_stale_view)
-    materialize_grads = True   # several outputs: zeros (not None) for an output that got no gradient
-    ctx_form_apply = None  # the apply of a Function written in PyTorch's form, set by ctx_form.py (built on this)
-    # under mt.autocast: "half" casts every float32 input to float16 (matrix products), "none" casts nothing (casts,
-    # moves); the default casts the Parameters alone (amp/autocast_mode.py)
-    autocast_to = "parameters"
+    seq = None           # when recorded: the version clock's time (versions.CLOCK), the walk's order
+    _hooks = None        # register_hook's on the output of this op (and its retain_grad: backward.RETAIN)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if isinstance(inspect.getattr_static(cls, "forward"), staticmethod):   # PyTorch's form: forward(ctx, ...)
-            cls.apply = classmethod(Function.ctx_form_apply)
+            cls.apply = classmethod(ctx_form.apply)
+            cls.node_class = type(f"{cls.__name__}Backward", (CtxNode,), {"fn": cls, "__module__": cls.__module__})
 
     @classmethod
     def apply(cls, *inputs, **options):
@@ -167,12 +180,10 @@ class Function:
         inputs = inputs if state.autocast is None else state.autocast.cast_inputs(cls, inputs)   # (mt.autocast)
         first, arrays, needs = _read_inputs(cls, inputs)
         record = state.grad_enabled and True in needs
-        op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls.has_kernels and state.kernels else cls)()
+        op = (KERNELS.get((cls, backend.device_of(first.data)), cls) if cls in HAS_KERNELS and state.kernels else cls)()
         op.needs_input_grad = needs if record else (False,) * len(inputs)
         result = op.forward(*arrays, **options) if not state.op_hook else state.op_hook(op, "forward", arrays, options)
         out = tuple([first._new(r, record) for r in result]) if type(result) is tuple else first._new(result, record)
-        if cls.is_view and versions.same_buffer(result, arrays[0]):
-            out._version_counter, op.made_view = first._version_counter, True
         if record:
             _record(op, inputs, arrays, result, out)
         elif state.grad_enabled:
@@ -187,47 +198,38 @@ class Function:
 
     def save_for_backward(self, *values):
         """Declare what backward reads (arrays, or None): read back, in order, as `self.saved_tensors`."""
-        self.saved = values
+        self.saved_tensors = values
 
-    # what forward declared with save_for_backward (Tensors in place of arrays under create_graph=True)
-    saved_tensors = property(lambda self: self.saved)
 
-    @property
-    def next_functions(self):
-        """The graph as PyTorch shows it (grad_fn.next_functions): per input, (its node, which output of it), read
-        from `parents`: (None, 0) for an input that needs no gradient, an AccumulateGrad for a leaf."""
-        return tuple((None, 0) if p is None or type(p) is Constant else (p.parents[0], p.k) if type(p) is Output
-                     else (AccumulateGrad.of(p), 0) if isinstance(p, Value) else (p, 0) for p in self.parents)
+class View(Function):
+    """An op whose output may be a view of its first input's memory (reshape, permute, basic indexing): when it is,
+    the output shares the input's version counter, so that an in-place change through either is seen by both."""
 
-    def name(self):
-        """PyTorch's name for this node: MulBackward0 (a PyTorch-form Function's node is <Name>Backward already)."""
-        name = (self.reference or type(self)).__name__
-        return name if name.endswith("Backward") else name + "Backward0"
-
-    def __repr__(self):
-        return f"<{self.name()} object at {id(self):#x}>"
-
+    @classmethod
+    def apply(cls, *inputs, **options):
+        out = super().apply(*inputs, **options)
+        if versions.same_buffer(out.data, inputs[0].data):
+            versions.share(out, inputs[0])
+        return out
 
 def _record(op, inputs, arrays, result, out):
-    """Make op the graph node of out (or of a tuple: _give_outputs), with the ids of what it saved and the count of
-    in-place changes so far (for versions.check)."""
+    """Make op the graph node of out (or of a tuple: _give_outputs), with what its forward saw (versions.py)."""
     op.parents = tuple([x._op or x if need else Constant(x) if isinstance(x, Value) else None   # (no array held)
                         for x, need in zip(inputs, op.needs_input_grad)])
-    op.seq, op._changes = next(MADE), versions.changes
-    if op.saved:
-        op._ids = [*map(id, arrays), *map(id, result)] if type(out) is tuple else [*map(id, arrays), id(result)]
+    op.seq = next(versions.CLOCK)
     if state.anomaly:
         anomaly_mode.record_stack(op)
     if type(out) is tuple:   # (one output in a tuple too: a ctx-form forward may return (y,))
-        return _give_outputs(op, result, out)
-    op.out_shape, op.out_dtype, op.out_counter, out._op = result.shape, result.dtype, out._version_counter, op
+        return _give_outputs(op, arrays, result, out)
+    op.out_shape, op.out_dtype, out._op = result.shape, result.dtype, op
+    op.seen = (op.saved_tensors and [*map(id, arrays), id(result)], out._version_counter, 0)
 
 
-def _give_outputs(op, results, outs):
+def _give_outputs(op, arrays, results, outs):
     """Several outputs: output k's node is an Output that sends its gradient to slot k of op's (Gathered); op's
     backward then takes one gradient per output, zeros for one that got none."""
-    op.outputs, op.out_shape, op.out_dtype = [(r.shape, r.dtype) for r in results], None, None
-    op.out_counters = [t._version_counter for t in outs]
+    op.out_shape, op.out_dtype = [r.shape for r in results], [r.dtype for r in results]
+    op.seen = (op.saved_tensors and [*map(id, arrays), *map(id, results)], [t._version_counter for t in outs], 0)
     for k, t in enumerate(outs):
         t._op = Output.of(op, k)
 
@@ -241,23 +243,25 @@ def _carry_cut(out, inputs):
 
 class Gathered:
     """The gradients of an op's several outputs, one slot each (None where none arrived); the walk adds two of these
-    as it adds any two gradients. Its shape is None, as its op's out_shape, so the walk never unbroadcasts it."""
-    shape = None
+    as it adds any two gradients. Its shape is its op's out_shape (the list of its outputs' shapes), so the walk never
+    unbroadcasts it."""
 
-    def __init__(self, parts):
-        self.parts = parts
+    def __init__(self, parts, shape):
+        self.parts, self.shape = parts, shape
 
     def __add__(self, other):
-        return Gathered([a if b is None else b if a is None else a + b for a, b in zip(self.parts, other.parts)])
+        return Gathered([a if b is None else b if a is None else a + b for a, b in zip(self.parts, other.parts)],
+                        self.shape)
 
     def grads_for(self, op):
         """One gradient per output of op, as its backward takes them: zeros (a Tensor's under create_graph) for an
-        output that got none, or None where op.materialize_grads is False."""
+        output that got none, or None where the op asked for None (a ctx-form's set_materialize_grads(False))."""
         present = next(p for p in self.parts if p is not None)
         xp = backend.xp_of(backend.array_of(present))
         zero = present._new if isinstance(present, Value) else (lambda z: z)   # (a Tensor under create_graph)
-        return tuple(p if p is not None else zero(xp.zeros(*out)) if op.materialize_grads else None
-                     for p, out in zip(self.parts, op.outputs))
+        materialize = getattr(op, "materialize_grads", True)
+        return tuple(p if p is not None else zero(xp.zeros(shape, dtype)) if materialize else None
+                     for p, shape, dtype in zip(self.parts, op.out_shape, op.out_dtype))
 
 
 class Output(Function):
@@ -266,15 +270,15 @@ class Output(Function):
     @staticmethod
     def of(op, k):
         node = Output()
-        node.k, node.n, node.parents, node.needs_input_grad = k, len(op.outputs), (op,), (True,)
-        node.out_shape, node.out_dtype, node._changes, node.seq = *op.outputs[k], op._changes, next(MADE)
-        node.out_counter = op.out_counters[k]
+        node.k, node.n, node.parents, node.needs_input_grad = k, len(op.out_shape), (op,), (True,)
+        node.out_shape, node.out_dtype, node.seq = op.out_shape[k], op.out_dtype[k], next(versions.CLOCK)
+        node.seen = ((), op.seen[versions.COUNTER][k], 0)
         return node
 
     def backward(self, g):
         parts = [None] * self.n
         parts[self.k] = g
-        return Gathered(parts)
+        return Gathered(parts, self.parents[0].out_shape)
 
 
 class AccumulateGrad:
@@ -300,5 +304,36 @@ class AccumulateGrad:
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
-__all__ = ["Function", "AccumulateGrad", "Output", "Gathered", "Constant", "kernel", "reference_ops", "KERNELS",
-           "FREED"]
+class CtxNode(Function):
+    """One call of a Function in PyTorch's form (ctx_form.py), as a node of the graph; each such class has its own
+    subclass, `<Name>Backward` (its `node_class`)."""
+    fn = None   # the class in PyTorch's form
+    materialize_grads = True   # several outputs: zeros (not None) for an output that got no gradient
+
+    def forward(self, *arrays, ctx, outputs, single):
+        """The outputs forward(ctx, ...) computed, as arrays; what ctx saved, declared as arrays (held by the node)."""
+        self.ctx, self.new = ctx, type(outputs[0])._new   # new(array): a Tensor made as the engine makes them
+        self.save_for_backward(*[None if t is None else t.data for t in ctx.to_save])
+        self.materialize_grads, ctx.to_save = ctx.materialize_grads, ()
+        results = tuple(out.data for out in outputs)
+        return results[0] if single else results
+
+    def backward(self, *grads):
+        """The class's backward(ctx, *grad_outputs) on Tensors; its results as the walk wants them."""
+        on_tensors = any(isinstance(g, Value) for g in grads)
+        self.ctx._saved = tuple(v if v is None or isinstance(v, Value) else self.new(v) for v in self.saved_tensors)
+        try:
+            result = self.fn.backward(self.ctx, *[g if g is None or isinstance(g, Value) else self.new(g)
+                                                  for g in grads])
+        finally:
+            self.ctx._saved = None
+        result = result if isinstance(result, tuple) else (result,)
+        for i, (r, parent) in enumerate(zip(result, self.parents)):
+            if r is not None and not isinstance(parent, (Value, Function, Constant)):
+                raise RuntimeError(f"function {type(self).__name__} returned a gradient different than None at "
+                                   f"position {i + 1}, but the corresponding forward input was not a Variable")
+        return tuple(r if on_tensors else backend.array_of(r) for r in result)
+
+
+__all__ = ["Function", "View", "Output", "Gathered", "Constant", "CtxNode", "AccumulateGrad", "kernel",
+           "reference_of", "reference_ops", "KERNELS", "FREED"]

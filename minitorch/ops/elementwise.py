@@ -2,8 +2,8 @@
 
 Inputs may be Tensors or plain numbers; a number gets a gradient computed for it only if that is cheap, and the
 engine drops it. Each backward is written with operators and `array_ops`, so that it runs on arrays (the fast path)
-and on Tensors (create_graph=True: the gradient is recorded and can be differentiated again). Faster versions for a
-device (one GPU kernel per op, CPU paths that work in place) are in minitorch/kernels/.
+and on Tensors (create_graph=True: the gradient is recorded and can be differentiated again). The GPU's kernels (one
+launch per op) are in minitorch/kernels/; the CPU runs this code.
 """
 import math
 

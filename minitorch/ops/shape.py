@@ -3,13 +3,11 @@ backward passes of reductions and getitem, as ops for create_graph=True). Forwar
 import numpy as np
 
 from .. import backend
-from ..core import Function
+from ..core import Function, View
 from . import array_ops as A
 
 
-class Reshape(Function):
-    is_view = True  # shares its input's version counter when NumPy returns a view
-
+class Reshape(View):
     def forward(self, a, *, shape):
         self.in_shape = a.shape
         try:
@@ -22,9 +20,7 @@ class Reshape(Function):
         return g.reshape(self.in_shape)
 
 
-class Permute(Function):
-    is_view = True  # shares its input's version counter when NumPy returns a view
-
+class Permute(View):
     def forward(self, a, *, dims):
         n = a.ndim
         self.inverse = inverse = [None] * n   # where each of a's dims went
@@ -38,12 +34,10 @@ class Permute(Function):
         return A.permute(g, self.inverse)
 
 
-class SplitHeads(Function):
+class SplitHeads(View):
     """x (B, T, h d) -> (B, h, T, d), or with n: x (B, T, n h d) -> (n, B, h, T, d): a projection (n of them side
     by side) split into h heads of d dims. The view reshape + permute make, as one node (attention's heads are split
     in every layer of every step). Backward: the heads put back side by side, the inverse permute and reshape."""
-    is_view = True  # shares its input's version counter when NumPy returns a view
-
     def forward(self, x, *, n_heads, n=None):
         B, T, width = self.in_shape = x.shape
         if n is None:
@@ -56,11 +50,9 @@ class SplitHeads(Function):
         return A.permute(g, self.inverse).reshape(self.in_shape)
 
 
-class MergeHeads(Function):
+class MergeHeads(View):   # a view only when the heads already lie side by side in memory (h or T is 1)
     """x (B, h, T, d) -> (B, T, h d): the heads' outputs side by side, Concat(head_1, ..., head_h). The permute +
     reshape that make it, as one node. Backward: split into heads again."""
-    is_view = True  # a copy unless the heads already lie side by side in memory (h or T is 1)
-
     def forward(self, x):
         B, h, T, d = self.in_shape = x.shape
         return x.transpose(0, 2, 1, 3).reshape(B, T, h * d)
@@ -92,9 +84,9 @@ def _is_advanced(index):
     return False
 
 
-class GetItem(Function):
-    """a[index] for basic (ints, slices, None, Ellipsis) and integer-array or bool-mask indexing."""
-    is_view = True  # basic indexing gives a view (apply checks the memory: other indexing copies)
+class GetItem(View):
+    """a[index] for basic (ints, slices, None, Ellipsis) and integer-array or bool-mask indexing: a view for basic
+    indexing (View.apply checks the memory: other indexing copies)."""
 
     def forward(self, a, *, index):
         self.in_shape, self.index = a.shape, index
@@ -144,9 +136,7 @@ class IndexAdd(Function):
         return gg[self.index]
 
 
-class Expand(Function):
-    is_view = True  # shares its input's version counter when NumPy returns a view
-
+class Expand(View):
     """x broadcast to a larger shape (a read-only view): the backward of sum and mean as an op (create_graph=True)."""
 
     def forward(self, a, *, shape):

@@ -38,7 +38,7 @@ def draw_graph(tensor, path=None, names=None, grads=False, grad_output=None, ren
     if renderer not in RENDERERS:
         raise ValueError(f"draw_graph: renderer must be one of {RENDERERS}, got {renderer!r}")
     order = backward_order(tensor)
-    if any(isinstance(node, Function) and node.saved is FREED for node in order):
+    if any(isinstance(node, Function) and node.saved_tensors is FREED for node in order):
         raise RuntimeError("draw_graph: the graph was released by backward(); call backward(retain_graph=True) "
                            "to draw it afterwards, or draw it before backward")
     edge_norms = _edge_gradient_norms(tensor, order, grad_output) if grads else {}

@@ -1,7 +1,7 @@
 """How many bytes a graph keeps alive for its backward pass: the arrays its Functions saved.
 
 Each Function instance (a tensor's `_op`, its node in the graph) declares what its backward reads with
-`save_for_backward`, kept as `op.saved`, and may keep intermediates for speed in `op.kept`; a node holds no other
+`save_for_backward`, kept as `op.saved_tensors`, and may keep intermediates for speed in `op.kept`; a node holds no
 array (not its output, not an input that needs no gradient: core/function.py), so this is what the graph holds
 (tests/engine/test_graph_memory.py checks it against tracemalloc). `saved_bytes` walks the graph from an output and
 sums the sizes of those arrays, counting each underlying buffer once: a view (a transpose, a reshape, a slice) keeps
@@ -16,7 +16,7 @@ def _saved_arrays(op):
     """The arrays an op declared with save_for_backward and those it kept (None and Python values skipped)."""
     kept = getattr(op, "kept", None)
     kept = kept if isinstance(kept, tuple) else (kept,)
-    return [value for value in (*getattr(op, "saved", ()), *kept) if backend.is_array(value)]
+    return [value for value in (*getattr(op, "saved_tensors", ()), *kept) if backend.is_array(value)]
 
 
 def op_saved_bytes(op):

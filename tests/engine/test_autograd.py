@@ -191,7 +191,7 @@ def test_saved_arrays_are_released_after_backward():
     del scaled
     gc.collect()
     assert middle() is None
-    assert op.saved is FREED and op.parents == ()
+    assert op.saved_tensors is FREED and op.parents == ()
 
 
 def test_saved_arrays_are_kept_with_retain_graph():
@@ -229,7 +229,7 @@ def test_memory_does_not_grow_over_1000_training_steps():
     loss.backward()
     # the loss keeps its own op (its graph node, as PyTorch's grad_fn), released; every other Function is freed
     assert len(functions) >= 6 and all(ref() is None for ref in functions[:-1])
-    assert functions[-1]() is loss._op and loss._op.saved is FREED and loss._op.parents == ()
+    assert functions[-1]() is loss._op and loss._op.saved_tensors is FREED and loss._op.parents == ()
 
     def step():
         loss = ((model(x) - target) ** 2).mean()
@@ -304,8 +304,9 @@ def test_needs_input_grad_tells_backward_what_to_compute():
 
 
 def test_a_first_gradient_is_kept_without_a_copy_only_where_nothing_else_sees_its_memory():
-    """run_backward's _accumulate keeps a leaf's first gradient as it is (PyTorch's AccumulateGrad steals it) when no
-    other array holds it or its memory; else it copies: two leaves never share a gradient's memory."""
+    """The walk keeps a leaf's first gradient as it is (PyTorch's AccumulateGrad steals it) when the backward that
+    returned it made its memory (backward._owned: nothing the walk holds shares it); else it copies: two leaves never
+    share a gradient's memory."""
     a, b = (mt.tensor([1.0, 2.0, 3.0], requires_grad=True) for _ in range(2))
     (a + b).sum().backward()                   # Add hands one array to both
     c, d = (mt.tensor([1.0, 2.0], requires_grad=True) for _ in range(2))
@@ -316,7 +317,11 @@ def test_a_first_gradient_is_kept_without_a_copy_only_where_nothing_else_sees_it
     assert b.grad.numpy()[0] == 1.0 and d.grad.numpy().tolist() == [3.0, 4.0]
     x = mt.tensor(np.ones((2, 3)), requires_grad=True)
     (x.reshape(6) * mt.tensor(np.arange(6.0))).sum().backward()
-    assert x.grad.numpy().base is not None      # Reshape's view of Mul's fresh gradient, kept as it is
+    np.testing.assert_array_equal(x.grad.numpy(), np.arange(6.0).reshape(2, 3))   # (a view of the gradient Reshape
+    w, b = (mt.tensor(np.ones(4), requires_grad=True) for _ in range(2))             # received: copied)
+    mt.nn.functional.layer_norm(mt.tensor(np.arange(12.0).reshape(3, 4)), (4,), w, b).pow(2).sum().backward()
+    assert w.grad.numpy().base is not None     # LayerNorm's dw, a view of memory its backward made: kept as it is
+    assert not np.shares_memory(w.grad.numpy(), b.grad.numpy())
     z, g = mt.tensor(np.ones(6), requires_grad=True), np.ones((2, 3))
     z.reshape(2, 3).backward(g)                 # a view of g, which the caller holds: copied
     assert not np.shares_memory(z.grad.numpy(), g)

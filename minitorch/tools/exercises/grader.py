@@ -42,17 +42,17 @@ def unused_saved(exercise, function, case):
         op = out._op
         if op is None:
             return []
-        saved, g, notes = tuple(op.saved), np.ones(out.shape), []
+        saved, g, notes = tuple(op.saved_tensors), np.ones(out.shape), []
         for k, value in enumerate(saved):
             if not (backend.is_array(value) or isinstance(value, np.generic)):   # (a 0-d result may be a scalar)
                 continue
-            op.saved = saved[:k] + (_Poison(),) + saved[k + 1:]
+            op.saved_tensors = saved[:k] + (_Poison(),) + saved[k + 1:]
             try:
                 op.backward(g)
             except Exception:
                 continue   # touched (or failed without it): backward reads it
             finally:
-                op.saved = saved
+                op.saved_tensors = saved
             notes.append(f"{function.__name__}: saved value {k} ({value.dtype} {np.shape(value)}) is declared with "
                          f"save_for_backward but backward never reads it: save only what backward reads")
     return notes
@@ -70,14 +70,14 @@ def _read_only_copy(a):
 
 
 # what the engine reads on an op beside plain attributes: its graph parents, what it saved, and `kept`: what forward
-# keeps for speed, which the engine releases with saved and drops under create_graph (core/function.py)
-APPLY_ATTRIBUTES = {"parents", "saved", "kept"}
+# keeps for speed, which the engine releases with saved_tensors and drops under create_graph (core/function.py)
+APPLY_ATTRIBUTES = {"parents", "saved_tensors", "kept"}
 
 
 def _arrays_kept_as_attributes(student_op):
     """(name, array) for each array the student's op keeps as a plain attribute (one level into tuples and lists)
     instead of declaring it with save_for_backward: feedback for the student (the engine never scans an op)."""
-    saved = {id(v) for v in student_op.saved}
+    saved = {id(v) for v in student_op.saved_tensors}
     for name, value in vars(student_op).items():
         if name in APPLY_ATTRIBUTES:
             continue

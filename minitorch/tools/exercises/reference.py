@@ -1,5 +1,7 @@
-"""Reference solutions of the exercises on the engine itself (the tests grade them; `check --solution` too). They
-follow the engine's own code (minitorch/core/backward.py, grad_mode.py), written on the tiny engine's Values."""
+"""Reference solutions of the exercises on the engine itself (the tests grade them; `check --solution` too), written
+on the tiny engine's Values. The walk is micrograd's depth-first topological order; the engine's (core/backward.py)
+gives the same guarantee, each node after every node that uses it, by sorting the reached nodes by when they were
+recorded."""
 import contextlib
 
 import numpy as np

@@ -9,6 +9,7 @@ import numpy as np
 
 from minitorch import backend, distributed
 from transformer import registry
+from minitorch.core import reference_of
 from minitorch.tools.graph_memory import saved_bytes
 from minitorch.tools.profiler import OpProfiler, kind_of
 
@@ -117,7 +118,7 @@ def profile_steps(step, device, n_steps):
     for cls in {cls for cls, _ in prof.seconds}:
         fwd, bwd = (prof.seconds.get((cls, name), 0.0) / n_steps for name in ("forward", "backward"))
         calls = prof.calls.get((cls, "forward"), 0) / n_steps
-        name = (cls.reference or cls).__name__   # a kernel by its op's name
+        name = reference_of(cls).__name__   # a kernel by its op's name
         by_op.append({"op": name, "kind": kind_of(cls), "calls": calls, "forward_ms": 1e3 * fwd,
                       "backward_ms": 1e3 * bwd, "percent": 100 * (fwd + bwd) / total})
     by_op.sort(key=lambda r: -(r["forward_ms"] + r["backward_ms"]))
