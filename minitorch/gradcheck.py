@@ -55,7 +55,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
     try:
         _weighted_loss_backward(outs, weights)
     except (ValueError, RuntimeError) as e:
-        if _read_only(e):
+        if gradcheck_diagnosis.writes_read_only(e):
             written = _watched(fn, x64, weights)[1]
             raise GradcheckError(f"gradcheck: backward failed: {e}" + (f"\n  likely mistake: {written}" if written
                                                                        else "")) from None
@@ -146,19 +146,6 @@ class _Stop(Exception):
     pass
 
 
-def _read_only(error):
-    """Whether error is NumPy's (or a Tensor's in-place op's) refusal to write into a read-only array."""
-    return "read-only" in str(error)
-
-
-def _read_only_copy(g):
-    if not isinstance(g, np.ndarray):
-        return g
-    g = g.copy()
-    g.setflags(write=False)
-    return g
-
-
 def _user_line(error):
     """' (FILE, line N: SOURCE)': the last frame of error's traceback outside minitorch and NumPy, or ''."""
     package = os.path.dirname(os.path.abspath(__file__))
@@ -180,11 +167,11 @@ def _watched(fn, x64, weights):
     def hook(op, phase, args, options):
         if phase == "forward":
             return op.forward(*args, **options)
-        frozen = tuple(_read_only_copy(g) for g in args)
+        frozen = tuple(gradcheck_diagnosis.read_only_copy(g) for g in args)
         try:
             grads = op.backward(*frozen)
         except (ValueError, RuntimeError) as e:
-            if not _read_only(e):
+            if not gradcheck_diagnosis.writes_read_only(e):
                 raise
             who = (getattr(type(op), "fn", None) or type(op)).__name__
             written.append(f"{who}.backward writes into its incoming gradient g{_user_line(e)}: the engine hands the "

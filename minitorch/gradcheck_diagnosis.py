@@ -10,6 +10,21 @@ import numpy as np
 TINY = 1e-3   # an entry of the right gradient under TINY times the largest entry of either gradient is ~0
 
 
+def read_only_copy(value):
+    """A NumPy array copied and made read-only (other values as they are): what a backward is handed to show, by
+    NumPy's refusal, a write that the engine would let corrupt another op's gradient."""
+    if not isinstance(value, np.ndarray):
+        return value
+    value = value.copy()
+    value.setflags(write=False)
+    return value
+
+
+def writes_read_only(error):
+    """Whether error is NumPy's (or a Tensor's in-place op's) refusal to write into a read-only array."""
+    return isinstance(error, (ValueError, RuntimeError)) and "read-only" in str(error)
+
+
 def _close(a, b, rtol, atol):
     return a is not None and b is not None and np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=rtol, atol=atol)
 

@@ -126,6 +126,19 @@ class RNNBase(Module):
     def _joined_bias(self, b_ih, b_hh):
         return None if b_ih is None else b_ih + b_hh
 
+    # the state as one tensor (RNN, GRU); LSTM's is the pair (h, c)
+    @staticmethod
+    def _output(state):
+        return state
+
+    @staticmethod
+    def _map_state(state, f):
+        return f(state)
+
+    @staticmethod
+    def _stack_state(finals):
+        return stack(finals, dim=0)
+
 
 class RNN(RNNBase):
     """h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), act tanh or relu (nonlinearity); the state h_n
@@ -149,17 +162,6 @@ class RNN(RNNBase):
         pre = cat([x, h], dim=-1) @ joined_t
         return self.act(pre if bias is None else pre + bias)
 
-    @staticmethod
-    def _output(state):
-        return state
-
-    @staticmethod
-    def _map_state(state, f):
-        return f(state)
-
-    @staticmethod
-    def _stack_state(finals):
-        return stack(finals, dim=0)
 
 
 class RNNCellBase(Module):
@@ -317,14 +319,3 @@ class GRU(RNNBase):
         w_ih, w_hh, b_ih, b_hh = weights
         return gru_step(F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh), h)
 
-    @staticmethod
-    def _output(state):
-        return state
-
-    @staticmethod
-    def _map_state(state, f):
-        return f(state)
-
-    @staticmethod
-    def _stack_state(finals):
-        return stack(finals, dim=0)

@@ -7,6 +7,7 @@ import numpy as np
 from ... import backend
 from ...core.grad_mode import no_grad
 from ...tensor import Tensor
+from ...gradcheck_diagnosis import read_only_copy
 from .blame import files_of, read, where
 from .failure import ExerciseFailed
 from .sandbox import Broken, WrongDtype, sandbox
@@ -60,13 +61,7 @@ def unused_saved(exercise, function, case):
 
 def _leaves(case):
     """The case's arrays as leaves, read-only as the data a student's op is given must be treated (sandbox.py)."""
-    return [None if a is None else Tensor._make(_read_only_copy(a), requires_grad=True) for a in case.arrays]
-
-
-def _read_only_copy(a):
-    a = a.copy()
-    a.setflags(write=False)
-    return a
+    return [None if a is None else Tensor._make(read_only_copy(a), requires_grad=True) for a in case.arrays]
 
 
 # what the engine reads on an op beside plain attributes: its graph parents, what it saved, and `kept`: what forward

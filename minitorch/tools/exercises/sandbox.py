@@ -17,6 +17,7 @@ import inspect
 import numpy as np
 
 from ...core import op_hook
+from ...gradcheck_diagnosis import read_only_copy, writes_read_only
 from .blame import files_of, where
 from .strict_shapes import check_shapes
 
@@ -27,18 +28,6 @@ class Broken(RuntimeError):
 
 class WrongDtype(Broken):
     """A graded op returned another float dtype than its input's (a mistake beside its derivation's, if any)."""
-
-
-def _read_only(error):
-    return isinstance(error, ValueError) and "read-only" in str(error)
-
-
-def _frozen_copy(value):
-    if not isinstance(value, np.ndarray):
-        return value
-    value = value.copy()
-    value.setflags(write=False)
-    return value
 
 
 def _frozen_view(value):
@@ -84,7 +73,7 @@ class _Guard:
         try:
             out = op.forward(*[_frozen_view(a) for a in args], **options)
         except ValueError as e:
-            if not _read_only(e):
+            if not writes_read_only(e):
                 raise
             copies = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
             fresh = type(op)()
@@ -108,18 +97,18 @@ class _Guard:
 
     def backward(self, op, grads_in):
         names = _parameters(type(op).backward, len(grads_in), "g")
-        frozen = tuple(_frozen_copy(g) for g in grads_in)
-        saved = op.saved
-        op.saved = tuple(_frozen_copy(v) for v in saved) if isinstance(saved, tuple) else saved
+        frozen = tuple(read_only_copy(g) for g in grads_in)
+        saved = op.saved_tensors
+        op.saved_tensors = tuple(read_only_copy(v) for v in saved) if isinstance(saved, tuple) else saved
         try:
             grads = op.backward(*frozen)
         except ValueError as e:
-            if not _read_only(e):
+            if not writes_read_only(e):
                 raise
-            op.saved = tuple(np.array(v) if isinstance(v, np.ndarray) else v for v in saved)
+            op.saved_tensors = tuple(np.array(v) if isinstance(v, np.ndarray) else v for v in saved)
             copies = [np.array(g) if isinstance(g, np.ndarray) else g for g in grads_in]
             watched = [(names[k], copies[k], g.copy()) for k, g in enumerate(grads_in) if isinstance(g, np.ndarray)]
-            watched += [(f"self.saved_tensors[{k}]", op.saved[k], v.copy()) for k, v in enumerate(saved)
+            watched += [(f"self.saved_tensors[{k}]", op.saved_tensors[k], v.copy()) for k, v in enumerate(saved)
                         if isinstance(v, np.ndarray)]
             written = _written(lambda: op.backward(*copies), watched)
             place = where(e, files_of(type(op)))
@@ -131,7 +120,7 @@ class _Guard:
                          f"forward saved is read again when backward runs twice (retain_graph=True), and a saved "
                          f"input is its leaf's data: {NEW_ARRAY}{place}") from None
         finally:
-            op.saved = saved
+            op.saved_tensors = saved
         self._unchanged(op, self.inputs.get(op, ()), "backward")
         self._dtypes(op, grads)
         return check_shapes(op, grads) if self.strict else grads
