@@ -15,7 +15,7 @@ HALF = np.dtype(np.float16)
 
 def wide(a):
     """a (an array, a Tensor or None) in float32 if it is float16, else a itself."""
-    if a is None or getattr(a, "dtype", None) != HALF:
+    if a is None or a.dtype != HALF:   # (every float32 step passes here: no more than this)
         return a
     return a.astype(np.float32) if A.is_array(a) else a.float()
 
