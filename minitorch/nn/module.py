@@ -61,9 +61,11 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         output = self.forward(*args, **kwargs)
-        for hook in list(self.__dict__.get("_forward_hooks", {}).values()):
-            result = hook(self, args, output)
-            output = output if result is None else result
+        hooks = self.__dict__.get("_forward_hooks")   # (most modules have none: one lookup a call)
+        if hooks:
+            for hook in list(hooks.values()):
+                result = hook(self, args, output)
+                output = output if result is None else result
         return output
 
     def register_forward_hook(self, hook):
