@@ -159,7 +159,7 @@ def _owned(g, op, g_out, g_in):
     that of one of g_out, the gradients op received, of what op saved or kept, or of another of g_in), writeable."""
     mine, seen = g if g.base is None else g.base, 0   # (its memory, and how often the walk holds it: g itself, once)
     for h in (*g_out, *op.saved_tensors, *(op.kept if type(op.kept) is tuple else (op.kept,)), *g_in):
-        if h is mine or h is not None and getattr(h, "base", None) is mine:
+        if h is mine or getattr(h, "base", None) is mine:   # (None, or a saved number: no base)
             seen += 1
     return seen < 2 and (mine is g or 0 not in g.strides and getattr(g.flags, "writeable", True))
 
