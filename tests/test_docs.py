@@ -267,20 +267,36 @@ def test_a_stated_number_default_is_the_options_default():
     assert checked >= 8
 
 
+def default_clause(command, option):
+    """The "(default...)" part of an option's help: where it states its default, however worded."""
+    clause = re.search(r"\(default:? (.*)\)", help_of(command, option))
+    assert clause, f"{command} {option}: the help states no default"
+    return clause.group(1)
+
+
+def numbers_in(text):
+    """The numbers text states ("2,000", "0.6", "5"), as numbers: facts, whatever the words around them."""
+    return [float(n.replace(",", "")) for n in re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])", text)]
+
+
 def test_the_help_states_the_presets_settings():
     from train.run.presets import DECODING, PRESETS
     from train.run.resolve import fit_defaults
-    vocab = ", ".join(f"{name} {p.vocab_size:,}" for name, p in PRESETS.items())
-    assert f"(default: the preset's: {vocab})" in help_of("fit", "--vocab-size")
-    assert f"(default {fit_defaults(PRESETS['tiny']).seed})" in help_of("fit", "--seed")
+    stated = dict(re.findall(r"\b(\w+) (\d[\d,]*)", default_clause("fit", "--vocab-size")))
+    assert {name: int(n.replace(",", "")) for name, n in stated.items()} == \
+        {name: p.vocab_size for name, p in PRESETS.items()}
+    assert numbers_in(default_clause("fit", "--seed")) == [fit_defaults(PRESETS["tiny"]).seed]
+    choices = next(a.choices for c, o, a in cli_options() if (c, o) == ("evaluate", "--checkpoint"))
     for command in ("evaluate", "translate"):   # a run from before presets chose its decoding uses DECODING
-        assert f"{DECODING['beam']} for runs from before)" in help_of(command, "--beam")
-        assert f"{DECODING['length_penalty']} for runs from before)" in help_of(command, "--length-penalty")
-        assert f"{DECODING['checkpoint']} for runs from before;" in help_of(command, "--checkpoint")
+        assert numbers_in(default_clause(command, "--beam")) == [DECODING["beam"]]
+        assert numbers_in(default_clause(command, "--length-penalty")) == [DECODING["length_penalty"]]
+        named = [w for w in re.findall(r"\w+", default_clause(command, "--checkpoint")) if w in choices]
+        assert named == [DECODING["checkpoint"], "last"]   # the fallback: a run without one reads `last`
     from train.commands.bench import SEQ_LEN   # the bench's batch: batch tokens / SEQ_LEN sentences
-    assert f"{PRESETS['small'].batch_tokens // SEQ_LEN} for small)" in help_of("bench", "--batch-size")
-    demo_width = PRESETS["demo"].model["d_model"]
-    assert f"(default: demo, d_model {demo_width})" in help_of("experiment memory", "--preset")
+    assert numbers_in(default_clause("bench", "--batch-size")) == [SEQ_LEN, PRESETS["small"].batch_tokens // SEQ_LEN]
+    memory = next(a for c, o, a in cli_options() if (c, o) == ("experiment memory", "--preset"))
+    assert re.findall(r"\w+", default_clause("experiment memory", "--preset"))[0] == memory.default
+    assert numbers_in(default_clause("experiment memory", "--preset")) == [PRESETS[memory.default].model["d_model"]]
 
 
 def test_the_readme_states_the_small_presets_recipe_and_decoding():

@@ -31,7 +31,8 @@ def test_the_learner_line_installs_the_engine_jupyter_and_matplotlib():
     assert line, "the learner door has no install line"
     packages = extras()[line.group(1)]
     assert {"notebook", "matplotlib"} <= set(packages), packages
-    assert "jupyter notebook notebooks/" in DOORS   # what the line is for
+    opened = re.findall(r"^jupyter notebook (\S+)", DOORS, re.M)   # what the line is for: a folder of notebooks
+    assert opened and all(sorted((ROOT / folder).glob("*.ipynb")) for folder in opened), opened
     assert set(packages) <= set(extras()["dev"])   # a developer's install has the learner's too
 
 

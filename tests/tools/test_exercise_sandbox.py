@@ -4,11 +4,14 @@ where the stub promises stability; a 0-d input; float64 out of float32 in), each
 exception names their file, line and source line, with NumPy's error read; the stubs say what the check tests; a
 failing no_grad case is shrunk. The wrong answers are the independent solutions of test_exercises.py with one
 mistake each, written as a student writes them."""
+import inspect
 import re
 
 import numpy as np
 import pytest
 
+from minitorch.autograd import Function
+from minitorch.fused.lstm_cell import LSTMCellFunction as EngineLSTMCell
 from minitorch.tools.exercises import ExerciseFailed, check
 from minitorch.tools.exercises.__main__ import STUBS, main
 from minitorch.tools.exercises.catalog import BY_NAME
@@ -401,14 +404,19 @@ OPS = [name for name, e in BY_NAME.items() if hasattr(e, "apply")]
 @pytest.mark.parametrize("name", OPS)
 def test_each_op_stub_says_what_the_check_tests(name):
     source = " ".join((STUBS / f"{name}.py").read_text().split())
-    assert "Declare every array backward reads with self.save_for_backward(...)" in source
-    assert "g and what you saved are read-only" in source and "forward's inputs must not change" in source
-    assert "float32" in source
+    named = set(re.findall(r"\bself\.(\w+)", source.split('"""')[1]))   # what the docstring tells one to call
+    assert {"save_for_backward", "saved_tensors"} <= named and all(hasattr(Function, n) for n in named), named
+    assert "read-only" in source and "must not change" in source and "float32" in source
 
 
 def test_the_lstm_stub_tells_gh_and_gc_apart():
-    source = " ".join((STUBS / "lstm_cell.py").read_text().split())
-    assert "gh = dL/dh, and gc = dL/dc for the paths that reach c directly" in source
+    stub = (STUBS / "lstm_cell.py").read_text()
+    namespace = {}
+    exec(compile(stub, "lstm_cell.py", "exec"), namespace)
+    gradients = list(inspect.signature(namespace["LSTMCellFunction"].backward).parameters)[1:]
+    assert gradients == list(inspect.signature(EngineLSTMCell.backward).parameters)[1:]   # the engine's names
+    for gradient, output in zip(gradients, ("h", "c")):   # each name said to be the gradient of its output
+        assert re.search(rf"\b{gradient} = dL/d{output}\b", " ".join(stub.split())), gradient
 
 
 def test_a_failing_no_grad_case_is_shrunk_to_a_small_nesting():

@@ -4,6 +4,7 @@ their mistake has (a missing sum over broadcast axes, a missing scale, rows that
 the stubs are unfinished and say so; strict shapes in the engine's walk; the command works as documented."""
 import contextlib
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -650,7 +651,7 @@ def test_an_array_kept_as_an_attribute_instead_of_saved_is_named():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_each_stub_is_unfinished_states_its_exercise_and_names_the_engines_class(name):
+def test_each_stub_is_unfinished_states_its_exercise_and_names_the_engines_class(name, capsys):
     exercise = next(e for e in EXERCISES if e.name == name)
     source = (STUBS / f"{name}.py").read_text()
     assert source.startswith(f'"""Exercise {NAMES.index(name) + 1} ({name}): ')
@@ -659,7 +660,10 @@ def test_each_stub_is_unfinished_states_its_exercise_and_names_the_engines_class
         assert f"def {exercise.cls}(" in source and source.count("raise NotImplementedError") == 1
     else:
         assert f"class {exercise.cls}(Function):" in source and source.count("raise NotImplementedError") == 2
-    assert f"check {name} --dir" in source and f"hint {name}" in source
+    shown = [shlex.split(c) for c in re.findall(r"python3 -m minitorch\.tools\.exercises (.+)", source)]
+    assert sorted(argv[:2] for argv in shown) == [["check", name], ["hint", name]], shown   # this exercise's
+    assert "--dir" in next(argv for argv in shown if argv[0] == "check")   # the stub's folder, not the default
+    assert main(next(argv for argv in shown if argv[0] == "hint")) == 0 and capsys.readouterr().out   # it runs
     assert "[i = j] - y_j" not in source and "G B^T" not in source   # the task, not the answer
     namespace = {}
     exec(compile(source, f"{name}.py", "exec"), namespace)
