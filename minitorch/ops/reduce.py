@@ -67,11 +67,8 @@ class Norm(Function):
 
     def backward(self, g):
         a, n = self.saved_tensors
-        if not self.keepdim:
-            kept = [1 if i in self.dims else k for i, k in enumerate(self.in_shape)]
-            g, n = g.reshape(kept), n.reshape(kept)
         safe = A.where(backend.array_of(n) == 0, 1.0, n)   # where n = 0, a = 0: the product below is 0
-        return A.broadcast_to(g / safe, self.in_shape) * a
+        return expand_back(g / safe, self.in_shape, self.dims, self.keepdim) * a
 
 
 class Max(Function):
