@@ -109,7 +109,7 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
                 pg = pg.copy()   # first gradient becomes its .grad (seq -1): not memory that something else holds
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
-        op.saved_tensors, op.parents, op.kept = FREED, (), None
+        op.saved_tensors, op.parents, op.kept = FREED, (), ()
 
 
 def _check_saved(op):
@@ -158,9 +158,8 @@ def _owned(g, op, g_out, g_in):
     """True when g (one of g_in, op's backward's) may be a leaf's .grad as it is: its memory is the backward's own (not
     that of one of g_out, the gradients op received, of what op saved or kept, or of another of g_in), writeable."""
     mine, seen = g if g.base is None else g.base, 0   # (its memory, and how often the walk holds it: g itself, once)
-    for h in (*g_out, *op.saved_tensors, *(op.kept if type(op.kept) is tuple else (op.kept,)), *g_in):
-        if h is mine or getattr(h, "base", None) is mine:   # (None, or a saved number: no base)
-            seen += 1
+    for h in (*g_out, *op.saved_tensors, *op.kept, *g_in):
+        seen += h is mine or type(h) is type(g) and h.base is mine   # (None, or a saved number: not an array)
     return seen < 2 and (mine is g or 0 not in g.strides and getattr(g.flags, "writeable", True))
 
 

@@ -149,8 +149,8 @@ class Function(GraphView):
       graph's Tensors in their place, so the same formulas record a graph: higher_order.py), and arrays that carry no
       gradient (bool masks, integer indices). Python values (shapes, dims, flags) are plain attributes. A float array
       computed from the inputs is not saved by a reference op: backward recomputes it from what was saved, unless
-      forward keeps it in `self.kept` for speed (released with `saved_tensors`; under create_graph the engine drops
-      it, and backward computes it again from the saved Tensors).
+      forward keeps it in the tuple `self.kept` for speed (released with `saved_tensors`; under create_graph the engine
+      drops it, and backward computes it again from the saved Tensors).
 
     A recorded op is a node of the graph, as small as DeZero's: `parents` holds, per input, the input's node (the op
     that made it, or the Tensor itself for a leaf) where the input needs a gradient, else a `Constant` for a Tensor
@@ -164,7 +164,7 @@ class Function(GraphView):
 
     needs_float = False  # ops whose math needs real numbers (exp, log, ...) refuse integer inputs with a clear message
     saved_tensors = ()   # what save_for_backward declared, read back by backward; FREED once backward released it
-    kept = None          # an intermediate forward kept so that backward need not compute it again (speed only)
+    kept = ()            # intermediates forward kept so that backward need not compute them again (speed only)
     seq = None           # when recorded: the version clock's time (versions.CLOCK), the walk's order
     _hooks = None        # register_hook's on the output of this op (and its retain_grad: backward.RETAIN)
 

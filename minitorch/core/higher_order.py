@@ -52,7 +52,7 @@ def backward_recorded(op, grads_out, new):
     new(array, requires_grad) makes a Tensor."""
     name = type(op).__name__
     backward = reference_of(type(op)).backward   # a kernel: its reference's formulas, on what it saved
-    arrays, kept, op.kept = op.saved_tensors, op.kept, None
+    arrays, kept, op.kept = op.saved_tensors, op.kept, ()
     what = roles(op)   # (a saved view of an input, x.T, is no input here: computed from it, it is refused)
     op.saved_tensors = tuple(_as_graph_value(i, v, role, op, new) for i, (v, role) in enumerate(zip(arrays, what)))
     try:

@@ -12,7 +12,7 @@ from ..ops import array_ops as A
 from ..ops.dropout import dropped_out, keep_mask, random_words
 from ..functions import stack
 from ..tensor import Tensor
-from .precision import narrow, wide
+from .precision import HALF, narrow, wide
 from .rows import into, row_sums
 from .softmax import safe_max
 
@@ -45,21 +45,24 @@ class ScaledDotProductAttention(Function):
         keep = None if words is None else keep_mask(words, dropout_p)
         self.save_for_backward(q, k, v, mask, keep)
         dtype = q.dtype
-        q, k, v = _unpacked(wide(q), wide(k), wide(v))
-        self.kept = w = self.weights(q, k, mask)             # kept: backward need not compute it again
+        q, k, v = _unpacked(*wide(q, k, v))
+        w = self.weights(q, k, mask)
+        self.kept = (w,)                                     # kept: backward need not compute it again
         return narrow(self.dropped(w, keep) @ v, dtype)
 
     def backward(self, g):
         q_in, k_in, v_in, mask, keep = self.saved_tensors
         grads = self.wide_gradients(wide(g), q_in, k_in, v_in, mask, keep)
+        if HALF not in (q_in.dtype, k_in is not None and k_in.dtype, v_in is not None and v_in.dtype):
+            return grads                                     # (g has q's dtype, the output's)
         return tuple(narrow(d, x.dtype) if d is not None else None for d, x in zip(grads, (q_in, k_in, v_in))) \
             + grads[3:]
 
     def wide_gradients(self, g, q_in, k_in, v_in, mask, keep):
         """backward's five gradients, in float32 for float16 inputs."""
-        q, k, v = _unpacked(wide(q_in), wide(k_in), wide(v_in))
+        q, k, v = _unpacked(*wide(q_in, k_in, v_in))
         need_q, need_k, need_v = _needs(self.needs_input_grad, k_in, v_in)
-        w = self.weights(q, k, mask) if self.kept is None else self.kept   # (computed again under create_graph)
+        w, = self.kept or (self.weights(q, k, mask),)      # (computed again under create_graph)
         dv = (A.swap_last(self.dropped(w, keep)), g) if need_v else None    # each gradient as the (a, b) of its
         dq = dk = None                                                       # product a @ b, taken below
         if need_q or need_k:
@@ -85,7 +88,8 @@ class ScaledDotProductAttention(Function):
         s *= scale
         if mask is not None:
             s = into("masked", s, mask)                      # -inf where masked
-        e = into("exp", into("subtract", s, safe_max(s, -1)))   # exp(s - max), in the buffer of s
+        shift = safe_max(backend.array_of(s), -1)            # (an array: softmax does not depend on it, no gradient)
+        e = into("exp", into("subtract", s, shift))          # exp(s - max), in the buffer of s
         total = row_sums(e)
         return into("true_divide", e, A.where(total == 0, 1.0, total))
 

@@ -80,7 +80,7 @@ class CrossEntropy(Function):
         x, target = self.saved_tensors
         t, valid = self.targets(target, self.ignore_index)
         n_rows, n_classes = x.shape
-        dtype, x, g = x.dtype, wide(x), wide(g)
+        dtype, (x, g) = x.dtype, wide(x, g)
         if self.reduction == "mean":
             g = g / n_valid_of(valid, x.dtype)
         s = (g * valid).reshape(-1, 1)                       # s_r, (M, 1); g is () for mean/sum, (M,) for none

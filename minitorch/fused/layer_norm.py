@@ -3,7 +3,7 @@ import math
 
 from ..core import Function
 from ..tensor import Tensor
-from .precision import narrow, wide
+from .precision import HALF, narrow, wide
 from .rows import filled, into, row_dots
 
 
@@ -42,10 +42,10 @@ class LayerNorm(Function):
         dtype, x = x.dtype, wide(x)
         y, mean, rstd = self.normalized(x.reshape(-1, n), self.over_n(x))   # y: xhat, then in place
         self.kept = mean, rstd                                              # for backward
-        if weight is not None:
-            y *= wide(weight).reshape(n)
+        if weight is not None:   # (in place: a float16 w or b is widened as it is read)
+            y *= weight.reshape(n)
         if bias is not None:
-            y += wide(bias).reshape(n)
+            y += bias.reshape(n)
         return narrow(y, dtype).reshape(self.x_shape)
 
     def save_inputs(self, x, weight, normalized_ndim):
@@ -60,10 +60,10 @@ class LayerNorm(Function):
         x, weight = self.saved_tensors
         need_x, need_w, need_b = self.needs_input_grad
         x_dtype, w_dtype = x.dtype, (x.dtype if weight is None else weight.dtype)
-        x, g, weight = wide(x), wide(g), wide(weight)
+        x, g, weight = wide(x, g, weight)
         n, over_n = self.n, self.over_n(x)
         x, g = x.reshape(-1, n), g.reshape(-1, n)
-        xhat, _, rstd = self.normalized(x, over_n, self.kept)              # (kept None under create_graph)
+        xhat, _, rstd = self.normalized(x, over_n, self.kept)              # (kept () under create_graph)
         dw = (g * xhat).sum(axis=0).reshape(self.w_shape) if need_w else None   # sum(g * xhat)
         db = g.sum(axis=0).reshape(self.w_shape) if need_b else None           # sum(g)
         dx = None
@@ -74,8 +74,10 @@ class LayerNorm(Function):
             mean_gh_xhat = ((gh * xhat) @ over_n).reshape(-1, 1)
             dx -= into("multiply", xhat, mean_gh_xhat)                      # - xhat * mean(gh * xhat)
             dx *= rstd
-            dx = narrow(dx.reshape(self.x_shape), x_dtype)
-        return dx, narrow(dw, w_dtype), narrow(db, w_dtype)
+            dx = dx.reshape(self.x_shape)
+        if HALF in (x_dtype, w_dtype):   # each gradient in its input's dtype
+            dx, dw, db = narrow(dx, x_dtype), narrow(dw, w_dtype), narrow(db, w_dtype)
+        return dx, dw, db
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -56,7 +56,7 @@ class LSTMCellFunction(Function):
 
     def backward(self, gh, gc):
         gates, c_prev, keep = self.saved_tensors
-        i, f, g, o, c, tanh_c = self.cell(gates, c_prev) if self.kept is None else self.kept
+        i, f, g, o, c, tanh_c = self.kept or self.cell(gates, c_prev)
         dh_prev = gc_passed = None
         if keep is not None:   # a padded row's gradients pass to h_prev and c_prev; the cell gets none there
             dh_prev, gc_passed = A.where(keep, 0, gh), A.where(keep, 0, gc)

@@ -13,11 +13,17 @@ from ..ops import array_ops as A
 HALF = np.dtype(np.float16)
 
 
-def wide(a):
-    """a (an array, a Tensor or None) in float32 if it is float16, else a itself."""
-    if a is None or a.dtype != HALF:   # (every float32 step passes here: no more than this)
-        return a
-    return a.astype(np.float32) if A.is_array(a) else a.float()
+def wide(*arrays):
+    """Each of arrays (arrays, Tensors or None) in float32 where it is float16, the others as they are: one argument
+    gives one, several a tuple (as np.atleast_1d)."""
+    for a in arrays:   # (every float32 step passes here: one call an op, no more than this loop)
+        if a is not None and a.dtype == HALF:
+            break
+    else:
+        return arrays if arrays[1:] else arrays[0]
+    arrays = tuple(a if a is None or a.dtype != HALF else a.astype(np.float32) if A.is_array(a) else a.float()
+                   for a in arrays)
+    return arrays if arrays[1:] else arrays[0]
 
 
 def narrow(a, dtype):

@@ -13,9 +13,8 @@ from .precision import HALF, narrow, wide
 
 
 def safe_max(x, dim):
-    """max(x) along dim (keepdim), an array: the shift of a softmax (attention's too), 0 for an all -inf (fully masked)
-    row, whose -inf would give nan. A Tensor's is its array's: softmax does not depend on the shift (no gradient)."""
-    x = backend.array_of(x)
+    """max(x) along dim (keepdim) of an array x: the shift of a softmax (attention's too), 0 for an all -inf (fully
+    masked) row, whose -inf would give nan."""
     m = x.max(axis=dim, keepdims=True)
     backend.xp_of(m).copyto(m, 0, where=m == -math.inf)
     return m

@@ -28,14 +28,15 @@ class LayerNormCuda(LayerNorm):
         x = x.reshape(-1, n)
         one, kind = x.dtype.type(1), scalar_type(x.dtype)
         self.inv_n, self.eps, self.j = kind(1.0 / n), kind(eps), _imaginary_unit(x.dtype)
-        self.kept = moments = _row_moments(x, x[:, :1], self.inv_n, self.j)[:, None]
+        moments = _row_moments(x, x[:, :1], self.inv_n, self.j)[:, None]
+        self.kept = (moments,)
         w = one if weight is None else weight.reshape(n)
         b = 0 * one if bias is None else bias.reshape(n)
         return _normalize(x, x[:, :1], moments, self.eps, w, b).reshape(self.x_shape)
 
     def backward(self, g):
         x, weight = self.saved_tensors
-        x, moments = x.reshape(-1, self.n), self.kept
+        (moments,), x = self.kept, x.reshape(-1, self.n)
         eps, inv_n, j, shift = self.eps, self.inv_n, self.j, x[:, :1]
         need_x, need_w, need_b = self.needs_input_grad
         g = g.reshape(x.shape)

@@ -35,6 +35,7 @@ IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_k
 
 class Module:
     """Base class of layers and models. Parameters, buffers and submodules assigned as attributes are registered."""
+    _forward_hooks = None   # register_forward_hook's {id: hook}, set on the module that has one (most have none)
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -61,7 +62,7 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         output = self.forward(*args, **kwargs)
-        hooks = self.__dict__.get("_forward_hooks")   # (most modules have none: one lookup a call)
+        hooks = self._forward_hooks
         if hooks:
             for hook in list(hooks.values()):
                 result = hook(self, args, output)

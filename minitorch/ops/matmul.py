@@ -6,10 +6,13 @@ from ..core import Function
 from .array_ops import swap_last
 
 
+HALF = np.dtype(np.float16)
+
+
 def mm(a, b):
     """a @ b. float16 NumPy arrays are multiplied in float32 and rounded once, as cuBLAS multiplies float16
     (CUBLAS_COMPUTE_32F): NumPy's own float16 product is a loop some 30 times slower than its float32 BLAS."""
-    if type(a) is np.ndarray and a.dtype == np.float16 and b.dtype == np.float16:
+    if type(a) is np.ndarray and a.dtype == HALF and b.dtype == HALF:
         return (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     return a @ b
 
@@ -93,6 +96,6 @@ class Linear(Function):
         dw = mm(g_rows.T, x.reshape(-1, x.shape[-1])) if need_w else None
         db = None
         if need_b:   # (NumPy's float16 column sum adds in float16; CuPy's in float32, as here)
-            db = g_rows.sum(0) if type(g) is not np.ndarray or g.dtype != np.float16 else \
+            db = g_rows.sum(0) if type(g) is not np.ndarray or g.dtype != HALF else \
                 g_rows.sum(0, dtype=np.float32).astype(g.dtype)
         return dx, dw, db

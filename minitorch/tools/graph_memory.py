@@ -14,9 +14,7 @@ from ..core.versions import buffer as _buffer
 
 def _saved_arrays(op):
     """The arrays an op declared with save_for_backward and those it kept (None and Python values skipped)."""
-    kept = getattr(op, "kept", None)
-    kept = kept if isinstance(kept, tuple) else (kept,)
-    return [value for value in (*getattr(op, "saved_tensors", ()), *kept) if backend.is_array(value)]
+    return [value for value in (*getattr(op, "saved_tensors", ()), *getattr(op, "kept", ())) if backend.is_array(value)]
 
 
 def op_saved_bytes(op):
