@@ -105,7 +105,7 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
         if pg is not None and needs_grad:
             if pg.shape != parent.out_shape:  # broadcasting is undone here, for every op (a sum: new memory)
                 pg = unbroadcast(pg, parent.out_shape, op)
-            elif not (parent in grads or create_graph or parent.seq >= 0 or _owned(pg, op, g_out, g_in)):   # a leaf's
+            elif parent.seq < 0 and not (create_graph or parent in grads or _owned(pg, op, g_out, g_in)):   # a leaf's
                 pg = pg.copy()   # first gradient becomes its .grad (seq -1): not memory that something else holds
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
@@ -155,12 +155,12 @@ def _leading_to(order, targets):
 
 
 def _owned(g, op, g_out, g_in):
-    """True when g (one of g_in, op's backward's) may be a leaf's .grad as it is: its memory is the backward's own (not
-    that of one of g_out, the gradients op received, of what op saved or kept, or of another of g_in), writeable."""
-    mine, seen = g if g.base is None else g.base, 0   # (its memory, and how often the walk holds it: g itself, once)
-    for h in (*g_out, *op.saved_tensors, *op.kept, *g_in):
-        seen += h is mine or type(h) is type(g) and h.base is mine   # (None, or a saved number: not an array)
-    return seen < 2 and (mine is g or 0 not in g.strides and getattr(g.flags, "writeable", True))
+    """True when g (one of g_in, op's backward's) may be a leaf's .grad as it is: an array of its own (a view is copied)
+    held once, as one of g_in: not also in g_out (the gradients op received), what op saved or kept, or another g_in."""
+    held = 0
+    for h in (*g_out, *op.saved_tensors, *op.kept, *g_in):   # (identity alone: a plain loop is the cheapest)
+        held += h is g
+    return held == 1 and g.base is None
 
 
 def _accumulate(t, g, create_graph, owned=True):

@@ -64,8 +64,9 @@ class LayerNorm(Function):
         n, over_n = self.n, self.over_n(x)
         x, g = x.reshape(-1, n), g.reshape(-1, n)
         xhat, _, rstd = self.normalized(x, over_n, self.kept)              # (kept () under create_graph)
-        dw = (g * xhat).sum(axis=0).reshape(self.w_shape) if need_w else None   # sum(g * xhat)
-        db = g.sum(axis=0).reshape(self.w_shape) if need_b else None           # sum(g)
+        rows = (-1, *self.w_shape)   # (summed over rows, in w's shape: arrays of their own, which a leaf keeps)
+        dw = (g * xhat).reshape(rows).sum(axis=0) if need_w else None         # sum(g * xhat)
+        db = g.reshape(rows).sum(axis=0) if need_b else None                 # sum(g)
         dx = None
         if need_x:
             gh = g if weight is None else g * weight.reshape(n)
