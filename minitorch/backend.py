@@ -77,7 +77,7 @@ def get_default_device():
     return default_device
 
 
-_META = meta.MetaArray   # (one global read on the CPU path of xp_of and device_of)
+_META = meta.MetaArray   # (one global read in _xp_of_other and _device_of_other)
 
 
 def xp_of_device(device):
@@ -87,11 +87,19 @@ def xp_of_device(device):
 
 def device_of(array):
     """'cuda' for a cupy array, 'meta' for a meta.MetaArray, else 'cpu'."""
+    return "cpu" if type(array) is np.ndarray else _device_of_other(array)   # (NumPy's first: every op asks)
+
+
+def _device_of_other(array):
     return "cuda" if _cp is not None and isinstance(array, _cp.ndarray) else "meta" if type(array) is _META else "cpu"
 
 
 def xp_of(array):
     """The array module (numpy, cupy or meta.xp) that owns an array."""
+    return np if type(array) is np.ndarray else _xp_of_other(array)
+
+
+def _xp_of_other(array):
     return _cp if _cp is not None and isinstance(array, _cp.ndarray) else meta.xp if type(array) is _META else np
 
 

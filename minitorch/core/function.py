@@ -212,6 +212,7 @@ class View(Function):
             versions.share(out, inputs[0])
         return out
 
+
 def _record(op, inputs, arrays, result, out):
     """Make op the graph node of out (or of a tuple: _give_outputs), with what its forward saw (versions.py)."""
     op.parents = tuple([x._op or x if need else Constant(x) if isinstance(x, Value) else None   # (no array held)

@@ -53,7 +53,7 @@ class ScaledDotProductAttention(Function):
     def backward(self, g):
         q_in, k_in, v_in, mask, keep = self.saved_tensors
         grads = self.wide_gradients(wide(g), q_in, k_in, v_in, mask, keep)
-        if HALF not in (q_in.dtype, k_in is not None and k_in.dtype, v_in is not None and v_in.dtype):
+        if q_in.dtype != HALF and (k_in is None or k_in.dtype != HALF) and (v_in is None or v_in.dtype != HALF):
             return grads                                     # (g has q's dtype, the output's)
         return tuple(narrow(d, x.dtype) if d is not None else None for d, x in zip(grads, (q_in, k_in, v_in))) \
             + grads[3:]

@@ -82,6 +82,7 @@ def row_dots(a, b):
     return row_sums(a * b)
 
 
+_NUMPY_FORMS = {"exp": np.exp, "multiply": np.multiply, "subtract": np.subtract, "true_divide": np.true_divide}
 _TENSOR_FORMS = {"exp": A.exp, "multiply": operator.mul, "subtract": operator.sub, "true_divide": operator.truediv,
                  "masked": lambda s, mask: A.where(mask, s, -math.inf)}
 
@@ -91,6 +92,8 @@ def into(name, a, *args):
     holds. exp, multiply, subtract and true_divide as NumPy's; masked(a, mask) puts -inf where the bool mask is False
     (a new array when the mask's batch dims broadcast a). On a Tensor (a backward under create_graph=True) the same
     function as a new Tensor: the op that made a may have saved it for its own backward, so a is not changed."""
+    if type(a) is np.ndarray and name in _NUMPY_FORMS:   # (the CPU's arrays: no module lookup, on every op)
+        return _NUMPY_FORMS[name](a, *args, out=a)
     if not A.is_array(a):
         return _TENSOR_FORMS[name](a, *args)
     xp = backend.xp_of(a)

@@ -1,4 +1,6 @@
 """Matrix product with NumPy's @ semantics (batched, broadcast batch dims, 1-D operands)."""
+import operator
+
 import numpy as np
 
 from .. import backend
@@ -85,15 +87,17 @@ class Linear(Function):
     def forward(self, x, w, b):
         need_x, need_w, _ = self.needs_input_grad
         self.save_for_backward(x if need_w else None, w if need_x else None)
-        out = mm(x.reshape(-1, x.shape[-1]), w.T).reshape(x.shape[:-1] + w.shape[:1])
+        product = mm if x.dtype == HALF else operator.matmul   # (float32: @ itself, no Python call on every step)
+        out = product(x.reshape(-1, x.shape[-1]), w.T).reshape(x.shape[:-1] + w.shape[:1])
         return out if b is None else out + b
 
     def backward(self, g):
         x, w = self.saved_tensors
         need_x, need_w, need_b = self.needs_input_grad
         g_rows = g.reshape(-1, g.shape[-1])
-        dx = mm(g_rows, w).reshape(g.shape[:-1] + w.shape[1:]) if need_x else None
-        dw = mm(g_rows.T, x.reshape(-1, x.shape[-1])) if need_w else None
+        product = mm if g.dtype == HALF else operator.matmul
+        dx = product(g_rows, w).reshape(g.shape[:-1] + w.shape[1:]) if need_x else None
+        dw = product(g_rows.T, x.reshape(-1, x.shape[-1])) if need_w else None
         db = None
         if need_b:   # (NumPy's float16 column sum adds in float16; CuPy's in float32, as here)
             db = g_rows.sum(0) if type(g) is not np.ndarray or g.dtype != HALF else \
