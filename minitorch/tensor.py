@@ -2,6 +2,7 @@
 free functions (where, cat, ...) in functions.py."""
 import itertools
 import math
+import operator
 from collections import namedtuple
 
 import numpy as np
@@ -65,20 +66,12 @@ class Tensor(Value):
         return out
 
     # ----- properties -----
-    out_shape = property(lambda self: self.data.shape)   # as a graph node (core/value.py): the walk reads a recorded
-    out_dtype = property(lambda self: self.data.dtype)   # op's shape and a leaf's alike
-
-    @property
-    def shape(self):
-        return self.data.shape   # a tuple already (NumPy's and CuPy's)
-
-    @property
-    def ndim(self):
-        return self.data.ndim
-
-    @property
-    def dtype(self):
-        return self.data.dtype
+    # The array's own, read through C getters (attrgetter): every op of a step reads them, several times, and a
+    # property written as a def would cost a Python call each time. shape is a tuple already (NumPy's and CuPy's).
+    shape = property(operator.attrgetter("data.shape"), doc="The shape, a tuple.")
+    ndim = property(operator.attrgetter("data.ndim"), doc="The number of dims.")
+    dtype = property(operator.attrgetter("data.dtype"), doc="The dtype, a NumPy dtype.")
+    out_shape, out_dtype = shape, dtype   # as a graph node (core/value.py): the walk reads an op's and a leaf's alike
 
     @property
     def device(self):

@@ -54,10 +54,10 @@ def test_a_function_counts_from_its_def_to_its_last_line_and_what_it_holds_is_no
     source = SCRIPT.read_text().splitlines()
     assert (path, name) == ("scripts/reading_set.py", "measure") and source[start - 1].startswith("def measure(")
     assert end == start + len(__import__("inspect").getsource(script.measure).rstrip().splitlines()) - 1
-    shape = mt.Tensor.shape.fget.__code__                                # @property: its def is the next line
-    start, end = script.span(shape)
-    lines = Path(shape.co_filename).read_text().splitlines()
-    assert lines[shape.co_firstlineno - 1].strip() == "@property" and lines[start - 1].strip().startswith("def shape")
+    device = mt.Tensor.device.fget.__code__                              # @property: its def is the next line
+    start, end = script.span(device)
+    lines = Path(device.co_filename).read_text().splitlines()
+    assert lines[device.co_firstlineno - 1].strip() == "@property" and lines[start - 1].strip().startswith("def device")
 
 
 def test_each_path_meets_its_goal():
