@@ -305,8 +305,8 @@ def test_needs_input_grad_tells_backward_what_to_compute():
 
 def test_a_first_gradient_is_kept_without_a_copy_only_where_nothing_else_sees_its_memory():
     """The walk keeps a leaf's first gradient as it is (PyTorch's AccumulateGrad steals it) when the backward that
-    returned it made its memory (backward._owned: nothing the walk holds shares it); else it copies: two leaves never
-    share a gradient's memory."""
+    returned it made its memory (backward._owned: an array of its own, not a view, that nothing else the walk holds
+    is); else it copies: two leaves never share a gradient's memory."""
     a, b = (mt.tensor([1.0, 2.0, 3.0], requires_grad=True) for _ in range(2))
     (a + b).sum().backward()                   # Add hands one array to both
     c, d = (mt.tensor([1.0, 2.0], requires_grad=True) for _ in range(2))
@@ -318,9 +318,23 @@ def test_a_first_gradient_is_kept_without_a_copy_only_where_nothing_else_sees_it
     x = mt.tensor(np.ones((2, 3)), requires_grad=True)
     (x.reshape(6) * mt.tensor(np.arange(6.0))).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.arange(6.0).reshape(2, 3))   # (a view of the gradient Reshape
+    made = []
+
+    class Made(mt.Function):   # returns an array of its own, and a view of another one it made
+
+        def forward(self, u, v):
+            return u + v
+
+        def backward(self, g):
+            made[:] = [g * 2.0, (g * 3.0).reshape(-1)]
+            return made[0], made[1]
+
+    u, v = (mt.tensor(np.ones(4), requires_grad=True) for _ in range(2))
+    Made.apply(u, v).sum().backward()
+    assert u.grad.data is made[0]              # memory of its own that nothing else the walk holds: kept as it is
+    assert not np.shares_memory(v.grad.numpy(), made[1])   # a view: copied (its base may be held elsewhere)
     w, b = (mt.tensor(np.ones(4), requires_grad=True) for _ in range(2))             # received: copied)
     mt.nn.functional.layer_norm(mt.tensor(np.arange(12.0).reshape(3, 4)), (4,), w, b).pow(2).sum().backward()
-    assert w.grad.numpy().base is not None     # LayerNorm's dw, a view of memory its backward made: kept as it is
     assert not np.shares_memory(w.grad.numpy(), b.grad.numpy())
     z, g = mt.tensor(np.ones(6), requires_grad=True), np.ones((2, 3))
     z.reshape(2, 3).backward(g)                 # a view of g, which the caller holds: copied
