@@ -7,11 +7,11 @@ function.py, then backward.py.
 """
 from . import anomaly_mode, ctx_form, grad_mode, versions
 from .backward import initial_grad, run_backward, unbroadcast
-from .function import FREED, KERNELS, Constant, Function, View, kernel, reference_of, reference_ops
+from .function import FREED, KERNELS, Constant, Function, View, fresh_gradients, kernel, reference_of, reference_ops
 from .grad import grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, op_hook, using_config
 from .value import Value
 
-__all__ = ["Value", "Function", "View", "Constant", "reference_of", "kernel", "reference_ops", "KERNELS",
-           "run_backward", "grad", "initial_grad", "unbroadcast", "FREED", "no_grad", "enable_grad", "is_grad_enabled",
-           "op_hook", "using_config"]
+__all__ = ["Value", "Function", "View", "Constant", "reference_of", "kernel", "fresh_gradients", "reference_ops",
+           "KERNELS", "run_backward", "grad", "initial_grad", "unbroadcast", "FREED", "no_grad", "enable_grad",
+           "is_grad_enabled", "op_hook", "using_config"]

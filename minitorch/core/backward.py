@@ -13,7 +13,7 @@ import operator
 
 from .. import backend
 from . import anomaly_mode, versions
-from .function import FREED, Function, Gathered
+from .function import FREED, FRESH, Function, Gathered
 from .grad_mode import state
 from .higher_order import backward_recorded
 from .value import Value
@@ -105,8 +105,9 @@ def _backward(op, g, grads, retain_graph, create_graph, new):
         if pg is not None and needs_grad:
             if pg.shape != parent.out_shape:  # broadcasting is undone here, for every op (a sum: new memory)
                 pg = unbroadcast(pg, parent.out_shape, op)
-            elif parent.seq < 0 and not (create_graph or parent in grads or _owned(pg, op, g_out, g_in)):   # a leaf's
-                pg = pg.copy()   # first gradient becomes its .grad (seq -1): not memory that something else holds
+            elif parent.seq < 0 and not (create_graph or parent in grads or type(op) in FRESH   # a leaf's first
+                                         or _owned(pg, op, g_out, g_in)):
+                pg = pg.copy()   # gradient becomes its .grad (seq -1): not memory that something else holds
             grads[parent] = grads[parent] + pg if parent in grads else pg
     if not retain_graph:   # release what backward read, and the graph above it
         op.saved_tensors, op.parents, op.kept = FREED, (), ()

@@ -33,6 +33,7 @@ from .value import Value
 KERNELS = {}     # (op class, device) -> its kernel class, filled by the @kernel decorators of minitorch/kernels/
 REFERENCE = {}   # kernel class -> the op it implements
 HAS_KERNELS = set()   # the ops that have a kernel for some device
+FRESH = set()    # the ops (and kernels) whose backward says it makes every array it returns (fresh_gradients)
 
 
 class _Freed:
@@ -75,6 +76,15 @@ def kernel(op, device):
         KERNELS[(op, device)] = cls
         return cls
     return register
+
+
+def fresh_gradients(cls):
+    """Class decorator: cls's backward returns only arrays it makes itself, each once (never its g, an array it saved
+    or kept, a view of one, or one array twice), so the walk hands a leaf its gradient without looking (backward._owned
+    looks, for the other ops). For the ops that feed parameters on every step; tests/engine/test_node.py holds the
+    claim against the op table."""
+    FRESH.add(cls)
+    return cls
 
 
 def reference_of(cls):
@@ -337,4 +347,4 @@ class CtxNode(Function):
 
 
 __all__ = ["Function", "View", "Output", "Gathered", "Constant", "CtxNode", "AccumulateGrad", "kernel",
-           "reference_of", "reference_ops", "KERNELS", "FREED"]
+           "fresh_gradients", "reference_of", "reference_ops", "KERNELS", "FRESH", "FREED"]

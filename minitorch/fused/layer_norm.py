@@ -1,12 +1,13 @@
 """Layer normalisation over the last dim(s) as one Function, with the backward for input, weight and bias."""
 import math
 
-from ..core import Function
+from ..core import Function, fresh_gradients
 from ..tensor import Tensor
 from .precision import HALF, narrow, wide
 from .rows import filled, into, row_dots
 
 
+@fresh_gradients   # dx in the buffer of gh or a difference, dw and db sums: arrays it makes
 class LayerNorm(Function):
     """y = xhat * w + b, xhat = (x - mean(x)) * rstd, rstd = 1 / sqrt(var(x) + eps), over the last k dims.
 

@@ -13,11 +13,12 @@ gradients rounded once to the inputs' dtypes (out_body), in the same launches.""
 import numpy as np
 
 from .. import backend
-from ..core import kernel
+from ..core import fresh_gradients, kernel
 from ..fused.layer_norm import LayerNorm
 from ..fused.precision import in_body, out_body, scalar_type
 
 
+@fresh_gradients   # dx, dw and db: each a kernel's own output (dw and db apart: _shaped)
 @kernel(LayerNorm, "cuda")
 class LayerNormCuda(LayerNorm):
     """Two kernels forward, four backward (two with need_x alone; dw and db are two sums of their own); saves x and

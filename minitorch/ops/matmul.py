@@ -4,7 +4,7 @@ import operator
 import numpy as np
 
 from .. import backend
-from ..core import Function
+from ..core import Function, fresh_gradients
 from .array_ops import swap_last
 
 
@@ -77,6 +77,7 @@ class MatMul(Function):
         return ga, gb
 
 
+@fresh_gradients   # dx (a view of its product), dw and db: arrays it makes
 class Linear(Function):
     """out = x @ w^T + b: x (..., in), w (out, in), b (out,) or None -> (..., out); one node where `x @ w.T + b`
     would make three (a transpose, a product, a sum), each with its Python cost on every step.

@@ -3,7 +3,7 @@ backward passes of reductions and getitem, as ops for create_graph=True). Forwar
 import numpy as np
 
 from .. import backend
-from ..core import Function, View
+from ..core import Function, View, fresh_gradients
 from . import array_ops as A
 
 
@@ -102,6 +102,7 @@ class GetItem(View):
         return index_add(g, self.index, self.in_shape, self.advanced)
 
 
+@fresh_gradients   # dweight: the rows added into an array it makes
 class Embedding(Function):
     """out = weight[ids]: ids (...) int, weight (n, d) -> (..., d).  dweight = g added into the rows named by ids
     (repeated ids add up); the padding row, a constant, gets none. ids are an input without a gradient."""

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from op_table import OPS
 
 import minitorch as mt
-from minitorch.core import Function, View, run_backward
+from minitorch import backend
+from minitorch.core import KERNELS, Function, View, reference_of, run_backward
+from minitorch.core.function import FRESH
 
 ROOT = Path(__file__).resolve().parents[2]
 MOST_ATTRIBUTES = 10   # issue 54: DeZero's node holds inputs, outputs and a generation
@@ -193,3 +195,48 @@ def test_a_gradient_a_hook_saw_is_not_kept_as_the_leafs_grad():
     y.register_hook(seen.append)
     (y * y).sum().backward()
     assert y.grad.tolist() == [4.0, 4.0, 4.0] and not np.shares_memory(seen[1].numpy(), y.grad.numpy())
+
+
+def _leaf(shape, device, rng=np.random.default_rng(0)):
+    return mt.tensor(rng.standard_normal(shape), dtype=np.float64, device=device, requires_grad=True)
+
+
+FRESH_CALLS = {   # each op that declares fresh_gradients, recorded on leaves of a device
+    "Linear": lambda device: mt.functional.linear(_leaf((2, 3, 4), device), _leaf((5, 4), device),
+                                                  _leaf((5,), device)),
+    "LayerNorm": lambda device: mt.functional.layer_norm(_leaf((3, 4), device), (4,), _leaf((4,), device),
+                                                         _leaf((4,), device)),
+    "Embedding": lambda device: mt.functional.embedding(mt.tensor([[0, 2], [2, 2]], device=device),
+                                                        _leaf((3, 4), device), padding_idx=1),
+}
+
+
+@pytest.mark.parametrize("op_class", sorted(FRESH, key=lambda cls: cls.__qualname__), ids=lambda c: c.__name__)
+def test_an_op_that_declares_fresh_gradients_returns_only_arrays_it_made(op_class):
+    """fresh_gradients is a claim the walk trusts (a leaf keeps the array without a check): on its device (a kernel
+    on the CuPy stand-in), no array the op's backward returns shares memory with the gradient it received, what it
+    saved or kept, or another array it returned."""
+    reference = reference_of(op_class)
+    device = "cpu" if op_class is reference else next(d for (op, d), k in KERNELS.items() if k is op_class)
+    if device == "cuda" and not mt.cuda_available():
+        pytest.skip("a GPU kernel: needs CuPy and a GPU, or the CuPy stand-in")
+    out = FRESH_CALLS[reference.__name__](device)
+    node = out._op
+    assert type(node) is op_class
+    seen = []
+
+    def hook(op, phase, args, options):
+        result = op.forward(*args, **options) if phase == "forward" else op.backward(*args)
+        if op is node and phase == "backward":
+            seen.append((args, op.saved_tensors, op.kept, result))
+        return result
+
+    with mt.autograd.op_hook(hook):
+        out.backward(mt.ones(*out.shape, dtype=out.dtype, device=device))
+    (g_out, saved, kept, returned), = seen
+    returned = [r for r in returned if r is not None]
+    assert returned
+    xp = backend.xp_of(returned[0])
+    for i, r in enumerate(returned):
+        others = [*g_out, *(a for a in (*saved, *kept) if backend.is_array(a)), *returned[:i], *returned[i + 1:]]
+        assert not any(xp.shares_memory(r, other) for other in others), (op_class.__name__, i)
