@@ -81,8 +81,8 @@ def kernel(op, device):
 def fresh_gradients(cls):
     """Class decorator: cls's backward returns only arrays it makes itself, each once (never its g, an array it saved
     or kept, a view of one, or one array twice), so the walk hands a leaf its gradient without looking (backward._owned
-    looks, for the other ops). For the ops that feed parameters on every step; tests/engine/test_node.py holds the
-    claim against the op table."""
+    looks, for the other ops). For the ops that feed parameters on every step; tests/engine/test_node.py holds each
+    claim on each device the class runs on."""
     FRESH.add(cls)
     return cls
 

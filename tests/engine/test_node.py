@@ -1,5 +1,6 @@
 """The graph node (core/function.py) kept small, the walk owning the gradients it keeps (core/backward.py), and one
 Function mechanism whatever was imported before (core/ctx_form.py)."""
+import contextlib
 import inspect
 import subprocess
 import sys
@@ -211,16 +212,24 @@ FRESH_CALLS = {   # each op that declares fresh_gradients, recorded on leaves of
 }
 
 
-@pytest.mark.parametrize("op_class", sorted(FRESH, key=lambda cls: cls.__qualname__), ids=lambda c: c.__name__)
-def test_an_op_that_declares_fresh_gradients_returns_only_arrays_it_made(op_class):
-    """fresh_gradients is a claim the walk trusts (a leaf keeps the array without a check): on its device (a kernel
-    on the CuPy stand-in), no array the op's backward returns shares memory with the gradient it received, what it
-    saved or kept, or another array it returned."""
+def _fresh_cases():
+    """(op class, device) for each class that declares fresh_gradients: a reference op on the CPU and on a GPU, a
+    kernel on its own device."""
+    for cls in sorted(FRESH, key=lambda cls: cls.__qualname__):
+        kernel_devices = [d for (op, d), k in KERNELS.items() if k is cls]
+        yield from ((cls, device) for device in kernel_devices or ["cpu", "cuda"])
+
+
+@pytest.mark.parametrize("op_class, device", list(_fresh_cases()), ids=lambda x: getattr(x, "__name__", x))
+def test_an_op_that_declares_fresh_gradients_returns_only_arrays_it_made(op_class, device):
+    """fresh_gradients is a claim the walk trusts (a leaf keeps the array without a check): on each device it runs on
+    (the GPU's on the CuPy stand-in), no array the op's backward returns shares memory with the gradient it received,
+    what it saved or kept, or another array it returned."""
     reference = reference_of(op_class)
-    device = "cpu" if op_class is reference else next(d for (op, d), k in KERNELS.items() if k is op_class)
     if device == "cuda" and not mt.cuda_available():
         pytest.skip("a GPU kernel: needs CuPy and a GPU, or the CuPy stand-in")
-    out = FRESH_CALLS[reference.__name__](device)
+    with mt.reference_ops() if op_class is reference else contextlib.nullcontext():   # (a reference op on a GPU)
+        out = FRESH_CALLS[reference.__name__](device)
     node = out._op
     assert type(node) is op_class
     seen = []
