@@ -28,6 +28,7 @@ from .special import erf_array
 
 
 _VALUES = (*backend.ARRAY_TYPES, np.generic)
+HALF = np.dtype(np.float16)   # the dtype that mixed precision computes in float32 where it sums (fused/precision.py)
 
 
 @functools.lru_cache(maxsize=256)
